@@ -1,0 +1,23 @@
+# syntax=docker/dockerfile:1
+FROM python:3.11-slim AS runtime
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    DURAK_HOST=0.0.0.0 \
+    DURAK_PORT=8000
+
+WORKDIR /srv/durak
+RUN useradd --system --create-home --uid 10001 durak
+
+COPY pyproject.toml README.md ./
+COPY app ./app
+COPY migrations ./migrations
+COPY web ./web
+RUN pip install --no-cache-dir .
+
+USER 10001
+EXPOSE 8000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/api/health', timeout=2).status == 200 else 1)"]
+CMD ["python", "-m", "app"]

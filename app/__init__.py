@@ -1,0 +1,1 @@
+"""Durak Peak: an online multiplayer durak server."""

@@ -1,0 +1,24 @@
+"""``python -m app``: apply migrations, then serve on the configured host and port."""
+
+from __future__ import annotations
+
+import uvicorn
+
+from app.config import get_settings
+
+
+def main() -> None:
+    settings = get_settings()
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        ws_per_message_deflate=False,
+        ws_max_size=64 * 1024,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""One validated settings object, read from the environment (prefix ``DURAK_``) or ``.env``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DURAK_", env_file=".env", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    database_url: str = "sqlite+aiosqlite:///./durak.sqlite3"
+    broker_url: str = "memory://"
+    secret_key: str = Field(default="dev-only-change-me-" + "0" * 16, min_length=16)
+    allowed_origins: list[str] = ["http://127.0.0.1:8000", "http://localhost:8000"]
+    starting_balance: int = Field(default=1000, ge=0)
+    session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
+    log_level: str = "info"
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_driver(cls, value: str) -> str:
+        if not value.startswith(("sqlite+aiosqlite://", "postgresql+psycopg://", "postgresql+asyncpg://")):
+            raise ValueError("database_url must use sqlite+aiosqlite, postgresql+psycopg or +asyncpg")
+        return value
+
+    @field_validator("broker_url")
+    @classmethod
+    def _known_broker(cls, value: str) -> str:
+        if not value.startswith(("memory://", "redis://", "rediss://")):
+            raise ValueError("broker_url must be memory:// or redis://host:port/db")
+        return value
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
