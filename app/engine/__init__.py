@@ -1,0 +1,84 @@
+"""The rules engine: pure, deterministic from a seed, standard library only.
+
+    state = new_match(Rules(deck=36, seats=2), seed=42)
+    actions = legal_actions(state, seat)
+    state, events = apply(state, actions[0])
+    view(state, seat)          # what that seat may see
+    state.outcome              # None until the match is over
+
+The engine never imports the rest of ``app``.
+"""
+
+from app.engine.actions import (
+    Action,
+    ActionParseError,
+    Challenge,
+    Cover,
+    ExchangeTrump,
+    Forfeit,
+    Lead,
+    Pass,
+    Take,
+    ThrowIn,
+    Transfer,
+    action_from_json,
+    action_to_json,
+)
+from app.engine.cards import Card, CardParseError, beats, deck
+from app.engine.codec import event_to_json, state_from_json, state_to_json
+from app.engine.deal import new_match, new_seed, shuffled
+from app.engine.errors import IllegalAction
+from app.engine.payout import coin_changes, payout, series_update
+from app.engine.play import apply, legal_actions
+from app.engine.position import position
+from app.engine.replay import replay, replay_views
+from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError
+from app.engine.seating import allowance
+from app.engine.state import Outcome, State
+from app.engine.views import decision, public_cards, timeout_actions, view
+
+__all__ = [
+    "PRESETS",
+    "PRESET_LABELS",
+    "Action",
+    "ActionParseError",
+    "Card",
+    "CardParseError",
+    "Challenge",
+    "Cover",
+    "ExchangeTrump",
+    "Forfeit",
+    "IllegalAction",
+    "Lead",
+    "Outcome",
+    "Pass",
+    "Rules",
+    "RulesError",
+    "State",
+    "Take",
+    "ThrowIn",
+    "Transfer",
+    "action_from_json",
+    "action_to_json",
+    "allowance",
+    "apply",
+    "beats",
+    "coin_changes",
+    "decision",
+    "deck",
+    "event_to_json",
+    "legal_actions",
+    "new_match",
+    "new_seed",
+    "payout",
+    "position",
+    "public_cards",
+    "replay",
+    "replay_views",
+    "series_update",
+    "shuffled",
+    "state_from_json",
+    "state_to_json",
+    "timeout_actions",
+    "view",
+]

@@ -1,0 +1,97 @@
+"""JSON for states, events and outcomes: everything round-trips through ``json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.engine.actions import Action, action_from_json, action_to_json
+from app.engine.cards import Card
+from app.engine.rules import Rules
+from app.engine.state import Move, Outcome, State
+
+
+def _cards(cards: tuple[Card, ...] | list[Card]) -> list[str]:
+    return [str(card) for card in cards]
+
+
+def _parse(texts: list[str]) -> tuple[Card, ...]:
+    return tuple(Card.parse(text) for text in texts)
+
+
+def jsonable(value: Any) -> Any:
+    """Cards become strings, actions their JSON; tuples become lists (for events)."""
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: jsonable(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [jsonable(item) for item in value]
+    if hasattr(value, "kind") and hasattr(value, "seat"):
+        return action_to_json(value)
+    return value
+
+
+def event_to_json(event: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = jsonable(event)
+    return result
+
+
+def state_to_json(state: State) -> dict[str, Any]:
+    """The full server-side state, secrets included: for persistence, never for a client."""
+    return {
+        "rules": state.rules.to_json(),
+        "seed": str(state.seed),
+        "dealer": state.dealer,
+        "hands": [_cards(hand) for hand in state.hands],
+        "stock": _cards(state.stock),
+        "trump_card": str(state.trump_card),
+        "discard": _cards(state.discard),
+        "table": [[str(a), None if c is None else str(c)] for a, c in state.table],
+        "attacker": state.attacker,
+        "defender": state.defender,
+        "bout_limit": state.bout_limit,
+        "defended_once": state.defended_once,
+        "phase": state.phase,
+        "taking": state.taking,
+        "thrown_in": state.thrown_in,
+        "passed": sorted(state.passed),
+        "moves": [
+            {"seat": m.seat, "action": action_to_json(m.action), "cheat": m.cheat} for m in state.moves
+        ],
+        "emptied": list(state.emptied),
+        "out": list(state.out),
+        "exchange_open": state.exchange_open,
+        "outcome": state.outcome.to_json() if state.outcome else None,
+        "ply": state.ply,
+    }
+
+
+def state_from_json(data: dict[str, Any]) -> State:
+    moves: list[Move] = []
+    for m in data["moves"]:
+        action: Action = action_from_json(m["action"])
+        moves.append(Move(m["seat"], action, m["cheat"]))
+    return State(
+        rules=Rules.from_json(data["rules"]),
+        seed=int(data["seed"]),
+        dealer=data["dealer"],
+        hands=tuple(_parse(hand) for hand in data["hands"]),
+        stock=_parse(data["stock"]),
+        trump_card=Card.parse(data["trump_card"]),
+        discard=_parse(data["discard"]),
+        table=tuple((Card.parse(a), None if c is None else Card.parse(c)) for a, c in data["table"]),
+        attacker=data["attacker"],
+        defender=data["defender"],
+        bout_limit=data["bout_limit"],
+        defended_once=data["defended_once"],
+        phase=data["phase"],
+        taking=data["taking"],
+        thrown_in=data["thrown_in"],
+        passed=frozenset(data["passed"]),
+        moves=tuple(moves),
+        emptied=tuple(data["emptied"]),
+        out=tuple(data["out"]),
+        exchange_open=data["exchange_open"],
+        outcome=Outcome.from_json(data["outcome"]) if data["outcome"] else None,
+        ply=data["ply"],
+    )

@@ -1,0 +1,122 @@
+"""The match state: a value that ``apply`` never mutates (it returns a new one)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.engine.actions import Action
+from app.engine.cards import Card
+from app.engine.rules import Rules
+
+Hand = tuple[Card, ...]
+Pair = tuple[Card, Card | None]  # (attack, cover or None)
+
+LEAD = "lead"  # waiting for the main attacker to open a bout
+BOUT = "bout"  # cards are on the table
+OVER = "over"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One card move of the current bout, kept until the bout ends so that it can be challenged."""
+
+    seat: int
+    action: Action
+    cheat: str | None  # why the move broke the rules, or None for an honest move
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a match ended. ``places`` groups seats by place (ties share one), the durak last."""
+
+    draw: bool
+    durak: int | None
+    order: tuple[int, ...]  # seats in the order they went out
+    places: tuple[tuple[int, ...], ...]
+    forfeit: int | None = None
+    reason: str | None = None  # "timeout" / "left" / "disconnected" / "challenge" / None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "draw": self.draw,
+            "durak": self.durak,
+            "order": list(self.order),
+            "places": [list(group) for group in self.places],
+            "forfeit": self.forfeit,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        return cls(
+            draw=bool(data["draw"]),
+            durak=data["durak"],
+            order=tuple(data["order"]),
+            places=tuple(tuple(group) for group in data["places"]),
+            forfeit=data.get("forfeit"),
+            reason=data.get("reason"),
+            detail=data.get("detail", ""),
+        )
+
+    def place_of(self, seat: int) -> int:
+        """1-based place of ``seat`` (tied seats share the better place)."""
+        place = 1
+        for group in self.places:
+            if seat in group:
+                return place
+            place += len(group)
+        raise KeyError(seat)
+
+
+@dataclass(slots=True)
+class State:
+    """Everything about a match. Treat as immutable: ``apply`` copies before it changes anything.
+
+    Seats are numbered clockwise; a seat's left neighbour is ``seat + 1`` (play passes left).
+    ``stock[0]`` is the next card drawn; the turned trump is ``stock[-1]`` (``stock[0]`` under
+    Durac 1993) while it is still in the stock.
+    """
+
+    rules: Rules
+    seed: int
+    dealer: int
+    hands: tuple[Hand, ...]
+    stock: tuple[Card, ...]
+    trump_card: Card
+    discard: tuple[Card, ...] = ()
+    table: tuple[Pair, ...] = ()
+    attacker: int = 0
+    defender: int = 1
+    bout_limit: int = 6
+    defended_once: bool = False
+    phase: str = LEAD
+    taking: bool = False
+    thrown_in: bool = False  # a throw-in happened in this bout (Durac: no transfer after it)
+    passed: frozenset[int] = frozenset()
+    moves: tuple[Move, ...] = ()
+    emptied: tuple[int, ...] = ()  # seats whose last card hit the table in this bout, in order
+    out: tuple[int, ...] = ()  # finishing order so far
+    exchange_open: bool = False  # Durac 1993: the lowest trump may still be swapped
+    outcome: Outcome | None = None
+    ply: int = 0
+
+    @property
+    def trump(self) -> str:
+        return self.trump_card.suit
+
+    @property
+    def n(self) -> int:
+        return len(self.hands)
+
+    def copy(self) -> State:
+        new: State = _new_state(State)
+        for name in _FIELDS:
+            setattr(new, name, getattr(self, name))
+        return new
+
+
+_new_state = object.__new__
+_FIELDS = tuple(State.__dataclass_fields__)

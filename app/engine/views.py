@@ -1,0 +1,111 @@
+"""What one seat (or a spectator) may see: ``view(state, seat)``, and events redacted per recipient."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.engine.actions import Action, action_to_json
+from app.engine.cards import Card
+from app.engine.play import legal_actions
+from app.engine.seating import all_covered, allowance, cap, pending, throwers
+from app.engine.state import BOUT, LEAD, OVER, State
+
+
+def sort_hand(hand: tuple[Card, ...], trump: str) -> list[Card]:
+    """Non-trumps by rank then suit, trumps last by rank."""
+    return sorted(hand, key=lambda card: (card.suit == trump, card.rank, card.suit))
+
+
+def decision(state: State) -> dict[str, Any]:
+    """Whose decision the game waits for, what kind, and whether the timer forfeits it (§8)."""
+    if state.phase == OVER:
+        return {"kind": "none", "seats": [], "forfeits": False}
+    if state.phase == LEAD:
+        return {"kind": "lead", "seats": [state.attacker], "forfeits": True}
+    if not state.taking and not all_covered(state):
+        return {"kind": "defend", "seats": [state.defender], "forfeits": True}
+    kind = "throw_in_after_take" if state.taking else "throw_in"
+    return {"kind": kind, "seats": list(pending(state)), "forfeits": False}
+
+
+def timeout_actions(state: State) -> list[Action]:
+    """What the server applies when the decision timer runs out: a forfeit for a seat that must
+    lead or defend, a pass for every attacker who could still throw in (§8)."""
+    from app.engine.actions import Forfeit, Pass
+
+    info = decision(state)
+    if info["kind"] == "none":
+        return []
+    if info["forfeits"]:
+        return [Forfeit(info["seats"][0], "timeout")]
+    return [Pass(seat) for seat in info["seats"]]
+
+
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    """The state as ``seat`` sees it (``None``: a spectator). Never another hand, the stock order
+    or the seed."""
+    trump = state.trump
+    roles: dict[int, str] = {}
+    if state.phase in (LEAD, BOUT):
+        for other in throwers(state) if state.phase == BOUT else ():
+            roles[other] = "thrower"
+        roles[state.attacker] = "attacker"
+        roles[state.defender] = "defender"
+    outcome = state.outcome
+    players = []
+    for other in range(state.n):
+        place = (
+            outcome.place_of(other)
+            if outcome is not None
+            else (state.out.index(other) + 1 if other in state.out else None)
+        )
+        players.append(
+            {
+                "seat": other,
+                "cards": len(state.hands[other]),
+                "out": other in state.out,
+                "place": place,
+                "role": roles.get(other),
+                "passed": other in state.passed,
+            }
+        )
+    data: dict[str, Any] = {
+        "seat": seat,
+        "phase": state.phase,
+        "ply": state.ply,
+        "rules": state.rules.to_json(),
+        "dealer": state.dealer,
+        "trump": trump,
+        "trump_card": str(state.trump_card),
+        "trump_card_in_stock": state.trump_card in state.stock,
+        "stock": len(state.stock),
+        "discard": len(state.discard),
+        "players": players,
+        "table": [
+            {"attack": str(attack), "cover": None if cover is None else str(cover)}
+            for attack, cover in state.table
+        ],
+        "attacker": state.attacker if state.phase != OVER else None,
+        "defender": state.defender if state.phase != OVER else None,
+        "taking": state.taking,
+        "cap": cap(state),
+        "allowance": allowance(state) if state.phase != OVER else 0,
+        "decision": decision(state),
+        "moves": [action_to_json(move.action) for move in state.moves],
+        "order": list(state.out),
+        "exchange_open": state.exchange_open,
+        "outcome": outcome.to_json() if outcome is not None else None,
+    }
+    if seat is not None:
+        data["hand"] = [str(card) for card in sort_hand(state.hands[seat], trump)]
+        data["legal"] = [action_to_json(action) for action in legal_actions(state, seat)]
+    return data
+
+
+def public_cards(event: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    """The event as ``seat`` may receive it: another seat's drawn cards become a count (the turned
+    trump card, which everybody saw, stays visible)."""
+    if event.get("type") != "draw" or event.get("seat") == seat:
+        return event
+    redacted = {key: value for key, value in event.items() if key != "cards"}
+    return redacted
