@@ -1,0 +1,209 @@
+"""Match history: record a finished match, list a player's matches, load one for detail or replay."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from app.db.base import utcnow
+from app.db.errors import MatchConflict
+from app.db.models import Match, MatchPlayer
+
+BotLevel = Literal["easy", "normal", "hard"]
+
+
+class SeatRecord(BaseModel):
+    """One seat as stored in ``matches.seats``: exactly one of account, guest or bot sits in it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seat: int = Field(ge=0, le=5)
+    account_id: int | None = None
+    guest_name: str | None = None
+    bot_level: BotLevel | None = None
+    display_name: str = Field(min_length=1, max_length=64)
+
+    @model_validator(mode="after")
+    def _one_occupant(self) -> SeatRecord:
+        occupants = [self.account_id is not None, self.guest_name is not None, self.bot_level is not None]
+        if sum(occupants) != 1:
+            raise ValueError("a seat holds exactly one of account_id, guest_name or bot_level")
+        return self
+
+
+class ResultRecord(BaseModel):
+    """``matches.result``: finishing order (groups of seats sharing a place, first out first),
+    the durak's seat (``None`` for a draw), whether it was a draw, and the seat that forfeited."""
+
+    model_config = ConfigDict(extra="allow")
+
+    order: list[list[int]] = Field(default_factory=list)
+    durak: int | None = None
+    draw: bool = False
+    forfeit: int | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ResultRecord:
+        if self.draw and self.durak is not None:
+            raise ValueError("a draw has no durak")
+        if not self.draw and self.durak is None:
+            raise ValueError("a match that is not a draw has a durak")
+        seen = [seat for group in self.order for seat in group]
+        if len(seen) != len(set(seen)):
+            raise ValueError("a seat appears twice in the finishing order")
+        return self
+
+    def places(self, seats: Sequence[int]) -> dict[int, int | None]:
+        """Seat -> place (1 = first out; seats in one group share a place; the durak is last)."""
+        place: dict[int, int | None] = dict.fromkeys(seats)
+        for index, group in enumerate(self.order, start=1):
+            for seat in group:
+                place[seat] = index
+        if self.durak is not None and place.get(self.durak) is None:
+            place[self.durak] = len(self.order) + 1
+        return place
+
+
+def _validated(
+    seats: Sequence[Mapping[str, Any]], result: Mapping[str, Any], coin_changes: Mapping[int, int]
+) -> tuple[list[SeatRecord], ResultRecord, dict[int, int]]:
+    try:
+        seat_rows = [SeatRecord.model_validate(dict(seat)) for seat in seats]
+        result_row = ResultRecord.model_validate(dict(result))
+    except ValidationError as exc:
+        raise ValueError(str(exc)) from exc
+    numbers = [seat.seat for seat in seat_rows]
+    if len(numbers) < 2 or len(set(numbers)) != len(numbers):
+        raise ValueError("a match has at least two seats, each numbered once")
+    accounts = [seat.account_id for seat in seat_rows if seat.account_id is not None]
+    if len(set(accounts)) != len(accounts):
+        raise ValueError("an account sits in only one seat")
+    named = {seat for group in result_row.order for seat in group} | {
+        s for s in (result_row.durak, result_row.forfeit) if s is not None
+    }
+    if not named <= set(numbers):
+        raise ValueError(f"the result names seats {sorted(named - set(numbers))} that do not exist")
+    changes = {int(seat): int(change) for seat, change in coin_changes.items()}
+    by_seat = {seat.seat: seat for seat in seat_rows}
+    for seat, change in changes.items():
+        if seat not in by_seat:
+            raise ValueError(f"coin change for seat {seat}, which does not exist")
+        if change and by_seat[seat].account_id is None:
+            raise ValueError(f"seat {seat} holds no account and cannot win or lose coins")
+    if sum(changes.values()) != 0:
+        raise ValueError("coin changes must add up to zero: a match only redistributes the stakes")
+    return seat_rows, result_row, changes
+
+
+async def record_match(
+    session: AsyncSession,
+    *,
+    match_id: str,
+    table_id: str,
+    rules: Mapping[str, Any],
+    seed: int | str,
+    dealer: int,
+    seats: Sequence[Mapping[str, Any]],
+    actions: Sequence[Mapping[str, Any]],
+    result: Mapping[str, Any],
+    created_at: datetime,
+    finished_at: datetime | None = None,
+    coin_changes: Mapping[int, int] | None = None,
+    hands: Mapping[str, Any] | None = None,
+) -> Match:
+    """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
+
+    Idempotent by ``match_id``: recording the same match again returns the stored row; recording
+    different data under the same id raises ``MatchConflict``. ``hands`` (optional, e.g.
+    ``{"dealt": {seat: [cards]}, "final": {seat: [cards]}}``) is revealed in the replay's final entry
+    unless the table was a cheating table.
+    """
+    if not match_id or len(match_id) > 64 or not table_id or len(table_id) > 64:
+        raise ValueError("match_id and table_id must be 1-64 characters")
+    seat_rows, result_row, changes = _validated(seats, result, coin_changes or {})
+    finished = finished_at or utcnow()
+    stored_seats = [seat.model_dump() for seat in seat_rows]
+    stored_changes = {str(seat.seat): changes.get(seat.seat, 0) for seat in seat_rows}
+
+    existing = await session.get(Match, match_id)
+    if existing is not None:
+        if (
+            existing.seats != stored_seats
+            or existing.seed != str(seed)
+            or existing.coin_changes != stored_changes
+            or existing.table_id != table_id
+        ):
+            raise MatchConflict(f"match {match_id} was already recorded with different data")
+        return existing
+
+    match = Match(
+        id=match_id,
+        table_id=table_id,
+        created_at=created_at,
+        finished_at=finished,
+        rules=dict(rules),
+        stake=int(rules.get("stake", 0) or 0),
+        cheating=bool(rules.get("cheating", False)),
+        seed=str(seed),
+        dealer=int(dealer),
+        seats=stored_seats,
+        actions=[dict(action) for action in actions],
+        result=result_row.model_dump(),
+        coin_changes=stored_changes,
+        hands=dict(hands) if hands is not None else None,
+    )
+    session.add(match)
+    await session.flush()
+    places = result_row.places([seat.seat for seat in seat_rows])
+    for seat in seat_rows:
+        session.add(
+            MatchPlayer(
+                match_id=match_id,
+                seat=seat.seat,
+                account_id=seat.account_id,
+                display_name=seat.display_name,
+                place=places[seat.seat],
+                coin_change=changes.get(seat.seat, 0),
+                finished_at=finished,
+            )
+        )
+    await session.flush()
+    return match
+
+
+async def list_matches(
+    session: AsyncSession, *, account_id: int | None, offset: int, limit: int
+) -> tuple[list[Match], int]:
+    """Matches, newest first, optionally only those ``account_id`` played; plus the total count."""
+    if account_id is None:
+        total = await session.scalar(select(func.count()).select_from(Match))
+        ids_query = select(Match.id).order_by(Match.finished_at.desc(), Match.id.desc())
+    else:
+        total = await session.scalar(
+            select(func.count()).select_from(MatchPlayer).where(MatchPlayer.account_id == account_id)
+        )
+        ids_query = (
+            select(MatchPlayer.match_id)
+            .where(MatchPlayer.account_id == account_id)
+            .order_by(MatchPlayer.finished_at.desc(), MatchPlayer.match_id.desc())
+        )
+    ids = list((await session.scalars(ids_query.offset(offset).limit(limit))).all())
+    if not ids:
+        return [], int(total or 0)
+    rows = (
+        await session.scalars(select(Match).where(Match.id.in_(ids)).options(selectinload(Match.players)))
+    ).all()
+    by_id = {row.id: row for row in rows}
+    return [by_id[i] for i in ids if i in by_id], int(total or 0)
+
+
+async def get_match(session: AsyncSession, match_id: str) -> Match | None:
+    return await session.scalar(
+        select(Match).where(Match.id == match_id).options(selectinload(Match.players))
+    )

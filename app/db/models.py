@@ -1,0 +1,210 @@
+"""The schema: accounts, the double-entry coin ledger, match escrows, match history, admin audit.
+
+The schema is only ever created by the Alembic migrations in ``migrations/``; a test compares these
+models with the migrations so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.base import Base, BigId, Json, UTCDateTime, utcnow
+
+ROLE_PLAYER = "player"
+ROLE_ADMIN = "admin"
+
+# Ledger account kinds. Only house accounts may hold a negative balance.
+KIND_PLAYER = "player"
+KIND_HOUSE = "house"
+KIND_ESCROW = "escrow"
+
+# Fixed house accounts, created by the first migration.
+HOUSE_MINT = "house:mint"  # source of every signup grant
+HOUSE_ADJUSTMENTS = "house:adjustments"  # counterpart of every admin adjustment
+HOUSE_CODES = (HOUSE_MINT, HOUSE_ADJUSTMENTS)
+
+ESCROW_OPEN = "open"
+ESCROW_SETTLED = "settled"
+ESCROW_REFUNDED = "refunded"
+
+
+class Account(Base):
+    """A person who signed up. Guests are not stored: they live only in their session cookie."""
+
+    __tablename__ = "accounts"
+    __table_args__ = (
+        Index("uq_accounts_name_lower", func.lower("name"), unique=True),
+        CheckConstraint(f"role IN ('{ROLE_PLAYER}', '{ROLE_ADMIN}')", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(24))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16), default=ROLE_PLAYER)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    wallet: Mapped[LedgerAccount | None] = relationship(back_populates="owner", lazy="raise")
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == ROLE_ADMIN
+
+
+class LedgerAccount(Base):
+    """Something that holds coins: a player's wallet, a house account, or one match's escrow."""
+
+    __tablename__ = "ledger_accounts"
+    __table_args__ = (
+        CheckConstraint(
+            f"kind IN ('{KIND_PLAYER}', '{KIND_HOUSE}', '{KIND_ESCROW}')",
+            name="kind",
+        ),
+        CheckConstraint(f"kind = '{KIND_HOUSE}' OR balance >= 0", name="balance_not_negative"),
+        CheckConstraint(f"(kind = '{KIND_PLAYER}') = (owner_id IS NOT NULL)", name="player_has_owner"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    code: Mapped[str] = mapped_column(String(100), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    owner_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="RESTRICT"), unique=True, default=None
+    )
+    balance: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    owner: Mapped[Account | None] = relationship(back_populates="wallet", lazy="raise")
+
+
+class LedgerTransfer(Base):
+    """One balanced movement of coins. Append-only; ``key`` makes re-applying it a no-op."""
+
+    __tablename__ = "ledger_transfers"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), unique=True)
+    reason: Mapped[str] = mapped_column(String(32), index=True)
+    memo: Mapped[str | None] = mapped_column(Text, default=None)
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id", ondelete="RESTRICT"), default=None)
+    match_id: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    entries: Mapped[list[LedgerEntry]] = relationship(
+        back_populates="transfer", lazy="raise", order_by="LedgerEntry.id"
+    )
+
+
+class LedgerEntry(Base):
+    """One side of a transfer: ``amount`` is added to the account (negative = debit)."""
+
+    __tablename__ = "ledger_entries"
+    __table_args__ = (
+        CheckConstraint("amount <> 0", name="amount_not_zero"),
+        Index("ix_ledger_entries_account_id_id", "account_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    transfer_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_transfers.id", ondelete="RESTRICT"), index=True
+    )
+    account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id", ondelete="RESTRICT"))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    balance_after: Mapped[int] = mapped_column(BigInteger)
+
+    transfer: Mapped[LedgerTransfer] = relationship(back_populates="entries", lazy="raise")
+
+
+class Escrow(Base):
+    """The stakes of one staked match, held in its own ledger account until settled or refunded."""
+
+    __tablename__ = "escrows"
+    __table_args__ = (
+        CheckConstraint(
+            f"status IN ('{ESCROW_OPEN}', '{ESCROW_SETTLED}', '{ESCROW_REFUNDED}')",
+            name="status",
+        ),
+        CheckConstraint("stake > 0", name="stake_positive"),
+        Index("ix_escrows_status", "status"),
+    )
+
+    match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ledger_account_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_accounts.id", ondelete="RESTRICT"), unique=True
+    )
+    stake: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), default=ESCROW_OPEN)
+    opened_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class Match(Base):
+    """A finished match: everything needed to list it, show it and replay it."""
+
+    __tablename__ = "matches"
+    __table_args__ = (Index("ix_matches_finished_at", "finished_at"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    rules: Mapped[dict[str, Any]] = mapped_column(Json)
+    stake: Mapped[int] = mapped_column(BigInteger, default=0)
+    cheating: Mapped[bool] = mapped_column(Boolean, default=False)
+    seed: Mapped[str] = mapped_column(String(64))
+    dealer: Mapped[int] = mapped_column(Integer)
+    seats: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    actions: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    result: Mapped[dict[str, Any]] = mapped_column(Json)
+    coin_changes: Mapped[dict[str, int]] = mapped_column(Json)
+    hands: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
+
+    players: Mapped[list[MatchPlayer]] = relationship(
+        back_populates="match", lazy="raise", order_by="MatchPlayer.seat"
+    )
+
+
+class MatchPlayer(Base):
+    """One seat of a finished match, for listing a player's matches."""
+
+    __tablename__ = "match_players"
+    __table_args__ = (Index("ix_match_players_account_id_finished_at", "account_id", "finished_at"),)
+
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id", ondelete="RESTRICT"))
+    display_name: Mapped[str] = mapped_column(String(64))
+    place: Mapped[int | None] = mapped_column(Integer)
+    coin_change: Mapped[int] = mapped_column(BigInteger, default=0)
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    match: Mapped[Match] = relationship(back_populates="players", lazy="raise")
+
+
+class AdminAction(Base):
+    """Audit trail: which admin did what to which account, when and why."""
+
+    __tablename__ = "admin_actions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    admin_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id", ondelete="RESTRICT"))
+    target_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="RESTRICT"), index=True)
+    action: Mapped[str] = mapped_column(String(32))
+    amount: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    reason: Mapped[str] = mapped_column(Text)
+    transfer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_transfers.id", ondelete="RESTRICT"), default=None
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
