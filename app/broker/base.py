@@ -1,0 +1,329 @@
+"""The broker interface shared by every backend, and the pieces that do not depend on one.
+
+A :class:`Broker` gives the server three things across processes:
+
+* pub/sub with per-process fan-out (:meth:`Broker.publish`, :meth:`Broker.subscribe`),
+* leases with fencing tokens, for "exactly one process owns this table" (``*_lease``),
+* small shared counters and sets for lobby facts (``hincrby``/``hgetall``/``hdel``,
+  ``sadd``/``srem``/``smembers``, ``delete``).
+
+Delivery is at-most-once. Whenever a subscriber may have missed messages it receives a
+:class:`Gap` in place of them; the consumer then resyncs from a full snapshot. See
+``docs/broker.md``.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import enum
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import NamedTuple, Self
+
+DEFAULT_PREFIX = "durak:"
+DEFAULT_MAX_QUEUE = 1024
+
+
+class BrokerError(Exception):
+    """Base class of every error the broker raises on purpose."""
+
+
+class BrokerUnavailable(BrokerError):
+    """The backend cannot be reached right now; nothing was sent. Retry later or degrade."""
+
+
+class BrokerClosed(BrokerError):
+    """The broker was used after :meth:`Broker.aclose` (or before :meth:`Broker.start`)."""
+
+
+class GapReason(enum.StrEnum):
+    OVERFLOW = "overflow"
+    """The subscriber fell ``max_queue`` messages behind; its queue was discarded."""
+    RECONNECT = "reconnect"
+    """The connection to the backend was lost and has been re-established."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One published message, as delivered to a subscriber."""
+
+    channel: str
+    data: bytes
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Messages on ``channel`` may have been lost just before this point: resync from a snapshot.
+
+    ``dropped`` is how many messages this subscriber lost, when that is known (overflow), and
+    ``None`` when it is not (reconnect: whatever was published while the link was down).
+    """
+
+    channel: str
+    reason: GapReason
+    dropped: int | None = None
+
+
+Event = Message | Gap
+
+
+class LeaseHolder(NamedTuple):
+    owner: str
+    token: int
+
+
+class Subscription:
+    """The receiving end of :meth:`Broker.subscribe`: iterate it for :class:`Message`/:class:`Gap`.
+
+    Each subscription has its own bounded queue. Delivery into it never blocks the publisher or
+    other subscribers: when it is full, the queued messages and the one that did not fit are
+    replaced by a single ``Gap(reason=OVERFLOW, dropped=n)``, and messages published after
+    that are queued behind the gap as usual. One task should consume a subscription.
+    Iteration stops when the subscription's context exits or the broker closes.
+    """
+
+    def __init__(self, channel: str, max_queue: int) -> None:
+        if max_queue < 1:
+            raise ValueError("max_queue must be at least 1")
+        self.channel = channel
+        self._max_queue = max_queue
+        self._items: deque[Event] = deque()
+        self._wakeup = asyncio.Event()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<Subscription {self.channel!r} queued={len(self._items)} closed={self._closed}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    # --- producer side (called by backends, never blocks) ---
+
+    def _deliver(self, message: Message) -> None:
+        if self._closed:
+            return
+        if len(self._items) >= self._max_queue:
+            self._replace_with_gap(GapReason.OVERFLOW, extra_dropped=1)
+        else:
+            self._items.append(message)
+        self._wakeup.set()
+
+    def _signal_gap(self, reason: GapReason) -> None:
+        if self._closed:
+            return
+        if len(self._items) >= self._max_queue:
+            self._replace_with_gap(reason, extra_dropped=0)
+        else:
+            if self._items and isinstance(self._items[-1], Gap):
+                self._items.pop()  # two gaps in a row say no more than one
+            self._items.append(Gap(self.channel, reason, None))
+        self._wakeup.set()
+
+    def _replace_with_gap(self, reason: GapReason, extra_dropped: int) -> None:
+        dropped: int | None = extra_dropped
+        for item in self._items:
+            if isinstance(item, Message):
+                dropped = None if dropped is None else dropped + 1
+            elif item.dropped is None:
+                dropped = None
+            elif dropped is not None:
+                dropped += item.dropped
+        self._items.clear()
+        self._items.append(Gap(self.channel, reason, dropped))
+
+    def _close(self) -> None:
+        self._closed = True
+        self._wakeup.set()
+
+    # --- consumer side ---
+
+    async def receive(self) -> Event:
+        """The next message or gap; raises ``StopAsyncIteration`` once closed and drained."""
+        while not self._items:
+            if self._closed:
+                raise StopAsyncIteration
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        return self._items.popleft()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Event:
+        return await self.receive()
+
+
+def encode_message(message: bytes | str) -> bytes:
+    if isinstance(message, str):
+        return message.encode("utf-8")
+    if isinstance(message, bytes | bytearray | memoryview):
+        return bytes(message)
+    raise TypeError(f"message must be bytes or str, not {type(message).__name__}")
+
+
+def check_name(kind: str, value: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{kind} must be a non-empty string")
+    return value
+
+
+def ttl_ms(ttl_s: float) -> int:
+    if not ttl_s > 0:
+        raise ValueError("ttl_s must be positive")
+    return max(1, round(ttl_s * 1000))
+
+
+def backoff_delays(initial_s: float, maximum_s: float) -> Iterator[float]:
+    """Reconnect delays: ``initial_s`` doubling up to ``maximum_s``, then ``maximum_s`` forever."""
+    if not 0 < initial_s <= maximum_s:
+        raise ValueError("need 0 < initial_s <= maximum_s")
+    delay = initial_s
+    while True:
+        yield delay
+        delay = min(delay * 2, maximum_s)
+
+
+class Broker(abc.ABC):
+    """Pub/sub, leases and shared counters behind one URL. Use as an async context manager.
+
+    ``prefix`` namespaces every channel and key, so several deployments (or tests) can share
+    one Redis. ``max_queue`` bounds each subscription's queue.
+    """
+
+    def __init__(self, *, prefix: str = DEFAULT_PREFIX, max_queue: int = DEFAULT_MAX_QUEUE) -> None:
+        if max_queue < 1:
+            raise ValueError("max_queue must be at least 1")
+        self.prefix = prefix
+        self.max_queue = max_queue
+        self._started = False
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _check_open(self) -> None:
+        if not self._started or self._closed:
+            raise BrokerClosed("the broker is not open")
+
+    # --- lifecycle ---
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Connect. Raises :class:`BrokerUnavailable` when the backend cannot be reached."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Disconnect; open subscriptions stop iterating. Idempotent."""
+
+    @property
+    @abc.abstractmethod
+    def healthy(self) -> bool:
+        """True while the broker is open and its subscription link to the backend is up."""
+
+    # --- pub/sub ---
+
+    @abc.abstractmethod
+    async def publish(self, channel: str, message: bytes | str) -> None:
+        """Send ``message`` to every current subscriber of ``channel`` in every process.
+
+        Raises :class:`BrokerUnavailable` when the backend cannot be reached: a publish is
+        never dropped silently on this side.
+        """
+
+    @asynccontextmanager
+    async def subscribe(self, channel: str) -> AsyncIterator[Subscription]:
+        """Receive what is published on ``channel`` from the moment this context is entered.
+
+        The subscription is live on the backend before the ``async with`` body starts, so a
+        message published after entering is delivered (barring a :class:`Gap`). Raises
+        :class:`BrokerUnavailable` when the backend is down.
+        """
+        self._check_open()
+        check_name("channel", channel)
+        sub = Subscription(channel, self.max_queue)
+        await self._attach(sub)
+        try:
+            yield sub
+        finally:
+            sub._close()
+            await self._detach(sub)
+
+    @abc.abstractmethod
+    async def _attach(self, sub: Subscription) -> None: ...
+
+    @abc.abstractmethod
+    async def _detach(self, sub: Subscription) -> None: ...
+
+    # --- leases ---
+
+    @abc.abstractmethod
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> int | None:
+        """Take lease ``name`` for ``ttl_s`` seconds and return its fencing token.
+
+        Returns ``None`` if another owner holds it. If ``owner`` already holds it, the TTL is
+        extended and the same token is returned (so a retried acquire is harmless). Every
+        successful take-over yields a token larger than any earlier token for ``name``.
+        """
+
+    @abc.abstractmethod
+    async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
+        """Extend the lease to ``ttl_s`` from now if ``(owner, token)`` still holds it."""
+
+    @abc.abstractmethod
+    async def release_lease(self, name: str, owner: str, token: int) -> bool:
+        """Give the lease up if ``(owner, token)`` holds it; returns whether it did."""
+
+    @abc.abstractmethod
+    async def lease_holder(self, name: str) -> LeaseHolder | None:
+        """The current ``(owner, token)`` of lease ``name``, or ``None`` when it is free."""
+
+    # --- shared counters and sets ---
+
+    @abc.abstractmethod
+    async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
+        """Add ``delta`` to integer ``field`` of hash ``key`` (missing counts as 0); new value."""
+
+    @abc.abstractmethod
+    async def hgetall(self, key: str) -> dict[str, int]:
+        """Every field of hash ``key`` with its integer value (``{}`` when missing)."""
+
+    @abc.abstractmethod
+    async def hdel(self, key: str, *fields: str) -> int:
+        """Remove ``fields`` from hash ``key``; returns how many existed."""
+
+    @abc.abstractmethod
+    async def sadd(self, key: str, *members: str) -> int:
+        """Add ``members`` to set ``key``; returns how many were new."""
+
+    @abc.abstractmethod
+    async def srem(self, key: str, *members: str) -> int:
+        """Remove ``members`` from set ``key``; returns how many were there."""
+
+    @abc.abstractmethod
+    async def smembers(self, key: str) -> set[str]:
+        """The members of set ``key`` (empty when missing)."""
+
+    @abc.abstractmethod
+    async def delete(self, *keys: str) -> int:
+        """Delete hashes/sets ``keys``; returns how many existed."""

@@ -1,0 +1,219 @@
+"""``memory://`` backend: everything in this process, for the embedded default and for tests.
+
+``memory://`` gives a private hub. ``memory://NAME`` gives the hub called NAME, shared by every
+broker opened with that URL in this process while any of them is alive: that lets a test run
+several "processes" (brokers) against one backend, as they would share one Redis.
+
+Lease expiry uses the event loop's monotonic clock; tokens start at 1 per lease name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from app.broker.base import (
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_PREFIX,
+    Broker,
+    LeaseHolder,
+    Message,
+    Subscription,
+    check_name,
+    encode_message,
+    ttl_ms,
+)
+
+
+@dataclass(slots=True)
+class _Lease:
+    owner: str
+    token: int
+    expires_at: float
+
+
+@dataclass(eq=False)
+class _Hub:
+    """The shared state behind one or more :class:`MemoryBroker` objects."""
+
+    subscribers: dict[str, set[Subscription]] = field(default_factory=dict)
+    leases: dict[str, _Lease] = field(default_factory=dict)
+    fences: dict[str, int] = field(default_factory=dict)
+    hashes: dict[str, dict[str, int]] = field(default_factory=dict)
+    sets: dict[str, set[str]] = field(default_factory=dict)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+_named_hubs: weakref.WeakValueDictionary[str, _Hub] = weakref.WeakValueDictionary()
+
+
+def _hub_for(url: str) -> _Hub:
+    parts = urlsplit(url)
+    if parts.scheme != "memory":
+        raise ValueError(f"not a memory:// URL: {url!r}")
+    name = (parts.netloc + parts.path).strip("/")
+    if not name:
+        return _Hub()
+    hub = _named_hubs.get(name)
+    if hub is None:
+        hub = _Hub()
+        _named_hubs[name] = hub
+    return hub
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+class MemoryBroker(Broker):
+    def __init__(
+        self, url: str = "memory://", *, prefix: str = DEFAULT_PREFIX, max_queue: int = DEFAULT_MAX_QUEUE
+    ) -> None:
+        super().__init__(prefix=prefix, max_queue=max_queue)
+        self._hub = _hub_for(url)
+        self._mine: set[Subscription] = set()
+
+    def __repr__(self) -> str:
+        return f"<MemoryBroker prefix={self.prefix!r} healthy={self.healthy}>"
+
+    async def start(self) -> None:
+        if self._closed:
+            raise ValueError("a closed broker cannot be restarted")
+        self._started = True
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for sub in list(self._mine):
+            self._remove(sub)
+            sub._close()
+
+    @property
+    def healthy(self) -> bool:
+        return self._started and not self._closed
+
+    # --- pub/sub ---
+
+    async def publish(self, channel: str, message: bytes | str) -> None:
+        self._check_open()
+        check_name("channel", channel)
+        delivered = Message(channel, encode_message(message))
+        for sub in tuple(self._hub.subscribers.get(self.prefix + channel, ())):
+            sub._deliver(delivered)
+
+    async def _attach(self, sub: Subscription) -> None:
+        self._hub.subscribers.setdefault(self.prefix + sub.channel, set()).add(sub)
+        self._mine.add(sub)
+
+    async def _detach(self, sub: Subscription) -> None:
+        self._remove(sub)
+
+    def _remove(self, sub: Subscription) -> None:
+        self._mine.discard(sub)
+        key = self.prefix + sub.channel
+        subs = self._hub.subscribers.get(key)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._hub.subscribers[key]
+
+    # --- leases ---
+
+    def _live_lease(self, name: str) -> _Lease | None:
+        key = self.prefix + check_name("lease name", name)
+        lease = self._hub.leases.get(key)
+        if lease is not None and lease.expires_at <= _now():
+            del self._hub.leases[key]
+            return None
+        return lease
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> int | None:
+        self._check_open()
+        check_name("owner", owner)
+        ttl = ttl_ms(ttl_s) / 1000
+        lease = self._live_lease(name)
+        if lease is not None:
+            if lease.owner != owner:
+                return None
+            lease.expires_at = _now() + ttl
+            return lease.token
+        key = self.prefix + name
+        token = self._hub.fences.get(key, 0) + 1
+        self._hub.fences[key] = token
+        self._hub.leases[key] = _Lease(owner, token, _now() + ttl)
+        return token
+
+    async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
+        self._check_open()
+        ttl = ttl_ms(ttl_s) / 1000
+        lease = self._live_lease(name)
+        if lease is None or lease.owner != owner or lease.token != token:
+            return False
+        lease.expires_at = _now() + ttl
+        return True
+
+    async def release_lease(self, name: str, owner: str, token: int) -> bool:
+        self._check_open()
+        lease = self._live_lease(name)
+        if lease is None or lease.owner != owner or lease.token != token:
+            return False
+        del self._hub.leases[self.prefix + name]
+        return True
+
+    async def lease_holder(self, name: str) -> LeaseHolder | None:
+        self._check_open()
+        lease = self._live_lease(name)
+        return None if lease is None else LeaseHolder(lease.owner, lease.token)
+
+    # --- counters and sets ---
+
+    def _key(self, key: str) -> str:
+        self._check_open()
+        return self.prefix + check_name("key", key)
+
+    async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
+        counters = self._hub.hashes.setdefault(self._key(key), {})
+        counters[field] = counters.get(field, 0) + int(delta)
+        return counters[field]
+
+    async def hgetall(self, key: str) -> dict[str, int]:
+        return dict(self._hub.hashes.get(self._key(key), {}))
+
+    async def hdel(self, key: str, *fields: str) -> int:
+        full = self._key(key)
+        counters = self._hub.hashes.get(full, {})
+        removed = sum(1 for name in fields if counters.pop(name, None) is not None)
+        if not counters:
+            self._hub.hashes.pop(full, None)
+        return removed
+
+    async def sadd(self, key: str, *members: str) -> int:
+        members_ = self._hub.sets.setdefault(self._key(key), set())
+        before = len(members_)
+        members_.update(members)
+        return len(members_) - before
+
+    async def srem(self, key: str, *members: str) -> int:
+        full = self._key(key)
+        members_ = self._hub.sets.get(full, set())
+        before = len(members_)
+        members_.difference_update(members)
+        removed = before - len(members_)
+        if not members_:
+            self._hub.sets.pop(full, None)
+        return removed
+
+    async def smembers(self, key: str) -> set[str]:
+        return set(self._hub.sets.get(self._key(key), set()))
+
+    async def delete(self, *keys: str) -> int:
+        removed = 0
+        for key in keys:
+            full = self._key(key)
+            found = self._hub.hashes.pop(full, None) is not None
+            found = self._hub.sets.pop(full, None) is not None or found
+            removed += found
+        return removed

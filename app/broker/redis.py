@@ -1,0 +1,534 @@
+"""``redis://`` (and ``rediss://``) backend, on redis-py's asyncio client.
+
+Two kinds of connection:
+
+* a pool for commands (PUBLISH, the lease scripts, hashes and sets). Any connection-level
+  failure there is raised as :class:`BrokerUnavailable`;
+* one *link*: a dedicated connection in pub/sub mode that carries one SUBSCRIBE per channel that
+  has at least one local subscriber. A reader task parses everything arriving on it and fans
+  messages out into the subscribers' bounded queues; a watchdog PINGs it every
+  ``health_interval_s`` so a silent peer is noticed too, not only a closed socket.
+
+When the link breaks, a supervisor task marks the broker unhealthy, reconnects with
+exponential backoff (``reconnect_initial_s`` doubling up to ``reconnect_max_s``), subscribes
+again to every channel that still has subscribers and then puts a ``Gap(RECONNECT)`` into each
+of their queues.
+
+Leases are one string key ``<prefix>lease:<name>`` holding ``"<token>:<owner>"`` with a PX
+expiry, changed only by Lua scripts that check owner and token. Tokens come from INCR on the
+companion key ``<prefix>fence:<name>``, which never expires; when it does not exist (first use,
+or a Redis restarted without persistence) it is seeded from the server clock in milliseconds,
+so tokens keep growing across such a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.connection import AbstractConnection, parse_url
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from app.broker.base import (
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_PREFIX,
+    Broker,
+    BrokerUnavailable,
+    GapReason,
+    LeaseHolder,
+    Message,
+    Subscription,
+    backoff_delays,
+    check_name,
+    encode_message,
+    ttl_ms,
+)
+
+log = logging.getLogger("app.broker.redis")
+
+_LOST = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+
+_ACQUIRE = """
+local current = redis.call('GET', KEYS[1])
+if current then
+  local sep = string.find(current, ':', 1, true)
+  if string.sub(current, sep + 1) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return tonumber(string.sub(current, 1, sep - 1))
+  end
+  return false
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local now = redis.call('TIME')
+  redis.call('SET', KEYS[2], now[1] .. string.format('%03d', math.floor(tonumber(now[2]) / 1000)))
+end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], tostring(token) .. ':' .. ARGV[1], 'PX', ARGV[2])
+return token
+"""
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+
+@contextlib.contextmanager
+def _unavailable(what: str) -> Iterator[None]:
+    try:
+        yield
+    except _LOST as exc:
+        raise BrokerUnavailable(f"redis unavailable during {what}: {exc}") from exc
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    if fut.done() and not fut.cancelled():
+        fut.exception()  # mark as retrieved so asyncio does not log it
+
+
+class _Link:
+    """One pub/sub connection, its reader task and its watchdog task."""
+
+    def __init__(
+        self,
+        conn: AbstractConnection,
+        on_message: Callable[[bytes, bytes], None],
+        health_interval_s: float,
+    ) -> None:
+        self.conn = conn
+        self._on_message = on_message
+        self._health_interval_s = health_interval_s
+        loop = asyncio.get_running_loop()
+        self.last_seen = loop.time()
+        self.lost: asyncio.Future[str] = loop.create_future()
+        self._pending: dict[tuple[bytes, bytes], deque[asyncio.Future[None]]] = {}
+        self._reader = asyncio.create_task(self._read(), name="broker-redis-reader")
+        self._watchdog = asyncio.create_task(self._watch(), name="broker-redis-watchdog")
+
+    @property
+    def up(self) -> bool:
+        return not self.lost.done()
+
+    def fail(self, reason: str) -> None:
+        if not self.lost.done():
+            self.lost.set_result(reason)
+        for waiters in self._pending.values():
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_exception(BrokerUnavailable(reason))
+        self._pending.clear()
+
+    async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                response = await self.conn.read_response()
+                self.last_seen = loop.time()
+                self._handle(response)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # anything here means the stream is unusable
+            self.fail(f"pub/sub connection lost: {exc!r}")
+
+    def _handle(self, response: Any) -> None:
+        if not isinstance(response, list) or len(response) < 2:
+            return  # +PONG outside subscribed mode, or anything else without a payload for us
+        kind = response[0]
+        if kind == b"message" and len(response) == 3:
+            self._on_message(response[1], response[2])
+        elif kind in (b"subscribe", b"unsubscribe"):
+            waiters = self._pending.get((kind, response[1]))
+            if waiters:
+                fut = waiters.popleft()
+                if not fut.done():
+                    fut.set_result(None)
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        interval = self._health_interval_s
+        while self.up:
+            await asyncio.sleep(interval)
+            if loop.time() - self.last_seen > 2.5 * interval:
+                self.fail(f"no reply from redis for {loop.time() - self.last_seen:.1f}s")
+                return
+            try:
+                await self.conn.send_command("PING", check_health=False)
+            except Exception as exc:
+                self.fail(f"PING failed: {exc!r}")
+                return
+
+    async def request(
+        self, args: tuple[str | bytes, ...], expect: list[tuple[bytes, bytes]], timeout: float
+    ) -> None:
+        """Send a (UN)SUBSCRIBE and wait for one confirmation per ``(kind, channel)`` in ``expect``."""
+        if not self.up:
+            raise BrokerUnavailable(f"redis pub/sub link is down: {self.lost.result()}")
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[None]] = []
+        for key in expect:
+            fut: asyncio.Future[None] = loop.create_future()
+            self._pending.setdefault(key, deque()).append(fut)
+            futures.append(fut)
+        try:
+            await self.conn.send_command(*args, check_health=False)
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*futures)
+        except BrokerUnavailable:
+            raise
+        except TimeoutError as exc:
+            self.fail(f"no confirmation of {args[0]!r} within {timeout}s")
+            raise BrokerUnavailable(f"redis did not confirm {args[0]!r} within {timeout}s") from exc
+        except _LOST as exc:
+            self.fail(f"pub/sub connection lost: {exc!r}")
+            raise BrokerUnavailable(f"redis pub/sub link lost: {exc}") from exc
+        finally:
+            for key, fut in zip(expect, futures, strict=True):
+                waiters = self._pending.get(key)
+                if waiters is not None and fut in waiters:
+                    waiters.remove(fut)
+                    if not waiters:
+                        del self._pending[key]
+                _retrieve(fut)
+
+    async def aclose(self, reason: str = "closed") -> None:
+        self.fail(reason)
+        for task in (self._reader, self._watchdog):
+            task.cancel()
+        for task in (self._reader, self._watchdog):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(Exception):
+            await self.conn.disconnect(nowait=True)
+
+
+class RedisBroker(Broker):
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        reconnect_initial_s: float = 0.1,
+        reconnect_max_s: float = 2.0,
+        health_interval_s: float = 3.0,
+        connect_timeout_s: float = 5.0,
+        command_timeout_s: float = 5.0,
+    ) -> None:
+        super().__init__(prefix=prefix, max_queue=max_queue)
+        if urlsplit(url).scheme not in ("redis", "rediss"):
+            raise ValueError(f"not a redis:// URL: {url!r}")
+        next(backoff_delays(reconnect_initial_s, reconnect_max_s))  # validates the pair
+        self._reconnect = (reconnect_initial_s, reconnect_max_s)
+        self._health_interval_s = health_interval_s
+        self._connect_timeout_s = connect_timeout_s
+        self._command_timeout_s = command_timeout_s
+        # One quick retry covers a pooled connection that died since its last use; the real
+        # reconnect policy is the supervisor's, and callers see BrokerUnavailable right away.
+        options: dict[str, Any] = {
+            "socket_connect_timeout": connect_timeout_s,
+            "socket_timeout": command_timeout_s,
+            "retry": Retry(NoBackoff(), 1),
+            "health_check_interval": 0,
+            **parse_url(url),  # what the URL says wins, as with Redis.from_url
+            "decode_responses": False,
+        }
+        self._pool = ConnectionPool(**options)
+        # The pub/sub link speaks RESP2 on purpose: its replies then come back from
+        # read_response() as plain arrays instead of going to RESP3's push-message handlers.
+        self._link_pool = ConnectionPool(**{**options, "protocol": 2})
+        self._redis = Redis(connection_pool=self._pool)
+        self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
+        self._renew: AsyncScript = self._redis.register_script(_RENEW)
+        self._release: AsyncScript = self._redis.register_script(_RELEASE)
+        self._link: _Link | None = None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()  # serialises every change of the link's subscriptions
+        self._subs: dict[str, set[Subscription]] = {}
+        self._remote: set[str] = set()  # channels subscribed on the current link
+        self._unsubscribing: set[asyncio.Task[None]] = set()
+        self._channel_prefix = (prefix + "ch:").encode()
+
+    def __repr__(self) -> str:
+        return f"<RedisBroker prefix={self.prefix!r} healthy={self.healthy}>"
+
+    # --- lifecycle ---
+
+    async def start(self) -> None:
+        if self._started:
+            raise ValueError("the broker was already started")
+        if self._closed:
+            raise ValueError("a closed broker cannot be restarted")
+        self._started = True
+        try:
+            link = await self._open_link(reconnect=False)
+        except BrokerUnavailable:
+            await self.aclose()
+            raise
+        self._supervisor = asyncio.create_task(self._supervise(link), name="broker-redis-supervisor")
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+        if self._link is not None:
+            await self._link.aclose()
+            self._link = None
+        for task in list(self._unsubscribing):
+            task.cancel()
+        for subs in self._subs.values():
+            for sub in subs:
+                sub._close()
+        self._subs.clear()
+        self._remote.clear()
+        await self._redis.aclose()
+        await self._pool.disconnect()
+        await self._link_pool.disconnect()
+
+    @property
+    def healthy(self) -> bool:
+        return not self._closed and self._link is not None and self._link.up
+
+    def _client(self) -> Redis:
+        self._check_open()
+        return self._redis
+
+    # --- the pub/sub link ---
+
+    def _full_channel(self, channel: str) -> bytes:
+        return self._channel_prefix + channel.encode()
+
+    def _dispatch(self, full_channel: bytes, data: bytes) -> None:
+        if not full_channel.startswith(self._channel_prefix):
+            return
+        channel = full_channel[len(self._channel_prefix) :].decode("utf-8", "replace")
+        subs = self._subs.get(channel)
+        if subs:
+            message = Message(channel, data)
+            for sub in tuple(subs):
+                sub._deliver(message)
+
+    async def _open_link(self, *, reconnect: bool) -> _Link:
+        """Connect, subscribe every channel that has subscribers, and signal them a gap if asked."""
+        async with self._lock:
+            conn: AbstractConnection = self._link_pool.make_connection()  # type: ignore[no-untyped-call]
+            link: _Link | None = None
+            try:
+                async with asyncio.timeout(self._connect_timeout_s):
+                    await conn.connect()  # type: ignore[no-untyped-call]
+                    conn.socket_timeout = None  # the reader blocks; the watchdog detects silence
+                    link = _Link(conn, self._dispatch, self._health_interval_s)
+                    channels = [channel for channel, subs in self._subs.items() if subs]
+                    if channels:
+                        fulls = [self._full_channel(channel) for channel in channels]
+                        await link.request(
+                            ("SUBSCRIBE", *fulls),
+                            [(b"subscribe", full) for full in fulls],
+                            self._command_timeout_s,
+                        )
+            except (*_LOST, RedisError, BrokerUnavailable) as exc:
+                if link is not None:
+                    await link.aclose(f"connect failed: {exc!r}")
+                else:
+                    with contextlib.suppress(Exception):
+                        await conn.disconnect(nowait=True)
+                raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
+            self._link = link
+            self._remote = set(channels)
+            if reconnect:
+                for channel in channels:
+                    for sub in tuple(self._subs.get(channel, ())):
+                        sub._signal_gap(GapReason.RECONNECT)
+            return link
+
+    async def _supervise(self, link: _Link) -> None:
+        while True:
+            reason = await link.lost
+            log.warning("broker: redis pub/sub link down (%s); reconnecting", reason)
+            async with self._lock:
+                self._link = None
+                self._remote.clear()
+            await link.aclose(reason)
+            attempts = 0
+            for delay in backoff_delays(*self._reconnect):
+                await asyncio.sleep(delay)
+                attempts += 1
+                try:
+                    link = await self._open_link(reconnect=True)
+                except BrokerUnavailable as exc:
+                    log.debug("broker: reconnect attempt %d failed: %s", attempts, exc)
+                    continue
+                except Exception:  # keep the supervisor alive whatever happens
+                    log.exception("broker: unexpected error while reconnecting")
+                    continue
+                log.warning("broker: redis pub/sub link restored after %d attempt(s)", attempts)
+                break
+
+    async def _attach(self, sub: Subscription) -> None:
+        channel = sub.channel
+        self._subs.setdefault(channel, set()).add(sub)
+        try:
+            if channel in self._remote and self.healthy:
+                return
+            async with self._lock:
+                link = self._link
+                if link is None or not link.up:
+                    raise BrokerUnavailable("redis pub/sub link is down")
+                if channel not in self._remote:
+                    full = self._full_channel(channel)
+                    await link.request(("SUBSCRIBE", full), [(b"subscribe", full)], self._command_timeout_s)
+                    self._remote.add(channel)
+        except BaseException:
+            await self._detach(sub)
+            raise
+
+    async def _detach(self, sub: Subscription) -> None:
+        subs = self._subs.get(sub.channel)
+        if subs is None:
+            return
+        subs.discard(sub)
+        if subs or self._closed:
+            return
+        # The last local subscriber left: UNSUBSCRIBE in a task of its own, so that a cancelled
+        # caller cannot leave the link half-way through the exchange.
+        task = asyncio.create_task(self._unsubscribe_if_unused(sub.channel))
+        self._unsubscribing.add(task)
+        task.add_done_callback(self._unsubscribing.discard)
+        with contextlib.suppress(BrokerUnavailable):
+            await asyncio.shield(task)
+
+    async def _unsubscribe_if_unused(self, channel: str) -> None:
+        async with self._lock:
+            if self._subs.get(channel):
+                return
+            self._subs.pop(channel, None)
+            link = self._link
+            if channel not in self._remote or link is None or not link.up:
+                self._remote.discard(channel)
+                return
+            self._remote.discard(channel)
+            full = self._full_channel(channel)
+            with contextlib.suppress(BrokerUnavailable):
+                await link.request(("UNSUBSCRIBE", full), [(b"unsubscribe", full)], self._command_timeout_s)
+
+    async def publish(self, channel: str, message: bytes | str) -> None:
+        client = self._client()
+        data = encode_message(message)
+        full = self._full_channel(check_name("channel", channel))
+        with _unavailable("publish"):
+            await client.publish(full, data)
+
+    # --- leases ---
+
+    def _lease_keys(self, name: str) -> list[str]:
+        check_name("lease name", name)
+        return [f"{self.prefix}lease:{name}", f"{self.prefix}fence:{name}"]
+
+    async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> int | None:
+        self._client()
+        check_name("owner", owner)
+        with _unavailable("acquire_lease"):
+            token = await self._acquire(keys=self._lease_keys(name), args=[owner, ttl_ms(ttl_s)])
+        return None if token is None else int(token)
+
+    async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
+        self._client()
+        with _unavailable("renew_lease"):
+            done = await self._renew(
+                keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}", ttl_ms(ttl_s)]
+            )
+        return bool(done)
+
+    async def release_lease(self, name: str, owner: str, token: int) -> bool:
+        self._client()
+        with _unavailable("release_lease"):
+            done = await self._release(keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}"])
+        return bool(done)
+
+    async def lease_holder(self, name: str) -> LeaseHolder | None:
+        client = self._client()
+        with _unavailable("lease_holder"):
+            value = await client.get(self._lease_keys(name)[0])
+        if value is None:
+            return None
+        token, _, owner = _text(value).partition(":")
+        return LeaseHolder(owner, int(token))
+
+    # --- counters and sets ---
+
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}kv:{check_name('key', key)}"
+
+    async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
+        client = self._client()
+        with _unavailable("hincrby"):
+            return int(await client.hincrby(self._key(key), field, int(delta)))
+
+    async def hgetall(self, key: str) -> dict[str, int]:
+        client = self._client()
+        with _unavailable("hgetall"):
+            raw = await client.hgetall(self._key(key))
+        return {_text(name): int(value) for name, value in raw.items()}
+
+    async def hdel(self, key: str, *fields: str) -> int:
+        client = self._client()
+        if not fields:
+            return 0
+        with _unavailable("hdel"):
+            return int(await client.hdel(self._key(key), *fields))
+
+    async def sadd(self, key: str, *members: str) -> int:
+        client = self._client()
+        if not members:
+            return 0
+        with _unavailable("sadd"):
+            return int(await client.sadd(self._key(key), *members))
+
+    async def srem(self, key: str, *members: str) -> int:
+        client = self._client()
+        if not members:
+            return 0
+        with _unavailable("srem"):
+            return int(await client.srem(self._key(key), *members))
+
+    async def smembers(self, key: str) -> set[str]:
+        client = self._client()
+        with _unavailable("smembers"):
+            raw = await client.smembers(self._key(key))
+        return {_text(member) for member in raw}
+
+    async def delete(self, *keys: str) -> int:
+        client = self._client()
+        if not keys:
+            return 0
+        with _unavailable("delete"):
+            return int(await client.delete(*(self._key(key) for key in keys)))
