@@ -5,10 +5,12 @@ from __future__ import annotations
 import uvicorn
 
 from app.config import get_settings
+from app.db.migrate import upgrade_sync
 
 
 def main() -> None:
     settings = get_settings()
+    upgrade_sync(settings.database_url)  # the schema only ever comes from the migrations
     uvicorn.run(
         "app.main:create_app",
         factory=True,

@@ -38,15 +38,18 @@ class SeatRecord(BaseModel):
 
 
 class ResultRecord(BaseModel):
-    """``matches.result``: finishing order (groups of seats sharing a place, first out first),
-    the durak's seat (``None`` for a draw), whether it was a draw, and the seat that forfeited."""
+    """``matches.result``, the engine's ``Outcome.to_json()``: whether it was a draw, the durak's seat,
+    the seats in the order they went out, the places (groups of seats sharing a place, best first,
+    the durak last), and the seat that forfeited with the reason."""
 
     model_config = ConfigDict(extra="allow")
 
-    order: list[list[int]] = Field(default_factory=list)
-    durak: int | None = None
     draw: bool = False
+    durak: int | None = None
+    order: list[int] = Field(default_factory=list)
+    places: list[list[int]] = Field(default_factory=list)
     forfeit: int | None = None
+    reason: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ResultRecord:
@@ -54,20 +57,24 @@ class ResultRecord(BaseModel):
             raise ValueError("a draw has no durak")
         if not self.draw and self.durak is None:
             raise ValueError("a match that is not a draw has a durak")
-        seen = [seat for group in self.order for seat in group]
-        if len(seen) != len(set(seen)):
-            raise ValueError("a seat appears twice in the finishing order")
+        placed = [seat for group in self.places for seat in group]
+        if len(placed) != len(set(placed)) or len(self.order) != len(set(self.order)):
+            raise ValueError("a seat appears twice in the finishing order or the places")
         return self
 
-    def places(self, seats: Sequence[int]) -> dict[int, int | None]:
-        """Seat -> place (1 = first out; seats in one group share a place; the durak is last)."""
-        place: dict[int, int | None] = dict.fromkeys(seats)
-        for index, group in enumerate(self.order, start=1):
+    def seats_named(self) -> set[int]:
+        named = set(self.order) | {seat for group in self.places for seat in group}
+        return named | {s for s in (self.durak, self.forfeit) if s is not None}
+
+    def place_of(self) -> dict[int, int]:
+        """Seat -> place (1 = first out; tied seats share the better place, as in the engine)."""
+        result: dict[int, int] = {}
+        place = 1
+        for group in self.places:
             for seat in group:
-                place[seat] = index
-        if self.durak is not None and place.get(self.durak) is None:
-            place[self.durak] = len(self.order) + 1
-        return place
+                result[seat] = place
+            place += len(group)
+        return result
 
 
 def _validated(
@@ -84,9 +91,7 @@ def _validated(
     accounts = [seat.account_id for seat in seat_rows if seat.account_id is not None]
     if len(set(accounts)) != len(accounts):
         raise ValueError("an account sits in only one seat")
-    named = {seat for group in result_row.order for seat in group} | {
-        s for s in (result_row.durak, result_row.forfeit) if s is not None
-    }
+    named = result_row.seats_named()
     if not named <= set(numbers):
         raise ValueError(f"the result names seats {sorted(named - set(numbers))} that do not exist")
     changes = {int(seat): int(change) for seat, change in coin_changes.items()}
@@ -115,14 +120,12 @@ async def record_match(
     created_at: datetime,
     finished_at: datetime | None = None,
     coin_changes: Mapping[int, int] | None = None,
-    hands: Mapping[str, Any] | None = None,
 ) -> Match:
     """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
 
     Idempotent by ``match_id``: recording the same match again returns the stored row; recording
-    different data under the same id raises ``MatchConflict``. ``hands`` (optional, e.g.
-    ``{"dealt": {seat: [cards]}, "final": {seat: [cards]}}``) is revealed in the replay's final entry
-    unless the table was a cheating table.
+    different data under the same id raises ``MatchConflict``. ``result`` is the engine's
+    ``Outcome.to_json()``; ``coin_changes`` maps seat -> coins won (+) or lost (-), summing to zero.
     """
     if not match_id or len(match_id) > 64 or not table_id or len(table_id) > 64:
         raise ValueError("match_id and table_id must be 1-64 characters")
@@ -156,11 +159,10 @@ async def record_match(
         actions=[dict(action) for action in actions],
         result=result_row.model_dump(),
         coin_changes=stored_changes,
-        hands=dict(hands) if hands is not None else None,
     )
     session.add(match)
     await session.flush()
-    places = result_row.places([seat.seat for seat in seat_rows])
+    places = result_row.place_of()
     for seat in seat_rows:
         session.add(
             MatchPlayer(
@@ -168,7 +170,7 @@ async def record_match(
                 seat=seat.seat,
                 account_id=seat.account_id,
                 display_name=seat.display_name,
-                place=places[seat.seat],
+                place=places.get(seat.seat),
                 coin_change=changes.get(seat.seat, 0),
                 finished_at=finished,
             )

@@ -169,7 +169,6 @@ class Match(Base):
     actions: Mapped[list[dict[str, Any]]] = mapped_column(Json)
     result: Mapped[dict[str, Any]] = mapped_column(Json)
     coin_changes: Mapped[dict[str, int]] = mapped_column(Json)
-    hands: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
 
     players: Mapped[list[MatchPlayer]] = relationship(
         back_populates="match", lazy="raise", order_by="MatchPlayer.seat"

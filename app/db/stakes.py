@@ -16,7 +16,7 @@ each other: whichever commits first closes the escrow and the other raises ``Esc
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -81,7 +81,6 @@ class MatchRecord:
     created_at: datetime
     finished_at: datetime | None = None
     coin_changes: Mapping[int, int] | None = None
-    hands: Mapping[str, Any] | None = field(default=None)
 
 
 def _check_match_id(match_id: str) -> None:
@@ -247,7 +246,6 @@ async def _close(
             created_at=record.created_at,
             finished_at=record.finished_at,
             coin_changes=changes,
-            hands=record.hands,
         )
     return await _info(session, escrow)
 

@@ -140,7 +140,6 @@ def upgrade() -> None:
         sa.Column("actions", Json, nullable=False),
         sa.Column("result", Json, nullable=False),
         sa.Column("coin_changes", Json, nullable=False),
-        sa.Column("hands", Json, nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_matches")),
     )
     op.create_index("ix_matches_finished_at", "matches", ["finished_at"])

@@ -1,0 +1,211 @@
+"""Request dependencies (``Annotated`` aliases) and the session cookie.
+
+The session cookie ``durak_session`` is an itsdangerous-signed token (key: ``Settings.secret_key``)
+carrying either an account id or a guest id and name, plus an expiry. ``account_from_cookie`` checks
+it without touching the database, so the websocket handshake can use it outside a request;
+``resolve_session`` additionally loads the account's current name and role.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Cookie, Depends, HTTPException, Request, Response, status
+from itsdangerous import BadData, URLSafeTimedSerializer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings, get_settings
+from app.db import accounts
+from app.db.models import ROLE_ADMIN
+from app.db.session import Database
+
+COOKIE_NAME = "durak_session"
+_SALT = "durak-session-v1"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """Who a session cookie belongs to. Guests have ``account_id`` None and a random ``guest_id``."""
+
+    kind: Literal["account", "guest"]
+    name: str
+    expires_at: datetime
+    account_id: int | None = None
+    guest_id: str | None = None
+    is_admin: bool = False  # only filled in by resolve_session (roles are not carried in the cookie)
+
+    @property
+    def key(self) -> str:
+        """A stable identity string: ``a:<account id>`` or ``g:<guest id>``."""
+        return f"a:{self.account_id}" if self.kind == "account" else f"g:{self.guest_id}"
+
+    @property
+    def is_guest(self) -> bool:
+        return self.kind == "guest"
+
+
+def _serializer(settings: Settings) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(settings.secret_key, salt=_SALT)
+
+
+def make_cookie(
+    settings: Settings,
+    *,
+    account_id: int | None = None,
+    name: str,
+    guest_id: str | None = None,
+    now: float | None = None,
+) -> tuple[str, SessionInfo]:
+    """A signed cookie value for an account (``account_id``) or a guest (``guest_id`` made if None)."""
+    issued = time.time() if now is None else now
+    expires = int(issued) + settings.session_max_age_s
+    payload: dict[str, Any] = {"n": name, "exp": expires}
+    if account_id is not None:
+        payload["a"] = account_id
+        info = SessionInfo(kind="account", name=name, account_id=account_id, expires_at=_utc(expires))
+    else:
+        guest_id = guest_id or secrets.token_urlsafe(12)
+        payload["g"] = guest_id
+        info = SessionInfo(kind="guest", name=name, guest_id=guest_id, expires_at=_utc(expires))
+    return _serializer(settings).dumps(payload), info
+
+
+def _utc(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC)
+
+
+def account_from_cookie(
+    value: str | None, settings: Settings | None = None, *, now: float | None = None
+) -> SessionInfo | None:
+    """The session a cookie value stands for, or ``None`` if it is missing, forged or expired.
+
+    Pure and synchronous: no database access (the account may since have been deleted or demoted;
+    use ``resolve_session`` where that matters).
+    """
+    if not value:
+        return None
+    settings = settings or get_settings()
+    try:
+        payload = _serializer(settings).loads(value, max_age=settings.session_max_age_s)
+    except (BadData, ValueError, TypeError):
+        return None
+    if not isinstance(payload, dict):
+        return None
+    expires, name = payload.get("exp"), payload.get("n")
+    current = time.time() if now is None else now
+    if not isinstance(expires, int) or expires <= current or not isinstance(name, str):
+        return None
+    account_id, guest_id = payload.get("a"), payload.get("g")
+    if isinstance(account_id, int) and not isinstance(account_id, bool):
+        return SessionInfo(kind="account", name=name, account_id=account_id, expires_at=_utc(expires))
+    if isinstance(guest_id, str):
+        return SessionInfo(kind="guest", name=name, guest_id=guest_id, expires_at=_utc(expires))
+    return None
+
+
+async def resolve_session(
+    db: Database, value: str | None, settings: Settings | None = None
+) -> SessionInfo | None:
+    """``account_from_cookie`` plus the account's current name and role; ``None`` if it is gone."""
+    info = account_from_cookie(value, settings)
+    if info is None or info.account_id is None:
+        return info
+    async with db.session() as session:
+        account = await accounts.get(session, info.account_id)
+        if account is None:
+            return None
+        return replace(info, name=account.name, is_admin=account.role == ROLE_ADMIN)
+
+
+def set_session_cookie(response: Response, request: Request, value: str, settings: Settings) -> None:
+    response.set_cookie(
+        COOKIE_NAME,
+        value,
+        max_age=settings.session_max_age_s,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+
+
+def clear_session_cookie(response: Response, request: Request) -> None:
+    response.delete_cookie(
+        COOKIE_NAME, httponly=True, samesite="lax", secure=request.url.scheme == "https", path="/"
+    )
+
+
+# --- dependencies ---------------------------------------------------------------------------------
+
+
+def get_app_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_db(request: Request) -> Database:
+    db: Database = request.app.state.db
+    return db
+
+
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+DatabaseDep = Annotated[Database, Depends(get_db)]
+
+
+async def get_session(db: DatabaseDep) -> AsyncIterator[AsyncSession]:
+    async with db.session() as session:
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+
+
+async def get_optional_user(
+    db: DatabaseDep,
+    settings: SettingsDep,
+    durak_session: Annotated[
+        str | None, Cookie(description="The session cookie from sign-up or log-in.")
+    ] = None,
+) -> SessionInfo | None:
+    return await resolve_session(db, durak_session, settings)
+
+
+OptionalUser = Annotated[SessionInfo | None, Depends(get_optional_user)]
+
+
+def _unauthorized() -> HTTPException:
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail="not signed in (no valid session cookie)")
+
+
+async def get_current_user(user: OptionalUser) -> SessionInfo:
+    """Any signed-in session: an account or a guest."""
+    if user is None:
+        raise _unauthorized()
+    return user
+
+
+CurrentUser = Annotated[SessionInfo, Depends(get_current_user)]
+
+
+async def get_current_account(user: CurrentUser) -> SessionInfo:
+    """A signed-in account (guests are refused with 403)."""
+    if user.account_id is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests cannot do this; sign up for an account")
+    return user
+
+
+CurrentAccount = Annotated[SessionInfo, Depends(get_current_account)]
+
+
+async def get_admin_account(user: CurrentUser) -> SessionInfo:
+    if not user.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="admins only")
+    return user
+
+
+AdminAccount = Annotated[SessionInfo, Depends(get_admin_account)]

@@ -1,0 +1,150 @@
+"""Admin: search accounts, read a player's ledger, adjust a balance (audited, idempotent)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Path, Query, status
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.api.deps import AdminAccount, DatabaseDep, SessionDep
+from app.api.errors import responses
+from app.api.schemas import (
+    AccountOut,
+    AccountPage,
+    AdjustIn,
+    AdjustOut,
+    LedgerEntryOut,
+    LedgerPage,
+)
+from app.db import accounts, admin, ledger
+from app.db.errors import IdempotencyConflict, InsufficientFunds, NoWallet
+
+router = APIRouter(prefix="/api/admin", tags=["admin"])
+
+AccountId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Account id.")]
+Page = Annotated[int, Query(ge=1, le=100_000)]
+PageSize = Annotated[int, Query(ge=1, le=100)]
+
+
+@router.get("/accounts", responses={200: {"description": "Matching accounts."}, **responses(401, 403)})
+async def search_accounts(
+    _admin: AdminAccount,
+    session: SessionDep,
+    q: Annotated[
+        str | None, Query(max_length=24, pattern=r"^[A-Za-z0-9_-]*$", description="Part of a name.")
+    ] = None,
+    page: Page = 1,
+    page_size: PageSize = 20,
+) -> AccountPage:
+    rows, total = await accounts.search(session, q=q, offset=(page - 1) * page_size, limit=page_size)
+    return AccountPage(
+        items=[
+            AccountOut(id=a.id, name=a.name, role=a.role, balance=balance, created_at=a.created_at)  # type: ignore[arg-type]
+            for a, balance in rows
+        ],
+        page=page,
+        page_size=page_size,
+        total=total,
+    )
+
+
+@router.get(
+    "/accounts/{account_id}/ledger",
+    responses={
+        200: {"description": "The account's ledger entries, newest first."},
+        **responses(401, 403, 404),
+    },
+)
+async def account_ledger(
+    _admin: AdminAccount, session: SessionDep, account_id: AccountId, page: Page = 1, page_size: PageSize = 50
+) -> LedgerPage:
+    try:
+        rows, total = await admin.ledger_page(
+            session, account_id=account_id, offset=(page - 1) * page_size, limit=page_size
+        )
+    except NoWallet as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no account {account_id}") from exc
+    balance = await ledger.balance_of(session, account_id)
+    return LedgerPage(
+        account_id=account_id,
+        balance=int(balance or 0),
+        items=[
+            LedgerEntryOut(
+                entry_id=entry.id,
+                transfer_id=transfer.id,
+                key=transfer.key,
+                reason=transfer.reason,
+                memo=transfer.memo,
+                amount=entry.amount,
+                balance_after=entry.balance_after,
+                match_id=transfer.match_id,
+                actor_id=transfer.actor_id,
+                created_at=transfer.created_at,
+            )
+            for entry, transfer in rows
+        ],
+        page=page,
+        page_size=page_size,
+        total=total,
+    )
+
+
+@router.post(
+    "/accounts/{account_id}/adjust",
+    responses={
+        200: {"description": "Adjusted (or, for a repeated Idempotency-Key, the original adjustment)."},
+        **responses(
+            401,
+            403,
+            404,
+            409,
+            r409="The debit exceeds the balance, or the Idempotency-Key was used for another adjustment.",
+        ),
+    },
+)
+async def adjust_balance(
+    body: AdjustIn,
+    account_id: AccountId,
+    admin_user: AdminAccount,
+    db: DatabaseDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            min_length=8,
+            max_length=100,
+            pattern=r"^[A-Za-z0-9_.:-]+$",
+            description="Send the same key to retry safely; the adjustment is applied once.",
+        ),
+    ] = None,
+) -> AdjustOut:
+    """Add or take coins, recorded as a ledger transfer against the house adjustments account."""
+    key = idempotency_key or uuid.uuid4().hex
+
+    async def run(session: AsyncSession) -> admin.Adjustment:
+        return await admin.adjust(
+            session,
+            admin_id=admin_user.account_id,
+            account_id=account_id,
+            amount=body.amount,
+            reason=body.reason,
+            key=key,
+        )
+
+    try:
+        result = await db.write(run)
+    except NoWallet as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no account {account_id}") from exc
+    except (InsufficientFunds, IdempotencyConflict) as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=str(exc)) from exc
+    return AdjustOut(
+        transfer_id=result.transfer_id,
+        account_id=result.account_id,
+        admin_id=result.admin_id,
+        amount=result.amount,
+        reason=result.reason,
+        balance=result.balance,
+        created_at=result.created_at,
+        replayed=result.replayed,
+    )

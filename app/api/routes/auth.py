@@ -1,0 +1,98 @@
+"""Sign up, log in, guest sessions, log out."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.api.deps import (
+    DatabaseDep,
+    SettingsDep,
+    clear_session_cookie,
+    make_cookie,
+    set_session_cookie,
+)
+from app.api.errors import responses
+from app.api.schemas import GuestIn, LoginIn, MeOut, SignupIn
+from app.db import accounts, ledger
+from app.db.errors import NameTaken
+from app.db.passwords import hash_password, needs_rehash, verify_password
+
+router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+
+@router.post(
+    "/signup",
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        201: {"description": "Account created, signed in (sets the durak_session cookie)."},
+        **responses(409, r409="The name is taken (names are compared case-insensitively)."),
+    },
+)
+async def signup(
+    body: SignupIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep
+) -> MeOut:
+    """Create an account credited with the starting balance, and sign in."""
+    password_hash = await hash_password(body.password)
+
+    async def create(session: AsyncSession) -> tuple[int, int | None]:
+        account = await accounts.create_account(
+            session, name=body.name, password_hash=password_hash, starting_balance=settings.starting_balance
+        )
+        return account.id, await ledger.balance_of(session, account.id)
+
+    try:
+        account_id, balance = await db.write(create)
+    except NameTaken as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=str(exc)) from exc
+    value, _ = make_cookie(settings, account_id=account_id, name=body.name)
+    set_session_cookie(response, request, value, settings)
+    return MeOut(id=account_id, name=body.name, kind="account", balance=balance, is_admin=False)
+
+
+@router.post(
+    "/login",
+    responses={
+        200: {"description": "Signed in (sets the durak_session cookie)."},
+        **responses(401, r401="Unknown name or wrong password."),
+    },
+)
+async def login(
+    body: LoginIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep
+) -> MeOut:
+    async with db.session() as session:
+        account = await accounts.get_by_name(session, body.name) if "\x00" not in body.name else None
+        stored_hash = account.password_hash if account else None
+    if not await verify_password(stored_hash, body.password) or account is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="unknown name or wrong password")
+    if needs_rehash(account.password_hash):
+        new_hash = await hash_password(body.password)
+        account_id = account.id
+
+        async def rehash(session: AsyncSession) -> None:
+            await accounts.set_password_hash(session, account_id=account_id, password_hash=new_hash)
+
+        await db.write(rehash)
+    async with db.session() as session:
+        view = await accounts.view(session, account.id)
+    assert view is not None
+    value, _ = make_cookie(settings, account_id=view.id, name=view.name)
+    set_session_cookie(response, request, value, settings)
+    return MeOut(id=view.id, name=view.name, kind="account", balance=view.balance, is_admin=view.is_admin)
+
+
+@router.post("/guest", responses={200: {"description": "A guest session (sets the durak_session cookie)."}})
+async def guest(body: GuestIn, request: Request, response: Response, settings: SettingsDep) -> MeOut:
+    """A session without an account: free tables and spectating only, no coins."""
+    value, _ = make_cookie(settings, name=body.name)
+    set_session_cookie(response, request, value, settings)
+    return MeOut(id=None, name=body.name, kind="guest", balance=None, is_admin=False)
+
+
+@router.post(
+    "/logout",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={204: {"description": "Signed out: the session cookie is cleared."}},
+)
+async def logout(request: Request, response: Response) -> None:
+    clear_session_cookie(response, request)

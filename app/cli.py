@@ -1,0 +1,96 @@
+"""Operator commands: ``python -m app.cli create-admin NAME [--password PASSWORD]``.
+
+``create-admin`` creates an admin account (prompting for the password unless given) or, when the
+name exists, promotes that account to admin. The database is migrated to head first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import sys
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.api.schemas import PASSWORD_MAX, PASSWORD_MIN
+from app.config import get_settings
+from app.db import accounts
+from app.db.errors import NameTaken
+from app.db.migrate import upgrade
+from app.db.models import ROLE_ADMIN
+from app.db.passwords import hash_password
+from app.db.session import Database
+
+
+def _ask_password() -> str:
+    first = getpass.getpass("Password for the new admin: ")
+    if getpass.getpass("Repeat it: ") != first:
+        raise SystemExit("the passwords differ")
+    return first
+
+
+async def create_admin(database_url: str, name: str, password: str | None, starting_balance: int) -> str:
+    """Create or promote; returns a message saying which."""
+    problem = accounts.name_problem(name)
+    if problem:
+        raise SystemExit(problem)
+    await upgrade(database_url)
+    db = Database(database_url)
+    try:
+        async with db.session() as session:
+            existing = await accounts.get_by_name(session, name)
+        if existing is not None:
+            existing_id = existing.id
+
+            async def promote(session: AsyncSession) -> None:
+                await accounts.set_role(
+                    session, account_id=existing_id, role=ROLE_ADMIN, admin_id=None, reason="cli create-admin"
+                )
+
+            await db.write(promote)
+            note = " (password left unchanged)" if password else ""
+            return f"promoted existing account {existing.name!r} (id {existing.id}) to admin{note}"
+        if password is None:
+            password = _ask_password()
+        if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+            raise SystemExit(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters long")
+        password_hash = await hash_password(password)
+
+        async def create(session: AsyncSession) -> int:
+            account = await accounts.create_account(
+                session,
+                name=name,
+                password_hash=password_hash,
+                starting_balance=starting_balance,
+                role=ROLE_ADMIN,
+            )
+            return account.id
+
+        try:
+            account_id = await db.write(create)
+        except NameTaken as exc:  # created concurrently
+            raise SystemExit(str(exc)) from exc
+        return f"created admin account {name!r} (id {account_id})"
+    finally:
+        await db.dispose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.cli", description="Durak Peak operator commands.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    create = commands.add_parser("create-admin", help="create an admin account, or promote an existing one")
+    create.add_argument("name")
+    create.add_argument("--password", help="the new account's password (prompted for when omitted)")
+    args = parser.parse_args(argv)
+    settings = get_settings()
+    if args.command == "create-admin":
+        message = asyncio.run(
+            create_admin(settings.database_url, args.name, args.password, settings.starting_balance)
+        )
+        print(message)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
