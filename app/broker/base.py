@@ -252,16 +252,17 @@ class Broker(abc.ABC):
         """
 
     @asynccontextmanager
-    async def subscribe(self, channel: str) -> AsyncIterator[Subscription]:
+    async def subscribe(self, channel: str, *, max_queue: int | None = None) -> AsyncIterator[Subscription]:
         """Receive what is published on ``channel`` from the moment this context is entered.
 
         The subscription is live on the backend before the ``async with`` body starts, so a
-        message published after entering is delivered (barring a :class:`Gap`). Raises
+        message published after entering is delivered (barring a :class:`Gap`). ``max_queue``
+        overrides the broker's queue bound for this subscription. Raises
         :class:`BrokerUnavailable` when the backend is down.
         """
         self._check_open()
         check_name("channel", channel)
-        sub = Subscription(channel, self.max_queue)
+        sub = Subscription(channel, self.max_queue if max_queue is None else max_queue)
         await self._attach(sub)
         try:
             yield sub

@@ -38,7 +38,7 @@ class _Lease:
 class _Hub:
     """The shared state behind one or more :class:`MemoryBroker` objects."""
 
-    subscribers: dict[str, set[Subscription]] = field(default_factory=dict)
+    channels: dict[str, set[MemoryBroker]] = field(default_factory=dict)  # full name -> brokers
     leases: dict[str, _Lease] = field(default_factory=dict)
     fences: dict[str, int] = field(default_factory=dict)
     hashes: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -75,7 +75,7 @@ class MemoryBroker(Broker):
     ) -> None:
         super().__init__(prefix=prefix, max_queue=max_queue)
         self._hub = _hub_for(url)
-        self._mine: set[Subscription] = set()
+        self._subs: dict[str, set[Subscription]] = {}  # local channel name -> subscriptions
 
     def __repr__(self) -> str:
         return f"<MemoryBroker prefix={self.prefix!r} healthy={self.healthy}>"
@@ -87,9 +87,11 @@ class MemoryBroker(Broker):
 
     async def aclose(self) -> None:
         self._closed = True
-        for sub in list(self._mine):
-            self._remove(sub)
-            sub._close()
+        for channel, subs in list(self._subs.items()):
+            for sub in subs:
+                sub._close()
+            self._unlink(channel)
+        self._subs.clear()
 
     @property
     def healthy(self) -> bool:
@@ -100,25 +102,40 @@ class MemoryBroker(Broker):
     async def publish(self, channel: str, message: bytes | str) -> None:
         self._check_open()
         check_name("channel", channel)
-        delivered = Message(channel, encode_message(message))
-        for sub in tuple(self._hub.subscribers.get(self.prefix + channel, ())):
-            sub._deliver(delivered)
+        full = self.prefix + channel
+        data = encode_message(message)
+        for broker in tuple(self._hub.channels.get(full, ())):
+            broker._dispatch(full, data)
+
+    def _dispatch(self, full: str, data: bytes) -> None:
+        channel = full[len(self.prefix) :]
+        message = Message(channel, data)
+        for sub in tuple(self._subs.get(channel, ())):
+            sub._deliver(message)
+
+    # Like the Redis backend, each broker holds one hub-level subscription per channel and fans
+    # out to its own subscriptions.
 
     async def _attach(self, sub: Subscription) -> None:
-        self._hub.subscribers.setdefault(self.prefix + sub.channel, set()).add(sub)
-        self._mine.add(sub)
+        self._subs.setdefault(sub.channel, set()).add(sub)
+        self._hub.channels.setdefault(self.prefix + sub.channel, set()).add(self)
 
     async def _detach(self, sub: Subscription) -> None:
-        self._remove(sub)
+        subs = self._subs.get(sub.channel)
+        if subs is None:
+            return
+        subs.discard(sub)
+        if not subs:
+            del self._subs[sub.channel]
+            self._unlink(sub.channel)
 
-    def _remove(self, sub: Subscription) -> None:
-        self._mine.discard(sub)
-        key = self.prefix + sub.channel
-        subs = self._hub.subscribers.get(key)
-        if subs is not None:
-            subs.discard(sub)
-            if not subs:
-                del self._hub.subscribers[key]
+    def _unlink(self, channel: str) -> None:
+        full = self.prefix + channel
+        brokers = self._hub.channels.get(full)
+        if brokers is not None:
+            brokers.discard(self)
+            if not brokers:
+                del self._hub.channels[full]
 
     # --- leases ---
 

@@ -1,0 +1,171 @@
+"""Fixtures that run the same broker tests on every backend.
+
+``make_broker`` opens brokers that share one backend and one unique prefix per test, like
+several server processes sharing one Redis: for ``memory`` that is a named hub of its own, for
+``redis`` the shared server on 6379 with a ``test:<uuid>:`` prefix whose keys are deleted
+afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from app.broker import Broker, Event, Subscription, open_broker
+from tests.services import require_redis
+
+MakeBroker = Callable[..., Awaitable[Broker]]
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def backend_url(backend: str) -> str:
+    if backend == "redis":
+        return require_redis()
+    return f"memory://test-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+async def make_broker(backend: str, backend_url: str) -> AsyncIterator[MakeBroker]:
+    default_prefix = f"test:{uuid.uuid4().hex}:"
+    prefixes = {default_prefix}
+    opened: list[Broker] = []
+
+    async def make(**options: Any) -> Broker:
+        options.setdefault("prefix", default_prefix)
+        prefixes.add(options["prefix"])
+        broker = open_broker(backend_url, **options)
+        await broker.start()
+        opened.append(broker)
+        return broker
+
+    yield make
+    for broker in opened:
+        await broker.aclose()
+    if backend == "redis":
+        client = Redis.from_url(backend_url)
+        try:
+            for prefix in prefixes:
+                keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=500)]
+                if keys:
+                    await client.delete(*keys)
+        finally:
+            await client.aclose()
+
+
+@pytest.fixture
+async def broker(make_broker: MakeBroker) -> Broker:
+    return await make_broker()
+
+
+async def next_event(sub: Subscription, timeout: float = 2.0) -> Event:
+    return await asyncio.wait_for(sub.receive(), timeout)
+
+
+async def assert_silent(sub: Subscription, wait: float = 0.15) -> None:
+    await asyncio.sleep(wait)
+    assert sub.qsize() == 0, f"unexpected events queued on {sub!r}"
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
+        await asyncio.sleep(0.02)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class OwnRedis:
+    """A private redis-server on a free loopback port, which the test may kill and restart."""
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        assert self.proc is None, "already running"
+        self.proc = subprocess.Popen(
+            [
+                self.binary,
+                "--port", str(self.port),
+                "--bind", "127.0.0.1",
+                "--save", "",
+                "--appendonly", "no",
+                "--daemonize", "no",
+                "--loglevel", "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not come up on port {self.port}")
+            time.sleep(0.02)
+
+    def kill(self) -> None:
+        """SIGKILL our own server: a crash, its sockets closed by the kernel."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+            self.proc = None
+
+    def pause(self) -> None:
+        """SIGSTOP our own server: sockets stay open but nothing answers."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
+
+@pytest.fixture
+def own_redis() -> Iterator[OwnRedis]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        reason = "redis-server binary not found: cannot run the outage tests"
+        if os.environ.get("DURAK_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"{reason} and DURAK_REQUIRE_SERVICES=1", pytrace=False)
+        pytest.skip(reason)
+    server = OwnRedis(binary)
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.proc is not None:
+            server.resume()
+        server.kill()

@@ -1,0 +1,299 @@
+"""One behavioural suite, run on every backend (``memory`` and a real Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+from redis.asyncio import Redis
+
+from app.broker import Broker, BrokerClosed, Gap, GapReason, LeaseHolder, Message
+from tests.broker.conftest import MakeBroker, assert_silent, next_event
+
+
+async def remote_subscriber_count(broker: Broker, channel: str) -> int:
+    """How many subscriptions the backend itself holds for ``channel`` (all processes)."""
+    from app.broker.memory import MemoryBroker
+    from app.broker.redis import RedisBroker
+
+    if isinstance(broker, MemoryBroker):
+        return len(broker._hub.channels.get(broker.prefix + channel, ()))
+    assert isinstance(broker, RedisBroker)
+    client: Redis = broker._redis
+    [(_, count)] = await client.pubsub_numsub(broker._full_channel(channel))
+    return int(count)
+
+
+# --- pub/sub ---
+
+
+async def test_fan_out_to_many_subscribers(broker: Broker) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        subs = [await stack.enter_async_context(broker.subscribe("room")) for _ in range(10)]
+        await broker.publish("room", b"hello")
+        for sub in subs:
+            assert await next_event(sub) == Message("room", b"hello")
+        assert await remote_subscriber_count(broker, "room") == 1  # one upstream subscription
+
+
+async def test_fan_out_across_brokers(make_broker: MakeBroker) -> None:
+    first, second = await make_broker(), await make_broker()
+    async with first.subscribe("lobby") as on_first, second.subscribe("lobby") as on_second:
+        await first.publish("lobby", "from first")
+        await second.publish("lobby", "from second")
+        for sub in (on_first, on_second):
+            assert [(await next_event(sub)) for _ in range(2)] == [
+                Message("lobby", b"from first"),
+                Message("lobby", b"from second"),
+            ]
+
+
+async def test_str_is_sent_as_utf8_and_bytes_as_is(broker: Broker) -> None:
+    async with broker.subscribe("c") as sub:
+        await broker.publish("c", "козырь ♠")
+        await broker.publish("c", b"\x00\xff")
+        first = await next_event(sub)
+        assert isinstance(first, Message)
+        assert first.text == "козырь ♠"
+        assert await next_event(sub) == Message("c", b"\x00\xff")
+        with pytest.raises(TypeError):
+            await broker.publish("c", 42)  # type: ignore[arg-type]
+
+
+async def test_only_messages_after_subscribing_arrive(broker: Broker) -> None:
+    await broker.publish("c", "too early")
+    async with broker.subscribe("c") as sub:
+        await broker.publish("c", "in time")
+        assert await next_event(sub) == Message("c", b"in time")
+        await assert_silent(sub)
+
+
+async def test_ordering_per_channel(broker: Broker) -> None:
+    async with broker.subscribe("a") as sub_a, broker.subscribe("b") as sub_b:
+        for i in range(200):
+            await broker.publish("a" if i % 3 else "b", str(i))
+        got_a = [(await next_event(sub_a)).data for _ in range(133)]  # type: ignore[union-attr]
+        got_b = [(await next_event(sub_b)).data for _ in range(67)]  # type: ignore[union-attr]
+        assert got_a == [str(i).encode() for i in range(200) if i % 3]
+        assert got_b == [str(i).encode() for i in range(200) if not i % 3]
+
+
+async def test_channels_are_isolated(broker: Broker) -> None:
+    async with broker.subscribe("table:1") as one, broker.subscribe("table:10") as ten:
+        await broker.publish("table:1", "for one")
+        assert await next_event(one) == Message("table:1", b"for one")
+        await assert_silent(ten)
+
+
+async def test_prefixes_are_isolated(make_broker: MakeBroker) -> None:
+    ours = await make_broker()
+    theirs = await make_broker(prefix=ours.prefix + "other:")
+    async with ours.subscribe("c") as sub_ours, theirs.subscribe("c") as sub_theirs:
+        await theirs.publish("c", "theirs")
+        assert await next_event(sub_theirs) == Message("c", b"theirs")
+        await assert_silent(sub_ours)
+    await ours.hincrby("h", "f", 1)
+    assert await theirs.hgetall("h") == {}
+    assert await ours.acquire_lease("L", "me", 5) is not None
+    assert await theirs.lease_holder("L") is None
+
+
+async def test_unsubscribe_on_context_exit(broker: Broker) -> None:
+    async with broker.subscribe("c") as staying:
+        async with broker.subscribe("c") as leaving:
+            pass
+        assert leaving.closed
+        assert [event async for event in leaving] == []
+        await broker.publish("c", "after leaving")
+        assert await next_event(staying) == Message("c", b"after leaving")
+        assert leaving.qsize() == 0
+        assert await remote_subscriber_count(broker, "c") == 1
+    assert await remote_subscriber_count(broker, "c") == 0
+    async with broker.subscribe("c") as again:  # a channel can be subscribed again
+        await broker.publish("c", "again")
+        assert await next_event(again) == Message("c", b"again")
+
+
+async def test_cancelled_consumer_still_unsubscribes(broker: Broker) -> None:
+    entered = asyncio.Event()
+
+    async def consume() -> None:
+        async with broker.subscribe("c") as sub:
+            entered.set()
+            async for _ in sub:
+                pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(entered.wait(), 2)
+    assert await remote_subscriber_count(broker, "c") == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.05)
+    assert await remote_subscriber_count(broker, "c") == 0
+
+
+async def test_slow_subscriber_gets_overflow_gap_without_blocking_others(broker: Broker) -> None:
+    async with broker.subscribe("c", max_queue=4) as slow, broker.subscribe("c", max_queue=100) as fast:
+        for i in range(10):
+            await broker.publish("c", str(i))
+        assert [(await next_event(fast)).data for _ in range(10)] == [  # type: ignore[union-attr]
+            str(i).encode() for i in range(10)
+        ]
+        # queue of 4: m0-m3 queued, m4 overflows (5 lost), m5-m7 queued, m8 overflows again
+        # (9 lost in all), then m9 queues behind the gap.
+        assert await next_event(slow) == Gap("c", GapReason.OVERFLOW, dropped=9)
+        assert await next_event(slow) == Message("c", b"9")
+        await broker.publish("c", "after the gap")
+        assert await next_event(slow) == Message("c", b"after the gap")
+        assert await next_event(fast) == Message("c", b"after the gap")
+
+
+async def test_broker_wide_max_queue(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_queue=2)
+    async with broker.subscribe("c") as sub:
+        for i in range(3):
+            await broker.publish("c", str(i))
+        await asyncio.sleep(0.1)
+        assert await next_event(sub) == Gap("c", GapReason.OVERFLOW, dropped=3)
+
+
+# --- lifecycle ---
+
+
+async def test_healthy_while_open_and_closed_after(make_broker: MakeBroker) -> None:
+    broker = await make_broker()
+    assert broker.healthy
+    await broker.aclose()
+    assert not broker.healthy
+    with pytest.raises(BrokerClosed):
+        await broker.publish("c", "x")
+    with pytest.raises(BrokerClosed):
+        await broker.acquire_lease("L", "me", 1)
+    with pytest.raises(BrokerClosed):
+        async with broker.subscribe("c"):
+            pass
+    await broker.aclose()  # idempotent
+
+
+async def test_closing_the_broker_ends_subscriptions(make_broker: MakeBroker) -> None:
+    broker = await make_broker()
+    received: list[object] = []
+    entered = asyncio.Event()
+
+    async def consume() -> None:
+        async with broker.subscribe("c") as sub:
+            entered.set()
+            async for event in sub:
+                received.append(event)
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(entered.wait(), 2)
+    await broker.publish("c", "last")
+    await asyncio.sleep(0.1)
+    await broker.aclose()
+    await asyncio.wait_for(task, 2)
+    assert received == [Message("c", b"last")]
+
+
+# --- leases ---
+
+
+async def test_lease_acquire_and_conflicting_acquire(broker: Broker) -> None:
+    token = await broker.acquire_lease("table:7", "proc-a", 5)
+    assert isinstance(token, int)
+    assert await broker.acquire_lease("table:7", "proc-b", 5) is None
+    assert await broker.acquire_lease("table:7", "proc-a", 5) == token  # re-acquire is idempotent
+    assert await broker.lease_holder("table:7") == LeaseHolder("proc-a", token)
+    assert await broker.lease_holder("table:8") is None
+
+
+async def test_lease_renew_only_by_holder_and_it_extends(broker: Broker) -> None:
+    token = await broker.acquire_lease("L", "a", 0.4)
+    assert token is not None
+    assert not await broker.renew_lease("L", "b", token, 5)
+    assert not await broker.renew_lease("L", "a", token + 1, 5)
+    await asyncio.sleep(0.25)
+    assert await broker.renew_lease("L", "a", token, 0.4)
+    await asyncio.sleep(0.25)  # past the first expiry, within the renewed one
+    assert await broker.lease_holder("L") == LeaseHolder("a", token)
+
+
+async def test_lease_expiry_then_takeover_with_larger_token(broker: Broker) -> None:
+    first = await broker.acquire_lease("L", "a", 0.15)
+    assert first is not None
+    await asyncio.sleep(0.3)
+    assert await broker.lease_holder("L") is None
+    second = await broker.acquire_lease("L", "b", 5)
+    assert second is not None and second > first
+    assert not await broker.renew_lease("L", "a", first, 5)
+    assert not await broker.release_lease("L", "a", first)
+    assert await broker.lease_holder("L") == LeaseHolder("b", second)
+
+
+async def test_lease_release_only_by_holder(broker: Broker) -> None:
+    token = await broker.acquire_lease("L", "a", 5)
+    assert token is not None
+    assert not await broker.release_lease("L", "b", token)
+    assert not await broker.release_lease("L", "a", token + 1)
+    assert await broker.lease_holder("L") == LeaseHolder("a", token)
+    assert await broker.release_lease("L", "a", token)
+    assert await broker.lease_holder("L") is None
+    assert not await broker.release_lease("L", "a", token)
+    later = await broker.acquire_lease("L", "b", 5)
+    assert later is not None and later > token
+
+
+async def test_owner_names_may_contain_colons(broker: Broker) -> None:
+    token = await broker.acquire_lease("L", "host:1234:abc", 5)
+    assert token is not None
+    assert await broker.lease_holder("L") == LeaseHolder("host:1234:abc", token)
+    assert await broker.acquire_lease("L", "host", 5) is None
+
+
+async def test_lease_contention_across_brokers_has_one_winner(make_broker: MakeBroker) -> None:
+    brokers = [await make_broker() for _ in range(4)]
+    results = await asyncio.gather(
+        *(b.acquire_lease("table:1", f"proc-{i}", 5) for i, b in enumerate(brokers))
+    )
+    winners = [i for i, token in enumerate(results) if token is not None]
+    assert len(winners) == 1
+    holder = await brokers[-1].lease_holder("table:1")
+    assert holder == LeaseHolder(f"proc-{winners[0]}", results[winners[0]])
+
+
+async def test_lease_arguments_are_checked(broker: Broker) -> None:
+    with pytest.raises(ValueError):
+        await broker.acquire_lease("L", "a", 0)
+    with pytest.raises(ValueError):
+        await broker.acquire_lease("", "a", 1)
+    with pytest.raises(ValueError):
+        await broker.acquire_lease("L", "", 1)
+
+
+# --- counters and sets ---
+
+
+async def test_counters(make_broker: MakeBroker) -> None:
+    first, second = await make_broker(), await make_broker()
+    assert await first.hgetall("seats") == {}
+    assert await first.hincrby("seats", "table:1") == 1
+    assert await second.hincrby("seats", "table:1", 2) == 3
+    assert await second.hincrby("seats", "table:2", -1) == -1
+    assert await first.hgetall("seats") == {"table:1": 3, "table:2": -1}
+    assert await first.hdel("seats", "table:2", "missing") == 1
+    assert await second.hgetall("seats") == {"table:1": 3}
+    assert await first.hdel("seats") == 0
+
+
+async def test_sets(make_broker: MakeBroker) -> None:
+    first, second = await make_broker(), await make_broker()
+    assert await first.smembers("live") == set()
+    assert await first.sadd("live", "t1", "t2") == 2
+    assert await second.sadd("live", "t2", "t3") == 1
+    assert await second.smembers("live") == {"t1", "t2", "t3"}
+    assert await first.srem("live", "t1", "nope") == 1
+    assert await first.smembers("live") == {"t2", "t3"}
+    assert await first.delete("live", "absent") == 1
+    assert await second.smembers("live") == set()

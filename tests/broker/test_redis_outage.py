@@ -1,0 +1,95 @@
+"""Redis going away and coming back, on a private redis-server that the test kills and restarts.
+
+The shared Redis on 6379 is never touched here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.broker import BrokerUnavailable, Gap, GapReason, Message, open_broker
+from tests.broker.conftest import OwnRedis, assert_silent, next_event, wait_until
+
+pytestmark = pytest.mark.redis
+
+
+async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRedis) -> None:
+    # Default backoff (0.1 s doubling to 2 s): the outage lasts ~1.2 s, so recovery comes
+    # within a few attempts.
+    broker = open_broker(own_redis.url, prefix="outage:")
+    async with broker, broker.subscribe("table:1") as sub, broker.subscribe("table:2") as other:
+        await broker.publish("table:1", "before")
+        assert await next_event(sub) == Message("table:1", b"before")
+        token = await broker.acquire_lease("table:1", "proc-a", 30)
+        assert token is not None
+
+        own_redis.kill()
+        await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        with pytest.raises(BrokerUnavailable):
+            await broker.publish("table:1", "lost")
+        with pytest.raises(BrokerUnavailable):
+            await broker.renew_lease("table:1", "proc-a", token, 30)
+        with pytest.raises(BrokerUnavailable):
+            await broker.hincrby("seats", "table:1", 1)
+        with pytest.raises(BrokerUnavailable):
+            async with broker.subscribe("table:3"):
+                pass
+        await asyncio.sleep(1.0)
+        with pytest.raises(BrokerUnavailable):
+            await broker.publish("table:1", "still down")
+        assert not broker.healthy
+
+        own_redis.start()  # same port, empty dataset
+        await wait_until(lambda: broker.healthy, 6, "the broker reconnects by itself")
+        for s, channel in ((sub, "table:1"), (other, "table:2")):
+            assert await next_event(s) == Gap(channel, GapReason.RECONNECT, None)
+
+        await broker.publish("table:1", "after")
+        assert await next_event(sub) == Message("table:1", b"after")
+        await assert_silent(other)
+
+        # The restarted server lost the lease; a new one gets a larger fencing token
+        # because the fence counter is reseeded from the server clock.
+        assert await broker.lease_holder("table:1") is None
+        later = await broker.acquire_lease("table:1", "proc-b", 30)
+        assert later is not None and later > token
+        async with broker.subscribe("table:3") as third:
+            await broker.publish("table:3", "new channel works")
+            assert await next_event(third) == Message("table:3", b"new channel works")
+
+
+async def test_channels_left_during_the_outage_are_not_resubscribed(own_redis: OwnRedis) -> None:
+    broker = open_broker(own_redis.url, prefix="outage:", reconnect_max_s=0.3)
+    async with broker, broker.subscribe("kept") as kept:
+        async with broker.subscribe("dropped"):
+            own_redis.kill()
+            await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        own_redis.start()
+        await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
+        assert await next_event(kept) == Gap("kept", GapReason.RECONNECT, None)
+        numsub = dict(await broker._redis.pubsub_numsub(b"outage:ch:kept", b"outage:ch:dropped"))  # type: ignore[attr-defined]
+        assert numsub == {b"outage:ch:kept": 1, b"outage:ch:dropped": 0}
+
+
+async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
+    async with open_broker(
+        own_redis.url,
+        prefix="outage:",
+        health_interval_s=0.2,
+        connect_timeout_s=0.5,
+        command_timeout_s=0.5,
+        reconnect_max_s=0.4,
+    ) as broker, broker.subscribe("c") as sub:
+        own_redis.pause()  # sockets stay open, nothing answers
+        try:
+            await wait_until(lambda: not broker.healthy, 3, "the watchdog notices the silence")
+            with pytest.raises(BrokerUnavailable):
+                await broker.publish("c", "into the void")
+        finally:
+            own_redis.resume()
+        await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
+        assert await next_event(sub) == Gap("c", GapReason.RECONNECT, None)
+        await broker.publish("c", "back")
+        assert await next_event(sub) == Message("c", b"back")
