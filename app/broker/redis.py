@@ -355,13 +355,15 @@ class RedisBroker(Broker):
                             [(b"subscribe", full) for full in fulls],
                             self._command_timeout_s,
                         )
-            except (*_LOST, RedisError, BrokerUnavailable) as exc:
+            except BaseException as exc:  # cancellation included: never leak the half-open link
                 if link is not None:
                     await link.aclose(f"connect failed: {exc!r}")
                 else:
                     with contextlib.suppress(Exception):
                         await conn.disconnect(nowait=True)
-                raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
+                if isinstance(exc, (*_LOST, RedisError, BrokerUnavailable)):
+                    raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
+                raise
             self._link = link
             self._remote = set(channels)
             if reconnect:

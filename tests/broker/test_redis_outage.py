@@ -93,3 +93,16 @@ async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
         assert await next_event(sub) == Gap("c", GapReason.RECONNECT, None)
         await broker.publish("c", "back")
         assert await next_event(sub) == Message("c", b"back")
+
+
+async def test_closing_during_an_outage_leaves_no_tasks_behind(own_redis: OwnRedis) -> None:
+    broker = open_broker(own_redis.url, prefix="outage:", reconnect_max_s=0.2)
+    await broker.start()
+    async with broker.subscribe("c") as sub:
+        own_redis.kill()
+        await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        await asyncio.sleep(0.3)  # the supervisor is now retrying
+        await asyncio.wait_for(broker.aclose(), 2)
+        assert [event async for event in sub] == []
+    leftovers = [t for t in asyncio.all_tasks() if t.get_name().startswith("broker-") and not t.done()]
+    assert leftovers == []
