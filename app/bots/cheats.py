@@ -1,0 +1,64 @@
+"""Cheating tables: which moves of the current bout this seat can *prove* broke a card rule.
+
+Only the public moves (``view["moves"]``), the trump, the cap and the limits announced in public
+events are used; a move is reported only when the rule book makes it illegal beyond doubt.
+"""
+
+from __future__ import annotations
+
+from app.bots.memory import Memory
+from app.bots.table import Json, Table, card, cards
+from app.engine.cards import Card
+
+
+def provable_cheats(view: Json, t: Table, memory: Memory) -> list[int]:
+    """Indices of moves of the current bout, by other seats, that are certainly illegal."""
+    moves: list[Json] = view.get("moves") or []
+    transfers = sum(1 for m in moves if m.get("type") == "transfer")
+    aligned = len(memory.transfer_limits) == transfers
+    limits: list[int | None] = [memory.first_limit]
+    limits.extend(memory.transfer_limits if aligned else [None] * transfers)
+    if t.allowance > 0:
+        # The allowance now pins the current defender's limit: min(cap, limit) = allowance + table.
+        current = t.allowance + len(t.attacks)
+        if current < t.cap:
+            limits[-1] = current
+        elif limits[-1] is None:
+            limits[-1] = t.cap  # min(cap, limit) is all that matters
+    cap = t.cap
+    found: list[int] = []
+    table: list[tuple[Card, Card | None]] = []
+    segment = 0
+    for index, move in enumerate(moves):
+        kind = move.get("type")
+        seat = move.get("seat")
+        cheat = False
+        if kind == "lead":
+            table = [(c, None) for c in cards(move["cards"])]
+        elif kind == "throw_in":
+            played = cards(move["cards"])
+            ranks = {a.rank for a, _ in table} | {c.rank for _, c in table if c is not None}
+            limit = limits[segment]
+            over = limit is not None and len(table) + len(played) > min(cap, limit)
+            cheat = over or any(c.rank not in ranks for c in played)
+            table.extend((c, None) for c in played)
+        elif kind == "cover":
+            index_attack = int(move["attack"])
+            cover = card(move["card"])
+            if 0 <= index_attack < len(table):
+                attack = table[index_attack][0]
+                if not t.beats(cover, attack):
+                    cheat = True
+                table[index_attack] = (attack, cover)
+        elif kind == "transfer":
+            played = cards(move["cards"])
+            attack_ranks = sorted({a.rank for a, _ in table})
+            total = len(table) + len(played)
+            segment = min(segment + 1, len(limits) - 1)
+            new_limit = limits[segment]
+            short = new_limit is not None and new_limit < total
+            cheat = short or total > cap or sorted(c.rank for c in played) != attack_ranks
+            table.extend((c, None) for c in played)
+        if cheat and seat != t.seat:
+            found.append(index)
+    return found
