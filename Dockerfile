@@ -5,12 +5,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     DURAK_HOST=0.0.0.0 \
-    DURAK_PORT=8000
+    DURAK_PORT=8000 \
+    DURAK_DATABASE_URL=sqlite+aiosqlite:////srv/durak/data/durak.sqlite3
 
 WORKDIR /srv/durak
-RUN useradd --system --create-home --uid 10001 durak
+# The only writable place for the app user: the SQLite file of the embedded default.
+RUN useradd --system --create-home --uid 10001 durak \
+    && mkdir -p /srv/durak/data \
+    && chown durak /srv/durak/data
 
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY migrations ./migrations
 COPY web ./web
@@ -20,4 +24,5 @@ USER 10001
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/api/health', timeout=2).status == 200 else 1)"]
+# Applies the migrations, then serves (docker-compose.yml also runs them once in "migrate").
 CMD ["python", "-m", "app"]
