@@ -244,6 +244,8 @@ class RedisBroker(Broker):
         if urlsplit(url).scheme not in ("redis", "rediss"):
             raise ValueError(f"not a redis:// URL: {url!r}")
         next(backoff_delays(reconnect_initial_s, reconnect_max_s))  # validates the pair
+        if not (health_interval_s > 0 and connect_timeout_s > 0 and command_timeout_s > 0):
+            raise ValueError("health_interval_s, connect_timeout_s and command_timeout_s must be positive")
         self._reconnect = (reconnect_initial_s, reconnect_max_s)
         self._health_interval_s = health_interval_s
         self._connect_timeout_s = connect_timeout_s
