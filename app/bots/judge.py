@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.engine.cards import DECK_RANKS, Card, beats
-
 from app.bots.table import Table
+from app.engine.cards import DECK_RANKS, Card, beats
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,12 +25,17 @@ class NormalBot(BaseBot):
         return Judge(t, self.weights)
 
     def decide(self, t: Table, honest: list[Json]) -> Json | None:
+        ranked = self.ranked(t, honest)
+        return ranked[0] if ranked else None
+
+    def ranked(self, t: Table, honest: list[Json]) -> list[Json]:
+        """The honest actions, best first (by this bot's judgement)."""
         j = self.judge(t)
         if of_type(honest, "lead"):
-            return self.lead(t, j, honest)
+            return self.rank_leads(t, j, honest)
         if t.seat == t.defender and not t.taking:
-            return self.defend(t, j, honest)
-        return self.throw_in(t, j, honest, must=True)
+            return self.rank_defence(t, j, honest)
+        return self.rank_throw_ins(t, j, honest)
 
     # ------------------------------------------------------------------ attack
 
@@ -41,10 +46,10 @@ class NormalBot(BaseBot):
         cost -= 0.25 * (len(played) - 1)
         return cost
 
-    def lead(self, t: Table, j: Judge, honest: list[Json]) -> Json:
+    def rank_leads(self, t: Table, j: Judge, honest: list[Json]) -> list[Json]:
         leads = of_type(honest, "lead")
         counts = Counter(c.rank for c in t.hand)
-        return min(leads, key=lambda a: self.lead_score(t, j, cards(a["cards"]), counts))
+        return sorted(leads, key=lambda a: self.lead_score(t, j, cards(a["cards"]), counts))
 
     def throw_gain(self, t: Table, j: Judge, c: Card, shed_so_far: int) -> float:
         """What throwing ``c`` in now is worth to this seat (positive: throw)."""
@@ -63,23 +68,22 @@ class NormalBot(BaseBot):
     def unbeatable_bonus(self, t: Table, j: Judge, defender: int, c: Card) -> float:
         return 0.3 if self.memory.lacks(defender, c) else 0.0
 
-    def throw_in(self, t: Table, j: Judge, honest: list[Json], must: bool) -> Json | None:
-        throws = of_type(honest, "throw_in")
-        passes = of_type(honest, "pass")
-        best: Json | None = None
-        best_gain = 0.0
-        for action in throws:
-            played = cards(action["cards"])
-            gain = sum(self.throw_gain(t, j, c, i) for i, c in enumerate(played))
-            if self.finishes(t, played):
-                gain += 5.0
-            if gain > best_gain:
-                best, best_gain = action, gain
-        if best is not None:
-            return best
-        if passes:
-            return passes[0]
-        return (throws[0] if throws else None) if must else None
+    def rank_throw_ins(self, t: Table, j: Judge, honest: list[Json]) -> list[Json]:
+        """Throw-ins by gain, the pass placed where a gain of zero would be."""
+        scored: list[tuple[float, int, Json]] = []
+        for index, action in enumerate(honest):
+            if action["type"] == "throw_in":
+                played = cards(action["cards"])
+                gain = sum(self.throw_gain(t, j, c, i) for i, c in enumerate(played))
+                if self.finishes(t, played):
+                    gain += 5.0
+            elif action["type"] == "pass":
+                gain = 0.0
+            else:
+                continue
+            scored.append((-gain, index, action))
+        scored.sort(key=lambda s: (s[0], s[1]))
+        return [action for _, _, action in scored]
 
     def finishes(self, t: Table, played: tuple[Card, ...]) -> bool:
         return t.stock == 0 and len(played) == len(t.hand)
@@ -105,7 +109,8 @@ class NormalBot(BaseBot):
         spent = sum(j.value(c) for c in played) - j.refill_gain(len(played), hand_after)
         return spent - self.weights.transfer_gain * (len(t.attacks) + len(played))
 
-    def defend(self, t: Table, j: Judge, honest: list[Json]) -> Json | None:
+    def rank_defence(self, t: Table, j: Judge, honest: list[Json]) -> list[Json]:
+        """Take, transfers and the planned cover by cost; other covers after, cheapest card first."""
         covers = of_type(honest, "cover")
         transfers = of_type(honest, "transfer")
         take = of_type(honest, "take")
@@ -115,15 +120,17 @@ class NormalBot(BaseBot):
         for action in transfers:
             options.append((self.transfer_cost(t, j, cards(action["cards"])), action))
         plan = self.cover_plan(t, j)
+        planned: Json | None = None
         if plan is not None:
             cost, first = plan
             for action in covers:
                 if action["attack"] == first[0] and card(action["card"]) == first[1]:
                     options.append((cost, action))
+                    planned = action
                     break
-        if not options:
-            return covers[0] if covers else None
-        return min(options, key=lambda o: o[0])[1]
+        options.sort(key=lambda o: o[0])
+        rest = sorted((a for a in covers if a is not planned), key=lambda a: j.value(card(a["card"])))
+        return [action for _, action in options] + rest
 
     def cover_plan(self, t: Table, j: Judge) -> tuple[float, tuple[int, Card]] | None:
         """The cheapest full defence of the uncovered attacks: its cost and the first cover."""
