@@ -1,32 +1,63 @@
-"""The ASGI application: ``create_app()`` wires routers and the static web client."""
+"""The ASGI application: ``create_app()`` wires the database, the broker, the live tables, the
+routers and the static web client."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, WebSocket
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.api.routes import accounts, admin, auth, health, matches
+from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.broker import open_broker
 from app.config import Settings, get_settings
 from app.db.session import Database
+from app.metrics import LIVE_TABLES, REGISTRY
+from app.tables.bot_runner import BotRunner
+from app.tables.db_hooks import DbHooks
+from app.tables.registry import TableRegistry
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+log = logging.getLogger("durak")
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Open the database engine (``app.state.db``) for the life of the app; the schema itself is
-    created by the migrations (``python -m app`` applies them before serving)."""
+    """Open the database engine, the broker and the table registry for the life of the app; the
+    schema itself is created by the migrations (``python -m app`` applies them before serving).
+    On shutdown, connected clients are told (``bye``, close code 1012) and in-flight commands finish."""
     settings: Settings = app.state.settings
     db = Database(settings.database_url)
     app.state.db = db
+    app.state.sockets = set()
     try:
-        yield
+        async with open_broker(settings.broker_url) as broker:
+            app.state.broker = broker
+            async with TableRegistry(broker, DbHooks(db), BotRunner()) as registry:
+                app.state.tables = registry
+                LIVE_TABLES.set_function(lambda: len(registry.tables))
+                try:
+                    yield
+                finally:
+                    await _say_goodbye(app.state.sockets)
     finally:
         await db.dispose()
+
+
+async def _say_goodbye(sockets: set[WebSocket]) -> None:
+    async def close(ws: WebSocket) -> None:
+        with contextlib.suppress(Exception):
+            await ws.send_json({"type": "bye", "code": "shutdown", "message": "server restarting, reconnect"})
+            await ws.close(code=1012, reason="server restarting")
+
+    await asyncio.gather(*(close(ws) for ws in list(sockets)))
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -38,6 +69,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(accounts.router)
     app.include_router(matches.router)
     app.include_router(admin.router)
+    app.include_router(tables.router)
+    app.include_router(play.router)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
     if WEB_DIR.is_dir():
+        index = WEB_DIR / "index.html"
+
+        @app.get("/t/{code}", include_in_schema=False)
+        @app.get("/w/{code}", include_in_schema=False)
+        async def table_page(code: str) -> FileResponse:
+            return FileResponse(index)
+
         app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")
     return app

@@ -1,0 +1,223 @@
+"""The table websocket: ``/ws/tables/{code}``, authenticated by the session cookie at the handshake.
+
+Each connection subscribes to its person channel (views for its seat, replies to its commands) and
+to the table's spectator channel; it forwards commands to the table actor's inbox. It never holds
+game state itself, so the actor may live in another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import time
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+
+from app.api.deps import COOKIE_NAME, account_from_cookie
+from app.api.protocol import PLAY_COMMANDS, client_message
+from app.api.routes.tables import principal_of
+from app.broker import BrokerError, Gap
+from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
+from app.tables import channels
+from app.tables.registry import TableGone, TableRegistry
+from app.tables.spec import Principal
+
+router = APIRouter()
+
+MAX_FRAME = 64 * 1024
+BURST = 20
+RATE_PER_S = 10.0
+
+
+class TokenBucket:
+    def __init__(self, burst: int = BURST, rate: float = RATE_PER_S) -> None:
+        self.capacity = float(burst)
+        self.tokens = float(burst)
+        self.rate = rate
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+@router.websocket("/ws/tables/{code}")
+async def table_socket(websocket: WebSocket, code: str) -> None:
+    app = websocket.app
+    settings = app.state.settings
+    registry: TableRegistry = app.state.tables
+    origin = websocket.headers.get("origin")
+    if origin is not None and origin not in settings.allowed_origins:
+        await websocket.close(code=1008, reason="origin not allowed")  # before accept: HTTP 403
+        return
+    cookie = websocket.cookies.get(COOKIE_NAME)
+    user = account_from_cookie(cookie, settings)
+    if cookie and user is None:
+        await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
+        return
+    try:
+        table_code, watch_only = registry.resolve(code)
+    except TableGone:
+        await websocket.accept()
+        await websocket.close(code=4004, reason="no table with that code")
+        return
+    conn = secrets.token_hex(8)
+    if user is None or watch_only:
+        principal = Principal(key=f"anon:{conn}", name="spectator")
+    else:
+        principal = principal_of(user)
+    await websocket.accept()
+    sockets: set[WebSocket] = app.state.sockets
+    sockets.add(websocket)
+    CONNECTIONS.inc()
+    connection = Connection(websocket, registry, table_code, principal, conn)
+    try:
+        await connection.run()
+    finally:
+        sockets.discard(websocket)
+        CONNECTIONS.dec()
+
+
+class Connection:
+    def __init__(
+        self, websocket: WebSocket, registry: TableRegistry, code: str, principal: Principal, conn: str
+    ) -> None:
+        self.ws = websocket
+        self.registry = registry
+        self.broker = registry.broker
+        self.code = code
+        self.principal = principal
+        self.conn = conn
+        self.seated = False
+        self.last_version = -1
+        self.sent_at: dict[str, float] = {}
+        self.bucket = TokenBucket()
+        self.send_lock = asyncio.Lock()
+
+    async def send(self, payload: dict[str, Any] | str) -> None:
+        text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+        async with self.send_lock:
+            await self.ws.send_text(text)
+
+    async def error(self, cmd_id: Any, code: str, message: str) -> None:
+        ERRORS.labels(code).inc()
+        await self.send(
+            {"type": "error", "id": cmd_id if isinstance(cmd_id, str) else None, "code": code, "message": message}
+        )
+
+    async def to_actor(self, message: dict[str, Any]) -> None:
+        message = {**message, "principal": self.principal.to_json(), "conn": self.conn}
+        await self.broker.publish(channels.inbox(self.code), json.dumps(message))
+
+    async def run(self) -> None:
+        async with (
+            self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine,
+            self.broker.subscribe(channels.watch(self.code)) as watching,
+        ):
+            pumps = [
+                asyncio.create_task(self.forward(mine, personal=True)),
+                asyncio.create_task(self.forward(watching, personal=False)),
+            ]
+            try:
+                await self.read()
+            finally:
+                for task in pumps:
+                    task.cancel()
+                with contextlib.suppress(Exception):
+                    await self.to_actor({"op": "bye"})
+
+    async def forward(self, sub: Any, *, personal: bool) -> None:
+        async for item in sub:
+            if isinstance(item, Gap):
+                # Messages may be lost: ask the actor for a fresh snapshot from the last version seen.
+                with contextlib.suppress(Exception):
+                    await self.to_actor({"op": "hello", "last_version": self.last_version})
+                continue
+            try:
+                message = json.loads(item.data)
+            except ValueError:
+                continue
+            if personal:
+                target = message.pop("conn", None)
+                if target is not None and target != self.conn:
+                    continue
+                if message.get("type") in ("update", "welcome"):
+                    self.seated = message.get("seat") is not None
+            elif self.seated:
+                continue
+            if message.get("type") in ("update", "welcome"):
+                self.last_version = max(self.last_version, int(message.get("version", -1)))
+            if message.get("type") in ("ack", "error") and isinstance(message.get("id"), str):
+                started = self.sent_at.pop(message["id"], None)
+                if started is not None:
+                    COMMAND_LATENCY.observe(time.perf_counter() - started)
+                if message.get("type") == "error":
+                    ERRORS.labels(str(message.get("code"))).inc()
+            try:
+                await self.send(message)
+            except Exception:
+                return
+
+    async def read(self) -> None:
+        while True:
+            try:
+                text = await self.ws.receive_text()
+            except (WebSocketDisconnect, RuntimeError):
+                return
+            except KeyError:  # a binary frame
+                await self.error(None, "bad_message", "frames must be JSON text")
+                continue
+            if len(text) > MAX_FRAME:
+                await self.ws.close(code=1009, reason="frame larger than 64 KiB")
+                return
+            if not self.bucket.take():
+                ERRORS.labels("rate_limited").inc()
+                with contextlib.suppress(Exception):
+                    await self.send({"type": "bye", "code": "rate_limited", "message": "too many messages"})
+                    await self.ws.close(code=4008, reason="rate limit exceeded")
+                return
+            try:
+                await self.handle(text)
+            except BrokerError as exc:
+                await self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+
+    async def handle(self, text: str) -> None:
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            await self.error(None, "bad_json", "the frame is not valid JSON")
+            return
+        cmd_id = raw.get("id") if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        try:
+            message = client_message.validate_python(raw)
+        except ValidationError as exc:
+            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "ping"):
+                await self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
+            else:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"][1:]) or kind
+                await self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
+            return
+        COMMANDS.labels(message.type).inc()
+        if message.type == "ping":
+            await self.send({"type": "pong", "id": message.id})
+            return
+        if message.type == "hello":
+            await self.to_actor({"op": "hello", "last_version": message.last_version})
+            return
+        data = message.model_dump(exclude_none=True)
+        op = data.pop("type")
+        self.sent_at[data["id"]] = time.perf_counter()
+        if len(self.sent_at) > 256:
+            self.sent_at.pop(next(iter(self.sent_at)))
+        await self.to_actor({"op": op, **data})

@@ -1,0 +1,253 @@
+"""Lobby REST: open a table, list open tables, join, leave, bots, start, rematch; a live lobby feed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
+from app.api.errors import responses
+from app.db import accounts
+from app.engine import PRESET_LABELS, Rules, RulesError
+from app.tables.registry import TableGone, TableRegistry
+from app.tables.spec import Principal, TableSpec
+
+router = APIRouter(prefix="/api", tags=["tables"])
+
+
+def get_registry(request: Request) -> TableRegistry:
+    registry: TableRegistry = request.app.state.tables
+    return registry
+
+
+RegistryDep = Annotated[TableRegistry, Depends(get_registry)]
+
+
+def principal_of(user: SessionInfo) -> Principal:
+    return Principal(key=user.key, name=user.name, account_id=user.account_id, is_admin=user.is_admin)
+
+
+class TableCreate(BaseModel):
+    """Every parameter of §1 of the rule book, or a preset (§11) plus the creator's choices."""
+
+    model_config = ConfigDict(extra="forbid")
+    preset: Literal["durak_peak", "classic36", "durac1993"] = "durak_peak"
+    deck: Literal[24, 36, 52] | None = None
+    seats: int = Field(default=2, ge=2, le=6)
+    circle: Literal["neighbours", "all"] | None = None
+    transfer: bool | None = None
+    draws: bool | None = None
+    timer: int = Field(default=30, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
+    stake: int = Field(default=0, ge=0, le=1_000_000)
+    cheating: bool = False
+    private: bool = False
+    name: str = Field(default="", max_length=40)
+    bot_delay_ms: int = Field(default=600, ge=0, le=5000)
+
+
+class TableCreated(BaseModel):
+    code: str
+    watch_code: str
+    invite_url: str
+    watch_url: str
+    table: dict[str, Any]
+
+
+class SeatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seat: int | None = Field(default=None, ge=0, le=5)
+
+
+class BotRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    level: Literal["easy", "normal", "hard"] = "normal"
+    seat: int | None = Field(default=None, ge=0, le=5)
+
+
+class Preset(BaseModel):
+    name: str
+    label: str
+
+
+def _validation_error(field: str, message: str) -> HTTPException:
+    """A 422 in FastAPI's own shape, naming the parameter at fault."""
+    return HTTPException(422, detail=[{"loc": ["body", field], "msg": message, "type": "value_error"}])
+
+
+def _urls(request: Request, code: str, watch_code: str) -> tuple[str, str]:
+    base = str(request.base_url).rstrip("/")
+    return f"{base}/t/{code}", f"{base}/w/{watch_code}"
+
+
+@router.get("/presets", responses={200: {"description": "The house-rule presets and their rules."}})
+async def presets() -> list[Preset]:
+    return [Preset(name=name, label=label) for name, label in PRESET_LABELS.items()]
+
+
+@router.post(
+    "/tables",
+    status_code=201,
+    responses={**responses(401, 403), 422: {"description": "A parameter is invalid; `loc` names it."}},
+)
+async def create_table(
+    body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep
+) -> TableCreated:
+    if body.stake > 0 and user.is_guest:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can open only free tables; sign up")
+    choices = body.model_dump(exclude={"preset", "private", "name", "bot_delay_ms"}, exclude_none=True)
+    try:
+        rules = Rules.for_preset(body.preset, **choices)
+    except RulesError as exc:
+        raise _validation_error(exc.field, exc.reason) from exc
+    spec = TableSpec(
+        rules=rules,
+        creator=principal_of(user),
+        name=body.name.strip() or f"{user.name}'s table",
+        private=body.private,
+        bot_delay_ms=body.bot_delay_ms,
+    )
+    actor = await registry.create(spec)
+    invite, watch = _urls(request, spec.code, spec.watch_code)
+    return TableCreated(
+        code=spec.code, watch_code=spec.watch_code, invite_url=invite, watch_url=watch, table=actor.info()
+    )
+
+
+@router.get("/tables", responses={200: {"description": "Open public tables, newest first."}})
+async def list_tables(
+    registry: RegistryDep,
+    deck: Annotated[Literal[24, 36, 52] | None, Query()] = None,
+    seats: Annotated[int | None, Query(ge=2, le=6)] = None,
+    stake_min: Annotated[int | None, Query(ge=0)] = None,
+    stake_max: Annotated[int | None, Query(ge=0)] = None,
+    transfer: Annotated[bool | None, Query()] = None,
+    circle: Annotated[Literal["neighbours", "all"] | None, Query()] = None,
+) -> list[dict[str, Any]]:
+    rows = []
+    for row in registry.lobby():
+        rules = row["rules"]
+        if deck is not None and rules["deck"] != deck:
+            continue
+        if seats is not None and rules["seats"] != seats:
+            continue
+        if stake_min is not None and rules["stake"] < stake_min:
+            continue
+        if stake_max is not None and rules["stake"] > stake_max:
+            continue
+        if transfer is not None and rules["transfer"] != transfer:
+            continue
+        if circle is not None and rules["circle"] != circle:
+            continue
+        rows.append(row)
+    return rows
+
+
+async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo | None, **args: Any) -> dict[str, Any]:
+    try:
+        table_code, watch_only = registry.resolve(code)
+    except TableGone:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
+    if watch_only and op != "info":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
+    principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
+    try:
+        reply = await registry.call(table_code, op, principal, **args)
+    except (TimeoutError, TableGone):
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
+    if reply.get("type") == "error":
+        code_ = reply.get("code", "error")
+        http = {
+            "not_creator": 403,
+            "guests_free_tables_only": 403,
+            "not_seated": 409,
+            "bad_seat": 422,
+            "bad_level": 422,
+        }.get(code_, 409)
+        raise HTTPException(http, detail=f"{code_}: {reply.get('message')}")
+    return reply
+
+
+@router.get("/tables/{code}", responses=responses(404, 503))
+async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
+    reply = await _call(registry, code, "info", None)
+    table: dict[str, Any] = reply["table"]
+    _, watch_only = registry.resolve(code)
+    table["watch_only"] = watch_only
+    if watch_only:
+        table["code"] = None  # a spectator link never reveals the invite code
+    return table
+
+
+@router.post("/tables/{code}/join", responses={**responses(401, 403, 404, 409, 503), 422: {"description": "Bad seat."}})
+async def join_table(
+    code: str, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: SeatRequest | None = None
+) -> dict[str, Any]:
+    try:
+        table_code, _ = registry.resolve(code)
+    except TableGone:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
+    stake = registry.tables[table_code].rules.stake if table_code in registry.tables else 0
+    if stake > 0 and user.account_id is not None:
+        async with db.session() as session:
+            found = await accounts.view(session, user.account_id)
+        balance = (found.balance or 0) if found is not None else 0
+        if balance < stake:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
+            )
+    return await _call(registry, code, "join", user, seat=body.seat if body else None)
+
+
+@router.post("/tables/{code}/leave", responses=responses(401, 403, 404, 409, 503))
+async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    return await _call(registry, code, "leave", user)
+
+
+@router.post(
+    "/tables/{code}/bots", responses={**responses(401, 403, 404, 409, 503), 422: {"description": "Bad seat or level."}}
+)
+async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    return await _call(registry, code, "add_bot", user, seat=body.seat, level=body.level)
+
+
+@router.delete(
+    "/tables/{code}/bots/{seat}",
+    responses={**responses(401, 403, 404, 409, 503), 422: {"description": "No bot there."}},
+)
+async def remove_bot(code: str, seat: int, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    return await _call(registry, code, "remove_bot", user, seat=seat)
+
+
+@router.post("/tables/{code}/start", responses=responses(401, 403, 404, 409, 503))
+async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    return await _call(registry, code, "start", user)
+
+
+@router.post("/tables/{code}/rematch", responses=responses(401, 403, 404, 409, 503))
+async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    return await _call(registry, code, "rematch", user)
+
+
+@router.get(
+    "/lobby/stream",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "Server-sent events: the open tables whenever they change.",
+            "content": {"text/event-stream": {}},
+        }
+    },
+)
+async def lobby_stream(registry: RegistryDep) -> StreamingResponse:
+    async def events() -> AsyncIterator[str]:
+        async with registry.lobby_feed() as feed:
+            async for message in feed:
+                yield f"event: lobby\ndata: {json.dumps(message['tables'])}\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})

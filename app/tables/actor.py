@@ -1,0 +1,653 @@
+"""One asyncio actor per live table: the only writer of its match.
+
+Every command reaches the actor through the broker channel ``t:<code>:in`` and is applied one at a
+time; every change bumps ``version`` and is pushed, redacted, to each connected seat on
+``t:<code>:p:<principal>`` and to spectators on ``t:<code>:watch``. Nothing here assumes that the
+connection and the actor live in the same process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from typing import Any
+
+from app.broker import Broker, Gap
+from app.engine import (
+    Forfeit,
+    IllegalAction,
+    Rules,
+    RulesError,
+    State,
+    action_from_json,
+    action_to_json,
+    apply,
+    decision,
+    event_to_json,
+    legal_actions,
+    new_match,
+    payout,
+    public_cards,
+    series_update,
+    timeout_actions,
+    view,
+)
+from app.engine.actions import ActionParseError
+from app.tables import channels
+from app.tables.bot_runner import BotRunner
+from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
+from app.tables.spec import BOT_LEVELS, Principal, Seat, TableSpec
+
+log = logging.getLogger("durak.table")
+
+HISTORY = 64  # versions kept for resuming clients; older gaps get a snapshot
+DEDUPE = 512  # command ids remembered per table
+DISCONNECT_GRACE_S = 60.0  # at a table without a timer: how long a seat waits for its player
+PLAY_TYPES = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
+
+
+class Refused(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class TableActor:
+    def __init__(
+        self,
+        spec: TableSpec,
+        broker: Broker,
+        hooks: MatchHooks,
+        bots: BotRunner,
+        *,
+        on_change: Callable[[TableActor], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.spec = spec
+        self.broker = broker
+        self.hooks = hooks
+        self.bots = bots
+        self.on_change = on_change
+        self.clock = clock
+        self.seats = [Seat(i) for i in range(spec.rules.seats)]
+        self.status = "waiting"  # waiting | playing | finished
+        self.rules: Rules = spec.rules
+        self.game: State | None = None
+        self.match_id: str | None = None
+        self.actions: list[dict[str, Any]] = []
+        self.version = 0
+        self.history: deque[tuple[int, list[dict[str, Any]]]] = deque(maxlen=HISTORY)
+        self.spectators: set[str] = set()
+        self.conn_owner: dict[str, str] = {}  # connection id -> principal key
+        self.series: dict[str, tuple[int, int]] = {}
+        self.deadline: float | None = None
+        self.grace: dict[int, float] = {}
+        self.results: dict[str, Any] | None = None
+        self.next_dealer: int | None = None
+        self.created = time.time()
+        self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._bot_asked: dict[int, int] = {}
+        self._bot_tasks: dict[int, asyncio.Task[None]] = {}
+        self._settle_task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    # ------------------------------------------------------------------ lifetime
+
+    @property
+    def code(self) -> str:
+        return self.spec.code
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"table-{self.code[:8]}")
+        await self._ready.wait()
+
+    async def stop(self) -> None:
+        for task in (*self._bot_tasks.values(), self._pump, self._task):
+            if task is not None:
+                task.cancel()
+        for task in (*self._bot_tasks.values(), self._pump, self._task):
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._settle_task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._settle_task), 5)
+
+    async def _run(self) -> None:
+        async with self.broker.subscribe(channels.inbox(self.code)) as sub:
+            self._pump = asyncio.create_task(self._pump_from(sub))
+            self._ready.set()
+            while True:
+                due = self._next_deadline()
+                timeout = None if due is None else max(0.0, due - self.clock())
+                try:
+                    message = await asyncio.wait_for(self._inbox.get(), timeout)
+                except TimeoutError:
+                    await self._on_deadline()
+                    continue
+                try:
+                    await self._handle(message)
+                except Exception:  # one bad command must never kill the table
+                    log.exception("table %s: command failed: %r", self.code[:8], message.get("op"))
+
+    async def _pump_from(self, sub: Any) -> None:
+        async for item in sub:
+            if isinstance(item, Gap):
+                continue  # commands lost in a gap are answered by the clients' own timeouts
+            try:
+                message = json.loads(item.data)
+            except ValueError:
+                continue
+            if isinstance(message, dict):
+                self._inbox.put_nowait(message)
+
+    def post(self, message: dict[str, Any]) -> None:
+        """Queue an internal message (bot decisions)."""
+        self._inbox.put_nowait(message)
+
+    # ------------------------------------------------------------------ dispatch
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        principal = Principal.from_json(message["principal"]) if "principal" in message else None
+        conn = message.get("conn")
+        cmd_id = message.get("id")
+        if op == "bot":
+            await self._on_bot(message)
+            return
+        if op == "bye":
+            await self._on_bye(conn)
+            return
+        if op == "noop":
+            return
+        if principal is None:
+            return
+        key = (principal.key, str(cmd_id)) if cmd_id is not None and op in PLAY_TYPES else None
+        if key is not None and key in self._done:
+            reply = dict(self._done[key])
+            reply["duplicate"] = True
+            await self._reply(message, principal, reply)
+            return
+        try:
+            if op == "hello":
+                reply = await self._on_hello(principal, conn, message.get("last_version"))
+            elif op in PLAY_TYPES:
+                reply = await self._on_play(principal, message)
+            elif op == "join":
+                reply = await self._on_join(principal, message.get("seat"))
+            elif op == "leave":
+                reply = await self._on_leave(principal)
+            elif op == "add_bot":
+                reply = await self._on_add_bot(principal, message.get("seat"), message.get("level"))
+            elif op == "remove_bot":
+                reply = await self._on_remove_bot(principal, message.get("seat"))
+            elif op == "start":
+                reply = await self._on_start(principal)
+            elif op == "rematch":
+                reply = await self._on_rematch(principal)
+            elif op == "info":
+                reply = {"type": "info", "table": self.info(principal)}
+            else:
+                raise Refused("unknown_type", f"unknown command {op!r}")
+        except Refused as refused:
+            reply = {"type": "error", "id": cmd_id, "code": refused.code, "message": refused.message}
+        if cmd_id is not None:
+            reply.setdefault("id", cmd_id)
+        if key is not None:
+            self._done[key] = reply
+            while len(self._done) > DEDUPE:
+                self._done.popitem(last=False)
+        await self._reply(message, principal, reply)
+
+    async def _reply(self, message: dict[str, Any], principal: Principal, reply: dict[str, Any]) -> None:
+        if message.get("reply"):
+            await self._publish(message["reply"], reply)
+        elif message.get("conn"):
+            await self._publish(channels.person(self.code, principal.key), {**reply, "conn": message["conn"]})
+
+    async def _publish(self, channel: str, payload: dict[str, Any]) -> None:
+        try:
+            await self.broker.publish(channel, json.dumps(payload, separators=(",", ":")))
+        except Exception as exc:  # broker down: clients resync when it returns
+            log.warning("table %s: publish to %s failed: %s", self.code[:8], channel, exc)
+
+    # ------------------------------------------------------------------ seats and connections
+
+    def seat_of(self, principal: Principal) -> Seat | None:
+        for seat in self.seats:
+            if seat.principal is not None and seat.principal.key == principal.key:
+                return seat
+        return None
+
+    async def _on_hello(self, principal: Principal, conn: str | None, last_version: Any) -> dict[str, Any]:
+        seat = self.seat_of(principal)
+        if conn:
+            self.conn_owner[conn] = principal.key
+            if seat is not None:
+                seat.connections.add(conn)
+                self.grace.pop(seat.seat, None)
+            else:
+                self.spectators.add(conn)
+        reply: dict[str, Any] = {"type": "welcome", **self._snapshot(seat.seat if seat else None, principal)}
+        if isinstance(last_version, int) and not isinstance(last_version, bool):
+            missed = self._events_since(last_version, seat.seat if seat else None)
+            if missed is not None:
+                reply["events"] = missed
+                reply["resumed_from"] = last_version
+        await self._changed([], bump=False)
+        return reply
+
+    async def _on_bye(self, conn: str | None) -> None:
+        if not conn:
+            return
+        self.spectators.discard(conn)
+        self.conn_owner.pop(conn, None)
+        for seat in self.seats:
+            if conn in seat.connections:
+                seat.connections.discard(conn)
+                if not seat.connections and self.status == "playing" and self.rules.timer == 0:
+                    self.grace[seat.seat] = self.clock() + DISCONNECT_GRACE_S
+        await self._changed([], bump=False)
+
+    async def _on_join(self, principal: Principal, wanted: Any) -> dict[str, Any]:
+        if self.seat_of(principal) is not None:
+            raise Refused("already_seated", "you already have a seat at this table")
+        if self.status == "playing":
+            raise Refused("match_running", "the match is running; join after it ends or watch")
+        if self.rules.stake > 0 and principal.is_guest:
+            raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
+        seat = self._free_seat(wanted)
+        seat.kind, seat.principal, seat.level = "human", principal, None
+        seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
+        self.spectators -= seat.connections
+        await self._changed([{"type": "seat", "seat": seat.seat, "name": principal.name, "kind": "human"}])
+        await self._maybe_autostart()
+        return {"type": "ack", "seat": seat.seat, "version": self.version}
+
+    def _free_seat(self, wanted: Any) -> Seat:
+        if wanted is not None:
+            if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 <= wanted < len(self.seats):
+                raise Refused("bad_seat", f"there is no seat {wanted!r} at this table")
+            if self.seats[wanted].kind != "empty":
+                raise Refused("seat_taken", f"seat {wanted} is taken")
+            return self.seats[wanted]
+        for seat in self.seats:
+            if seat.kind == "empty":
+                return seat
+        raise Refused("table_full", "every seat at this table is taken")
+
+    async def _on_leave(self, principal: Principal) -> dict[str, Any]:
+        seat = self.seat_of(principal)
+        if seat is None:
+            raise Refused("not_seated", "you have no seat at this table")
+        if self.status == "playing" and self.game is not None and seat.seat not in self.game.out:
+            await self._apply_engine(Forfeit(seat.seat, "left"))
+            return {"type": "ack", "version": self.version}
+        if self.status == "playing":
+            raise Refused("match_running", "you are already out; you can leave when the match ends")
+        self.spectators |= seat.connections
+        seat.kind, seat.principal, seat.connections = "empty", None, set()
+        await self._changed([{"type": "seat", "seat": seat.seat, "name": None, "kind": "empty"}])
+        return {"type": "ack", "version": self.version}
+
+    def _require_creator(self, principal: Principal) -> None:
+        if principal.key != self.spec.creator.key:
+            raise Refused("not_creator", "only the table's creator can do that")
+
+    async def _on_add_bot(self, principal: Principal, wanted: Any, level: Any) -> dict[str, Any]:
+        self._require_creator(principal)
+        if self.status == "playing":
+            raise Refused("match_running", "bots can be seated only between matches")
+        if level not in BOT_LEVELS:
+            raise Refused("bad_level", f"bot level must be one of {', '.join(BOT_LEVELS)}")
+        if self.rules.stake > 0:
+            raise Refused("bots_free_tables_only", "bots hold no coins: they sit only at free tables")
+        seat = self._free_seat(wanted)
+        seat.kind, seat.principal, seat.level = "bot", None, str(level)
+        await self._changed([{"type": "seat", "seat": seat.seat, "name": seat.name, "kind": "bot"}])
+        await self._maybe_autostart()
+        return {"type": "ack", "seat": seat.seat, "version": self.version}
+
+    async def _on_remove_bot(self, principal: Principal, wanted: Any) -> dict[str, Any]:
+        self._require_creator(principal)
+        if self.status == "playing":
+            raise Refused("match_running", "bots can be removed only between matches")
+        if not isinstance(wanted, int) or not 0 <= wanted < len(self.seats) or self.seats[wanted].kind != "bot":
+            raise Refused("bad_seat", f"there is no bot in seat {wanted!r}")
+        self.seats[wanted].kind, self.seats[wanted].level = "empty", None
+        await self._changed([{"type": "seat", "seat": wanted, "name": None, "kind": "empty"}])
+        return {"type": "ack", "version": self.version}
+
+    # ------------------------------------------------------------------ match lifetime
+
+    async def _maybe_autostart(self) -> None:
+        if self.status != "playing" and all(seat.kind != "empty" for seat in self.seats):
+            with contextlib.suppress(Refused):
+                await self._start_match()
+
+    async def _on_start(self, principal: Principal) -> dict[str, Any]:
+        self._require_creator(principal)
+        if self.status == "playing":
+            raise Refused("match_running", "the match is already running")
+        await self._start_match()
+        return {"type": "ack", "version": self.version, "match_id": self.match_id}
+
+    async def _start_match(self) -> None:
+        taken = [seat for seat in self.seats if seat.kind != "empty"]
+        if len(taken) < 2:
+            raise Refused("not_enough_players", "a match needs at least 2 seated players")
+        if len(taken) != len(self.seats):
+            try:
+                self.rules = self.rules.with_changes(seats=len(taken))
+            except RulesError as exc:
+                raise Refused("bad_rules", str(exc)) from exc
+            self.seats = [Seat(i, s.kind, s.principal, s.level, s.connections) for i, s in enumerate(taken)]
+        match_id = uuid.uuid4().hex
+        accounts = [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
+        if self.rules.stake > 0:
+            if len(accounts) != len(self.seats):
+                raise Refused("guests_free_tables_only", "every seat at a staked table needs an account")
+            try:
+                await self.hooks.match_started(match_id=match_id, stake=self.rules.stake, account_ids=accounts)
+            except CannotStart as exc:
+                raise Refused(exc.code, exc.message) from exc
+        dealer = self.next_dealer if self.next_dealer is not None and self.next_dealer < len(self.seats) else None
+        self.game = new_match(self.rules, None, dealer)
+        self.match_id = match_id
+        self.actions = []
+        self.results = None
+        self.status = "playing"
+        self._bot_asked.clear()
+        self.bots.reset(self.code, {s.seat: s.level or "normal" for s in self.seats if s.kind == "bot"})
+        await self._changed(
+            [
+                {
+                    "type": "match_start",
+                    "match_id": match_id,
+                    "dealer": self.game.dealer,
+                    "attacker": self.game.attacker,
+                    "defender": self.game.defender,
+                }
+            ]
+        )
+
+    async def _on_rematch(self, principal: Principal) -> dict[str, Any]:
+        if self.seat_of(principal) is None and principal.key != self.spec.creator.key:
+            raise Refused("not_seated", "only players at this table can ask for a rematch")
+        if self.status != "finished":
+            raise Refused("match_running" if self.status == "playing" else "no_match", "no finished match to rematch")
+        self.status = "waiting"
+        self.rules = self.spec.rules.with_changes(seats=len(self.seats))
+        for seat in self.seats:
+            if seat.kind == "human" and not seat.connections:
+                seat.kind, seat.principal = "empty", None
+        await self._changed([{"type": "rematch"}])
+        await self._maybe_autostart()
+        return {"type": "ack", "version": self.version}
+
+    # ------------------------------------------------------------------ play
+
+    async def _on_play(self, principal: Principal, message: dict[str, Any]) -> dict[str, Any]:
+        if self.status != "playing" or self.game is None:
+            raise Refused("match_not_running", "there is no match running at this table")
+        seat = self.seat_of(principal)
+        if seat is None:
+            raise Refused("not_seated", "spectators cannot play; join a seat first")
+        data = {k: v for k, v in message.items() if k not in ("op", "principal", "conn", "id", "version", "reply")}
+        data["type"] = message["op"]
+        data["seat"] = seat.seat
+        try:
+            action = action_from_json(data)
+        except ActionParseError as exc:
+            raise Refused("bad_message", str(exc)) from exc
+        try:
+            await self._apply_engine(action)
+        except IllegalAction as exc:
+            client_version = message.get("version")
+            if isinstance(client_version, int) and client_version < self.version:
+                raise Refused(
+                    "stale_version",
+                    f"the table moved on (version {self.version}, you saw {client_version}): {exc}",
+                ) from exc
+            raise Refused(exc.code, str(exc)) from exc
+        return {"type": "ack", "id": message.get("id"), "version": self.version}
+
+    async def _apply_engine(self, action: Any) -> None:
+        assert self.game is not None
+        self.game, events = apply(self.game, action)
+        self.actions.append(action_to_json(action))
+        await self._changed(events)
+        if self.game.outcome is not None:
+            await self._finish_match()
+
+    async def _finish_match(self) -> None:
+        assert self.game is not None and self.game.outcome is not None and self.match_id is not None
+        outcome = self.game.outcome
+        self.status = "finished"
+        self.deadline = None
+        self.grace.clear()
+        n = len(self.seats)
+        paid = payout(outcome, self.rules.stake, n)
+        changes = {i: paid[i] - self.rules.stake for i in range(n)}
+        payouts: dict[int, int] = {}
+        for seat in self.seats:
+            if seat.principal is not None and seat.principal.account_id is not None and self.rules.stake > 0:
+                payouts[seat.principal.account_id] = paid[seat.seat]
+        keys = {seat.seat: self._series_key(seat) for seat in self.seats}
+        by_seat = series_update({}, outcome)
+        for seat_no, (wins, losses) in by_seat.items():
+            old = self.series.get(keys[seat_no], (0, 0))
+            self.series[keys[seat_no]] = (old[0] + wins, old[1] + losses)
+        self.next_dealer = outcome.durak
+        self.results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": self.match_id}
+        record = FinishedMatch(
+            match_id=self.match_id,
+            table_code=self.code,
+            rules=self.rules.to_json(),
+            seed=str(self.game.seed),
+            dealer=self.game.dealer,
+            seats=[self._seat_record(seat) for seat in self.seats],
+            actions=list(self.actions),
+            outcome=outcome.to_json(),
+            stake=self.rules.stake,
+            payouts=payouts,
+            coin_changes=changes,
+            hands=[[str(c) for c in hand] for hand in self.game.hands],
+        )
+        self._settle_task = asyncio.create_task(self._settle(record))
+        await self._changed([{"type": "results", **self.results}], bump=True)
+
+    async def _settle(self, record: FinishedMatch) -> None:
+        delay = 0.2
+        for _ in range(12):
+            try:
+                await self.hooks.match_finished(record)
+                return
+            except Exception:
+                log.exception("table %s: settling match %s failed; retrying", self.code[:8], record.match_id)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def _series_key(self, seat: Seat) -> str:
+        return seat.principal.key if seat.principal else f"bot:{seat.seat}"
+
+    def _seat_record(self, seat: Seat) -> dict[str, Any]:
+        principal = seat.principal
+        return {
+            "seat": seat.seat,
+            "account_id": principal.account_id if principal else None,
+            "guest_name": principal.name if principal and principal.account_id is None else None,
+            "bot_level": seat.level if seat.kind == "bot" else None,
+            "display_name": seat.name or f"Seat {seat.seat + 1}",
+        }
+
+    # ------------------------------------------------------------------ timers
+
+    def _next_deadline(self) -> float | None:
+        times = [t for t in (self.deadline, *self.grace.values()) if t is not None]
+        return min(times) if times else None
+
+    async def _on_deadline(self) -> None:
+        now = self.clock()
+        if self.game is None or self.status != "playing":
+            self.deadline = None
+            self.grace.clear()
+            return
+        for seat_no, when in sorted(self.grace.items(), key=lambda item: item[1]):
+            if when <= now and self.status == "playing" and seat_no not in self.game.out:
+                self.grace.pop(seat_no, None)
+                await self._apply_engine(Forfeit(seat_no, "disconnected"))
+                return
+            if when <= now:
+                self.grace.pop(seat_no, None)
+        if self.deadline is not None and self.deadline <= now:
+            self.deadline = None
+            for action in timeout_actions(self.game):
+                if self.status != "playing" or self.game is None:
+                    break
+                if action in legal_actions(self.game, action.seat) or isinstance(action, Forfeit):
+                    await self._apply_engine(action)
+
+    def _reset_timer(self) -> None:
+        if self.status == "playing" and self.rules.timer > 0 and self.game is not None and self.game.outcome is None:
+            self.deadline = self.clock() + self.rules.timer
+        else:
+            self.deadline = None
+
+    # ------------------------------------------------------------------ bots
+
+    def _schedule_bots(self) -> None:
+        if self.status != "playing" or self.game is None:
+            return
+        waiting = set(decision(self.game)["seats"])
+        for seat in self.seats:
+            if seat.kind != "bot" or seat.seat in self._bot_tasks:
+                continue
+            legal = legal_actions(self.game, seat.seat)
+            if not legal:
+                continue
+            must = seat.seat in waiting
+            if not must and self._bot_asked.get(seat.seat) == self.version:
+                continue
+            self._bot_asked[seat.seat] = self.version
+            v = view(self.game, seat.seat)
+            delay = self.spec.bot_delay_ms / 1000 if must else 0.0
+            self._bot_tasks[seat.seat] = asyncio.create_task(self._bot_think(seat.seat, self.version, v, delay))
+
+    async def _bot_think(self, seat: int, version: int, seat_view: dict[str, Any], delay: float) -> None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            choice = await self.bots.choose(self.code, seat, seat_view, seat_view["legal"])
+        except Exception:
+            log.exception("table %s: bot in seat %d failed", self.code[:8], seat)
+            choice = None
+        self.post({"op": "bot", "seat": seat, "version": version, "action": choice})
+
+    async def _on_bot(self, message: dict[str, Any]) -> None:
+        seat = int(message["seat"])
+        self._bot_tasks.pop(seat, None)
+        choice = message.get("action")
+        if self.game is None or self.status != "playing":
+            return
+        if choice is not None and message.get("version") == self.version:
+            try:
+                action = action_from_json({**choice, "seat": seat})
+                await self._apply_engine(action)
+                return
+            except (ActionParseError, IllegalAction) as exc:
+                log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
+        if seat in decision(self.game)["seats"] or message.get("version") != self.version:
+            self._bot_asked.pop(seat, None)
+        self._schedule_bots()
+
+    # ------------------------------------------------------------------ pushing state
+
+    def info(self, principal: Principal | None = None) -> dict[str, Any]:
+        """Public facts about the table (seats, status, series, spectators, timer)."""
+        remaining = None
+        if self.deadline is not None:
+            remaining = max(0, int((self.deadline - self.clock()) * 1000))
+        return {
+            "code": self.code,
+            "name": self.spec.name,
+            "private": self.spec.private,
+            "status": self.status,
+            "rules": self.rules.to_json(),
+            "creator": self.spec.creator.key,
+            "seats": [seat.public() for seat in self.seats],
+            "spectators": len(self.spectators),
+            "series": {seat.seat: self.series.get(self._series_key(seat), (0, 0)) for seat in self.seats},
+            "deadline_ms": remaining,
+            "match_id": self.match_id,
+            "results": self.results,
+            "version": self.version,
+            "you": principal.key if principal else None,
+        }
+
+    def _snapshot(self, seat: int | None, principal: Principal | None) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "seat": seat,
+            "view": view(self.game, seat) if self.game is not None else None,
+            "table": self.info(principal),
+        }
+
+    def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
+        if last_version >= self.version:
+            return []
+        if not self.history or self.history[0][0] > last_version + 1:
+            return None
+        out: list[dict[str, Any]] = []
+        for version, events in self.history:
+            if version > last_version:
+                out.extend({**event_to_json(public_cards(e, seat)), "version": version} for e in events)
+        return out
+
+    async def _changed(self, events: list[dict[str, Any]], bump: bool = True) -> None:
+        if bump:
+            self.version += 1
+            self.history.append((self.version, events))
+            self._reset_timer()
+        await self._push(events if bump else [])
+        if self.on_change is not None:
+            self.on_change(self)
+        self._schedule_bots()
+
+    async def _push(self, events: list[dict[str, Any]]) -> None:
+        base = self.info()
+        for seat in self.seats:
+            if seat.kind == "bot":
+                self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
+                continue
+            if seat.principal is None or not seat.connections:
+                continue
+            payload = {
+                "type": "update",
+                "version": self.version,
+                "seat": seat.seat,
+                "events": [{**event_to_json(public_cards(e, seat.seat)), "version": self.version} for e in events],
+                "view": view(self.game, seat.seat) if self.game is not None else None,
+                "table": {**base, "you": seat.principal.key},
+            }
+            await self._publish(channels.person(self.code, seat.principal.key), payload)
+        if self.spectators:
+            payload = {
+                "type": "update",
+                "version": self.version,
+                "seat": None,
+                "events": [{**event_to_json(public_cards(e, None)), "version": self.version} for e in events],
+                "view": view(self.game, None) if self.game is not None else None,
+                "table": base,
+            }
+            await self._publish(channels.watch(self.code), payload)

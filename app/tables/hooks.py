@@ -1,0 +1,83 @@
+"""What a table needs from the rest of the server when a match starts and ends.
+
+The actor calls these; ``app.tables.db_hooks`` implements them on the ledger and match history.
+``MemoryHooks`` keeps everything in memory (tests, and tables with no database).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class CannotStart(Exception):
+    """A match could not start (a player cannot pay the stake...). ``code`` is stable."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedMatch:
+    match_id: str
+    table_code: str
+    rules: dict[str, Any]
+    seed: str
+    dealer: int
+    seats: list[dict[str, Any]]  # {seat, account_id, guest_name, bot_level, display_name}
+    actions: list[dict[str, Any]]
+    outcome: dict[str, Any]
+    stake: int
+    payouts: dict[int, int]  # account id -> coins paid out of escrow
+    coin_changes: dict[int, int]  # seat -> net change
+    hands: list[list[str]]
+
+
+class MatchHooks(Protocol):
+    async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
+        """Move every stake into the match's escrow, all or none; raise ``CannotStart``."""
+
+    async def match_finished(self, match: FinishedMatch) -> None:
+        """Settle the escrow and record the match. Idempotent by ``match_id``."""
+
+    async def match_abandoned(self, *, match_id: str) -> None:
+        """Refund every stake of a match that cannot go on."""
+
+
+@dataclass
+class MemoryHooks:
+    """In-memory stand-in with the same contract: balances per account, one settlement per match."""
+
+    balances: dict[int, int] = field(default_factory=dict)
+    escrows: dict[str, dict[int, int]] = field(default_factory=dict)
+    finished: dict[str, FinishedMatch] = field(default_factory=dict)
+    refunded: set[str] = field(default_factory=set)
+
+    async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
+        if match_id in self.escrows:
+            return
+        for account in account_ids:
+            if self.balances.get(account, 0) < stake:
+                raise CannotStart("insufficient_funds", f"account {account} cannot cover the stake of {stake}")
+        for account in account_ids:
+            self.balances[account] = self.balances.get(account, 0) - stake
+        self.escrows[match_id] = dict.fromkeys(account_ids, stake)
+
+    async def match_finished(self, match: FinishedMatch) -> None:
+        if match.match_id in self.finished or match.match_id in self.refunded:
+            return
+        escrow = self.escrows.get(match.match_id, {})
+        if sum(match.payouts.values()) != sum(escrow.values()):
+            raise ValueError("payouts do not add up to the escrow")
+        for account, coins in match.payouts.items():
+            self.balances[account] = self.balances.get(account, 0) + coins
+        self.finished[match.match_id] = match
+
+    async def match_abandoned(self, *, match_id: str) -> None:
+        if match_id in self.finished or match_id in self.refunded:
+            return
+        for account, coins in self.escrows.get(match_id, {}).items():
+            self.balances[account] = self.balances.get(account, 0) + coins
+        self.refunded.add(match_id)

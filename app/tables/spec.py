@@ -1,0 +1,99 @@
+"""What a table is before and between matches: its parameters, seats and who sits where."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.engine import Rules
+
+SeatKind = Literal["empty", "human", "bot"]
+BOT_LEVELS = ("easy", "normal", "hard")
+
+
+def new_code() -> str:
+    """An unguessable code: 128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is behind a connection or request: an account, a guest, or an anonymous spectator."""
+
+    key: str  # "a:<account id>", "g:<guest id>", "anon:<random>"
+    name: str
+    account_id: int | None = None
+    is_admin: bool = False
+
+    @property
+    def is_guest(self) -> bool:
+        return self.account_id is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "name": self.name, "account_id": self.account_id, "is_admin": self.is_admin}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Principal:
+        return cls(str(data["key"]), str(data["name"]), data.get("account_id"), bool(data.get("is_admin", False)))
+
+
+@dataclass(slots=True)
+class Seat:
+    seat: int
+    kind: SeatKind = "empty"
+    principal: Principal | None = None
+    level: str | None = None  # bot level
+    connections: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str | None:
+        if self.kind == "bot":
+            return f"Bot ({self.level})"
+        return self.principal.name if self.principal else None
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "kind": self.kind,
+            "name": self.name,
+            "level": self.level,
+            "player": self.principal.key if self.principal else None,
+            "connected": self.kind == "bot" or bool(self.connections),
+        }
+
+
+@dataclass(slots=True)
+class TableSpec:
+    """The creator's choices. ``code`` invites to a seat, ``watch_code`` only lets one watch."""
+
+    rules: Rules
+    creator: Principal
+    name: str = ""
+    private: bool = False
+    bot_delay_ms: int = 600
+    code: str = field(default_factory=new_code)
+    watch_code: str = field(default_factory=new_code)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rules": self.rules.to_json(),
+            "creator": self.creator.to_json(),
+            "name": self.name,
+            "private": self.private,
+            "bot_delay_ms": self.bot_delay_ms,
+            "code": self.code,
+            "watch_code": self.watch_code,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TableSpec:
+        return cls(
+            rules=Rules.from_json(data["rules"]),
+            creator=Principal.from_json(data["creator"]),
+            name=data.get("name", ""),
+            private=bool(data.get("private", False)),
+            bot_delay_ms=int(data.get("bot_delay_ms", 600)),
+            code=data["code"],
+            watch_code=data["watch_code"],
+        )
