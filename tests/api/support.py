@@ -1,0 +1,65 @@
+"""An app on a throw-away database, HTTP clients for it, and ways to sign people in."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings
+from app.db import accounts
+from app.db.models import ROLE_ADMIN
+from app.db.session import Database
+from app.main import create_app
+
+SECRET = "tests-secret-key-0123456789abcdef"
+PASSWORD = "correct horse battery"
+
+
+@dataclass
+class Api:
+    app: FastAPI
+    settings: Settings
+
+    @property
+    def db(self) -> Database:
+        db: Database = self.app.state.db
+        return db
+
+    def client(self) -> httpx.AsyncClient:
+        """A new client with its own cookie jar (one per person)."""
+        return httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://testserver")
+
+    async def signed_up(self, name: str, password: str = PASSWORD) -> httpx.AsyncClient:
+        client = self.client()
+        response = await client.post("/api/auth/signup", json={"name": name, "password": password})
+        assert response.status_code == 201, response.text
+        return client
+
+    async def guest(self, name: str) -> httpx.AsyncClient:
+        client = self.client()
+        response = await client.post("/api/auth/guest", json={"name": name})
+        assert response.status_code == 200, response.text
+        return client
+
+    async def admin(self, name: str = "root") -> httpx.AsyncClient:
+        client = await self.signed_up(name)
+        me = (await client.get("/api/me")).json()
+
+        async def promote(session: AsyncSession) -> None:
+            await accounts.set_role(session, account_id=me["id"], role=ROLE_ADMIN, admin_id=None, reason="test")
+
+        await self.db.write(promote)
+        return client
+
+
+@pytest.fixture
+async def api(database_url: str) -> AsyncIterator[Api]:
+    settings = Settings(database_url=database_url, secret_key=SECRET, starting_balance=1000)
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        yield Api(app=app, settings=settings)

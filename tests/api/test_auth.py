@@ -1,0 +1,126 @@
+"""Sign-up, log-in, guests, log-out and the session cookie; who may reach the admin endpoints."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from app.api.deps import COOKIE_NAME, account_from_cookie, make_cookie
+from app.config import Settings
+from tests.api.support import PASSWORD, Api
+
+
+async def test_signup_signs_in_with_a_starting_balance_and_a_safe_cookie(api: Api) -> None:
+    async with api.client() as client:
+        response = await client.post("/api/auth/signup", json={"name": "Alice", "password": PASSWORD})
+        assert response.status_code == 201
+        body = response.json()
+        assert body == {"id": body["id"], "name": "Alice", "kind": "account", "balance": 1000, "is_admin": False}
+        cookie = response.headers["set-cookie"]
+        assert cookie.startswith(f"{COOKIE_NAME}=") and "HttpOnly" in cookie and "SameSite=lax" in cookie
+        assert (await client.get("/api/me")).json() == body
+        # The cookie carries the account id and is usable outside a request.
+        info = account_from_cookie(client.cookies[COOKIE_NAME], api.settings)
+        assert info is not None and info.account_id == body["id"] and info.kind == "account"
+        assert info.key == f"a:{body['id']}"
+
+
+async def test_login_logout_and_wrong_password(api: Api) -> None:
+    await (await api.signed_up("bob")).aclose()
+    async with api.client() as client:
+        wrong = await client.post("/api/auth/login", json={"name": "bob", "password": "not the password"})
+        assert wrong.status_code == 401 and wrong.json() == {"detail": "unknown name or wrong password"}
+        unknown = await client.post("/api/auth/login", json={"name": "nobody", "password": PASSWORD})
+        assert unknown.status_code == 401 and unknown.json() == wrong.json()
+        assert (await client.get("/api/me")).status_code == 401
+
+        ok = await client.post("/api/auth/login", json={"name": "BOB", "password": PASSWORD})
+        assert ok.status_code == 200 and ok.json()["name"] == "bob"
+        assert (await client.get("/api/me")).json()["balance"] == 1000
+
+        out = await client.post("/api/auth/logout")
+        assert out.status_code == 204 and COOKIE_NAME in out.headers["set-cookie"]
+        assert (await client.get("/api/me")).status_code == 401
+
+
+async def test_names_are_unique_regardless_of_case(api: Api) -> None:
+    await api.signed_up("Carol")
+    async with api.client() as client:
+        for name in ("carol", "CAROL", "Carol"):
+            response = await client.post("/api/auth/signup", json={"name": name, "password": PASSWORD})
+            assert response.status_code == 409
+            assert response.json() == {"detail": f"the name {name!r} is taken"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"name": "x", "password": PASSWORD}, "name must be 2-24 characters long"),
+        ({"name": "x" * 25, "password": PASSWORD}, "name must be 2-24 characters long"),
+        ({"name": "no spaces", "password": PASSWORD}, "name may contain only the letters"),
+        ({"name": "Ёжик", "password": PASSWORD}, "name may contain only the letters"),
+        ({"name": "dave", "password": "short"}, "password must be 8-128 characters long"),
+    ],
+)
+async def test_signup_validation_explains_itself(api: Api, body: dict[str, str], message: str) -> None:
+    async with api.client() as client:
+        response = await client.post("/api/auth/signup", json=body)
+    assert response.status_code == 422
+    assert message in response.json()["detail"][0]["msg"]
+
+
+async def test_guest_session_holds_no_coins(api: Api) -> None:
+    client = await api.guest("visitor")
+    try:
+        me = (await client.get("/api/me")).json()
+        assert me == {"id": None, "name": "visitor", "kind": "guest", "balance": None, "is_admin": False}
+        info = account_from_cookie(client.cookies[COOKIE_NAME], api.settings)
+        assert info is not None and info.is_guest and info.guest_id and info.key == f"g:{info.guest_id}"
+        assert (await client.get("/api/matches?account=me")).status_code == 404
+    finally:
+        await client.aclose()
+
+
+async def test_forged_expired_and_foreign_cookies_are_rejected(api: Api) -> None:
+    erin = await api.signed_up("erin")
+    good = erin.cookies[COOKIE_NAME]
+    account_id = (await erin.get("/api/me")).json()["id"]
+    await erin.aclose()
+    expired, _ = make_cookie(api.settings, account_id=account_id, name="erin", now=time.time() - 15 * 24 * 3600)
+    other_key = Settings(database_url=api.settings.database_url, secret_key="another-secret-key-0123456789")
+    foreign, _ = make_cookie(other_key, account_id=account_id, name="erin")
+    tampered = good[:-2] + ("AA" if not good.endswith("AA") else "BB")
+    for value in (expired, foreign, tampered, "garbage", good.replace(".", "", 1)):
+        assert account_from_cookie(value, api.settings) is None
+        async with api.client() as client:
+            client.cookies.set(COOKIE_NAME, value)
+            assert (await client.get("/api/me")).status_code == 401
+    assert account_from_cookie(good, api.settings) is not None
+    # A cookie for an account that does not exist (signed with the right key) is no session either.
+    ghost, _ = make_cookie(api.settings, account_id=987654, name="ghost")
+    async with api.client() as client:
+        client.cookies.set(COOKIE_NAME, ghost)
+        assert (await client.get("/api/me")).status_code == 401
+
+
+ADMIN_CALLS = [
+    ("GET", "/api/admin/accounts", None),
+    ("GET", "/api/admin/accounts/1/ledger", None),
+    ("POST", "/api/admin/accounts/1/adjust", {"amount": 5, "reason": "because"}),
+]
+
+
+async def test_admin_endpoints_need_an_admin(api: Api) -> None:
+    player = await api.signed_up("frank")
+    guest = await api.guest("gina")
+    admin = await api.admin("root")
+    anonymous = api.client()
+    for method, path, body in ADMIN_CALLS:
+        assert (await anonymous.request(method, path, json=body)).status_code == 401
+        forbidden = await player.request(method, path, json=body)
+        assert forbidden.status_code == 403 and forbidden.json() == {"detail": "admins only"}
+        assert (await guest.request(method, path, json=body)).status_code == 403
+        assert (await admin.request(method, path, json=body)).status_code == 200
+    for client in (player, guest, admin, anonymous):
+        await client.aclose()
