@@ -80,6 +80,7 @@ async def table_socket(websocket: WebSocket, code: str) -> None:
     sockets.add(websocket)
     CONNECTIONS.inc()
     connection = Connection(websocket, registry, table_code, principal, conn)
+    connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
     try:
         await connection.run()
     finally:

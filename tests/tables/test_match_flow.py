@@ -1,0 +1,120 @@
+"""Complete matches through the REST lobby and the table websocket, settled on the ledger."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from fastapi.testclient import TestClient
+
+from tests.tables.harness import Player, create_table, play_out, signup
+
+
+def _balance(client: TestClient, headers: dict[str, str]) -> int:
+    response = client.get("/api/me", headers=headers)
+    assert response.status_code == 200
+    return int(response.json()["balance"])
+
+
+def _wait_recorded(client: TestClient, headers: dict[str, str], count: int) -> list[dict]:
+    for _ in range(100):
+        items = client.get("/api/matches?account=me", headers=headers).json()["items"]
+        if len(items) >= count:
+            return items
+        time.sleep(0.05)
+    raise AssertionError("match was not recorded")
+
+
+def test_staked_two_player_match_settles_and_is_recorded(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    table = create_table(client, alice, stake=100, timer=0)
+    code = table["code"]
+    assert client.post(f"/api/tables/{code}/join", json={}, headers=alice).json()["seat"] == 0
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as wa,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as wb,
+    ):
+        pa, pb = Player(wa, "a"), Player(wb, "b")
+        assert pa.hello()["seat"] == 0
+        assert pb.hello()["seat"] is None  # not seated yet: watching
+        joined = client.post(f"/api/tables/{code}/join", json={}, headers=bob)
+        assert joined.json()["seat"] == 1
+        actor = client.app.state.tables.tables[code]
+        pb.until(lambda m: m["type"] == "update" and m["seat"] == 1 and m["view"] is not None)
+        assert actor.status == "playing"
+        # The stakes are in escrow while the match runs.
+        assert _balance(client, alice) == 900 and _balance(client, bob) == 900
+        play_out([pa, pb], lambda: actor, random.Random(7))
+        outcome = actor.game.outcome
+    assert outcome is not None
+    items = _wait_recorded(client, alice, 1)  # settled and recorded in one transaction
+    after = {0: _balance(client, alice), 1: _balance(client, bob)}
+    if outcome.draw:
+        assert after == {0: 1000, 1: 1000}
+    else:
+        assert after[outcome.durak] == 900
+        assert after[1 - outcome.durak] == 1100
+    assert items[0]["id"] == actor.match_id
+    detail = client.get(f"/api/matches/{actor.match_id}").json()
+    assert detail["actions"] == len(actor.actions)  # the detail gives the length of the action log
+
+
+def test_rematch_keeps_series_score_and_previous_durak_deals(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0)["code"]
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as wa,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as wb,
+    ):
+        pa, pb = Player(wa, "a"), Player(wb, "b")
+        pa.hello()
+        pb.hello()
+        client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+        client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+        actor = client.app.state.tables.tables[code]
+        pa.until(lambda m: m["type"] == "update" and m["view"] is not None)
+        pb.until(lambda m: m["type"] == "update" and m["view"] is not None)
+        play_out([pa, pb], lambda: actor, random.Random(3))
+        first = actor.game.outcome
+        assert client.post(f"/api/tables/{code}/rematch", headers=bob).status_code == 200
+        assert actor.status == "playing" and actor.game.ply == 0
+        if first.durak is not None:
+            assert actor.game.dealer == first.durak
+            info = client.get(f"/api/tables/{code}").json()
+            series = {int(k): v for k, v in info["series"].items()}
+            assert series[first.durak] == [0, 1]
+            assert series[1 - first.durak] == [1, 0]
+
+
+def test_leaving_a_running_match_forfeits(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0, stake=50)["code"]
+    client.post(f"/api/tables/{code}/join", json={}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={}, headers=bob)
+    actor = client.app.state.tables.tables[code]
+    assert actor.status == "playing"
+    response = client.post(f"/api/tables/{code}/leave", headers=bob)
+    assert response.status_code == 200
+    assert actor.status == "finished"
+    assert actor.game.outcome.durak == 1 and actor.game.outcome.reason == "left"
+    for _ in range(100):
+        if _balance(client, alice) == 1050:
+            break
+        time.sleep(0.05)
+    assert _balance(client, alice) == 1050 and _balance(client, bob) == 950
+
+
+def test_timer_expiry_forfeits_the_player_who_must_act(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=1)["code"]
+    client.post(f"/api/tables/{code}/join", json={}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={}, headers=bob)
+    actor = client.app.state.tables.tables[code]
+    leader = actor.game.attacker
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as wa:
+        pa = Player(wa, "a")
+        welcome = pa.hello()
+        assert 0 < welcome["table"]["deadline_ms"] <= 1000
+        pa.until(lambda m: m["type"] == "update" and m["table"]["status"] == "finished", limit=50)
+    outcome = actor.game.outcome
+    assert outcome.durak == leader and outcome.reason == "timeout"
