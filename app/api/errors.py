@@ -12,7 +12,7 @@ class ErrorOut(BaseModel):
 
 
 _DESCRIPTIONS = {
-    400: "Bad request.",
+    400: "The request body could not be parsed (not JSON, or not UTF-8).",
     401: "No valid session cookie.",
     403: "Signed in, but not allowed (a guest, or not an admin).",
     404: "Not found.",

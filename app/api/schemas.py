@@ -10,6 +10,9 @@ from pydantic import BaseModel, Field, field_validator
 from app.db.accounts import NAME_MAX, NAME_MIN, name_problem
 
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
+NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
+# The rules are enforced by validators (for clear messages) and stated in the schema for clients.
+NAME_SCHEMA = {"minLength": NAME_MIN, "maxLength": NAME_MAX, "pattern": NAME_PATTERN}
 
 
 def _check_name(value: str) -> str:
@@ -24,9 +27,12 @@ class SignupIn(BaseModel):
         description=f"{NAME_MIN}-{NAME_MAX} characters: letters A-Z/a-z, digits, '_' and '-'. "
         "Unique regardless of case.",
         examples=["alice"],
+        json_schema_extra=NAME_SCHEMA,
     )
     password: str = Field(
-        description=f"{PASSWORD_MIN}-{PASSWORD_MAX} characters.", examples=["correct horse"]
+        description=f"{PASSWORD_MIN}-{PASSWORD_MAX} characters.",
+        examples=["correct horse"],
+        json_schema_extra={"minLength": PASSWORD_MIN, "maxLength": PASSWORD_MAX},
     )
 
     _name = field_validator("name")(_check_name)
@@ -45,7 +51,11 @@ class LoginIn(BaseModel):
 
 
 class GuestIn(BaseModel):
-    name: str = Field(description="Display name, same rules as account names (need not be unique).")
+    name: str = Field(
+        description="Display name, same rules as account names (need not be unique).",
+        examples=["visitor"],
+        json_schema_extra=NAME_SCHEMA,
+    )
 
     _name = field_validator("name")(_check_name)
 
@@ -137,9 +147,17 @@ MAX_ADJUST = 1_000_000_000
 
 class AdjustIn(BaseModel):
     amount: int = Field(
-        ge=-MAX_ADJUST, le=MAX_ADJUST, description="Coins to add (positive) or take away (negative); not 0."
+        ge=-MAX_ADJUST,
+        le=MAX_ADJUST,
+        description="Coins to add (positive) or take away (negative); not 0.",
+        json_schema_extra={"not": {"const": 0}},
     )
-    reason: str = Field(min_length=1, max_length=500, description="Why; recorded in the audit trail.")
+    reason: str = Field(
+        min_length=1,
+        max_length=500,
+        description="Why; recorded in the audit trail. Must not be blank.",
+        json_schema_extra={"pattern": r"^[^\x00]*\S[^\x00]*$"},
+    )
 
     @field_validator("amount")
     @classmethod

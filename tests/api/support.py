@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db import accounts
+from app.db import accounts, passwords
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 from app.main import create_app
@@ -57,8 +58,18 @@ class Api:
         return client
 
 
+# argon2id still, with the cost turned down so that tests sign people up quickly.
+CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+
+
 @pytest.fixture
-async def api(database_url: str) -> AsyncIterator[Api]:
+def cheap_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(passwords, "_hasher", CHEAP_HASHER)
+    monkeypatch.setattr(passwords, "_DUMMY_HASH", CHEAP_HASHER.hash("not-a-real-password"))
+
+
+@pytest.fixture
+async def api(database_url: str, cheap_hashing: None) -> AsyncIterator[Api]:
     settings = Settings(database_url=database_url, secret_key=SECRET, starting_balance=1000)
     app = create_app(settings)
     async with app.router.lifespan_context(app):

@@ -32,9 +32,7 @@ PageSize = Annotated[int, Query(ge=1, le=100)]
 async def search_accounts(
     _admin: AdminAccount,
     session: SessionDep,
-    q: Annotated[
-        str | None, Query(max_length=24, pattern=r"^[A-Za-z0-9_-]*$", description="Part of a name.")
-    ] = None,
+    q: Annotated[str | None, Query(max_length=24, pattern=r"^[A-Za-z0-9_-]*$", description="Part of a name.")] = None,
     page: Page = 1,
     page_size: PageSize = 20,
 ) -> AccountPage:
@@ -96,6 +94,7 @@ async def account_ledger(
     responses={
         200: {"description": "Adjusted (or, for a repeated Idempotency-Key, the original adjustment)."},
         **responses(
+            400,
             401,
             403,
             404,
@@ -110,14 +109,15 @@ async def adjust_balance(
     admin_user: AdminAccount,
     db: DatabaseDep,
     idempotency_key: Annotated[
-        str | None,
+        str,
         Header(
             min_length=8,
             max_length=100,
             pattern=r"^[A-Za-z0-9_.:-]+$",
-            description="Send the same key to retry safely; the adjustment is applied once.",
+            description="Send the same key to retry safely; the adjustment is applied once. "
+            "Without it every request is a new adjustment.",
         ),
-    ] = None,
+    ] = "",
 ) -> AdjustOut:
     """Add or take coins, recorded as a ledger transfer against the house adjustments account."""
     key = idempotency_key or uuid.uuid4().hex

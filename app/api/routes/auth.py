@@ -26,12 +26,10 @@ router = APIRouter(prefix="/api/auth", tags=["auth"])
     status_code=status.HTTP_201_CREATED,
     responses={
         201: {"description": "Account created, signed in (sets the durak_session cookie)."},
-        **responses(409, r409="The name is taken (names are compared case-insensitively)."),
+        **responses(400, 409, r409="The name is taken (names are compared case-insensitively)."),
     },
 )
-async def signup(
-    body: SignupIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep
-) -> MeOut:
+async def signup(body: SignupIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
     """Create an account credited with the starting balance, and sign in."""
     password_hash = await hash_password(body.password)
 
@@ -54,12 +52,10 @@ async def signup(
     "/login",
     responses={
         200: {"description": "Signed in (sets the durak_session cookie)."},
-        **responses(401, r401="Unknown name or wrong password."),
+        **responses(400, 401, r401="Unknown name or wrong password."),
     },
 )
-async def login(
-    body: LoginIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep
-) -> MeOut:
+async def login(body: LoginIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
     async with db.session() as session:
         account = await accounts.get_by_name(session, body.name) if "\x00" not in body.name else None
         stored_hash = account.password_hash if account else None
@@ -81,7 +77,10 @@ async def login(
     return MeOut(id=view.id, name=view.name, kind="account", balance=view.balance, is_admin=view.is_admin)
 
 
-@router.post("/guest", responses={200: {"description": "A guest session (sets the durak_session cookie)."}})
+@router.post(
+    "/guest",
+    responses={200: {"description": "A guest session (sets the durak_session cookie)."}, **responses(400)},
+)
 async def guest(body: GuestIn, request: Request, response: Response, settings: SettingsDep) -> MeOut:
     """A session without an account: free tables and spectating only, no coins."""
     value, _ = make_cookie(settings, name=body.name)
