@@ -6,13 +6,14 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
+from pydantic.config import JsonDict
 
 from app.db.accounts import NAME_MAX, NAME_MIN, name_problem
 
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
 NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 # The rules are enforced by validators (for clear messages) and stated in the schema for clients.
-NAME_SCHEMA = {"minLength": NAME_MIN, "maxLength": NAME_MAX, "pattern": NAME_PATTERN}
+NAME_SCHEMA: JsonDict = {"minLength": NAME_MIN, "maxLength": NAME_MAX, "pattern": NAME_PATTERN}
 
 
 def _check_name(value: str) -> str:
