@@ -83,10 +83,19 @@ def _group_plays(hand: tuple[Card, ...], limit: int) -> list[tuple[Card, ...]]:
             for size in range(2, len(cards) + 1):
                 groups.extend(combinations(cards, size))
             options.append(groups)
-    for choice in product(*options):
-        play = tuple(card for group in choice for card in group)
-        if 2 <= len(play) <= limit:
-            plays.append(play)
+    # Depth-first over the ranks, pruning as soon as a choice is over ``limit``: the plays come out in
+    # the same order as ``product(*options)`` filtered by size, without enumerating the (exponential)
+    # product of a big hand.
+    def extend(index: int, play: tuple[Card, ...]) -> None:
+        if index == len(options):
+            if len(play) >= 2:
+                plays.append(play)
+            return
+        for group in options[index]:
+            if len(play) + len(group) <= limit:
+                extend(index + 1, play + group)
+
+    extend(0, ())
     return plays
 
 
