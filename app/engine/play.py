@@ -144,14 +144,18 @@ def _transfers(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
     if target is None:
         return []
     ranks = sorted({attack.rank for attack, _ in state.table})
-    if state.rules.cheating and len(ranks) == 1:
-        return [Transfer(seat, (card,)) for card in hand]
-    choices = [[card for card in hand if card.rank == rank] for rank in ranks]
     actions: list[Action] = []
+    if state.rules.cheating:
+        # A cheat is one card: any card of the hand (a wrong rank, or over a limit).
+        actions.extend(Transfer(seat, (card,)) for card in hand)
+    if len(ranks) == 1 and state.rules.cheating:
+        return actions  # the honest single-card transfers are among those
+    if len(ranks) > 1 and not state.rules.durac:
+        return actions  # mixed ranks (after a cheat throw-in): no honest transfer exists
+    choices = [[card for card in hand if card.rank == rank] for rank in ranks]
     for combo in product(*choices):
-        action = Transfer(seat, tuple(combo))
-        if state.rules.cheating or _transfer_limit_problem(state, target, len(combo)) is None:
-            actions.append(action)
+        if _transfer_limit_problem(state, target, len(combo)) is None:
+            actions.append(Transfer(seat, tuple(combo)))
     return actions
 
 
@@ -327,15 +331,17 @@ def _apply_transfer(state: State, action: Transfer, events: list[Event]) -> None
     ranks = sorted({attack.rank for attack, _ in state.table})
     cards = action.cards
     cheat = None
-    if len(cards) != len(ranks) and not (state.rules.cheating and len(ranks) == 1 and len(cards) == 1):
-        raise _refuse(
-            errors.BadPlay, action, state, f"a transfer adds one card for each of {len(ranks)} rank(s)"
-        )
+    expected = len(ranks) if state.rules.durac else 1
+    if len(cards) != expected and not (state.rules.cheating and len(cards) == 1):
+        why = "a transfer is one card"
+        if state.rules.durac:
+            why = f"a transfer adds one card for each of {len(ranks)} rank(s)"
+        raise _refuse(errors.BadPlay, action, state, why)
     if sorted(card.rank for card in cards) != ranks:
         cheat = f"{cards_text(cards)} does not match the attacking rank(s)"
     else:
         cheat = _transfer_limit_problem(state, target, len(cards))
-    if cheat is not None and not state.rules.cheating:
+    if cheat is not None and (not state.rules.cheating or len(cards) != 1):
         kind = errors.TransferNotAllowed if cheat.startswith(("seat", "the transfer")) else errors.BadPlay
         raise _refuse(kind, action, state, cheat)
     _take_cards(state, action, cards)
