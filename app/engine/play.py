@@ -228,6 +228,8 @@ def _attacker_played(state: State, seat: int, events: list[Event]) -> None:
 
 
 def _check_group(state: State, action: Action, cards: tuple[Card, ...]) -> None:
+    if not cards:
+        raise _refuse(errors.BadPlay, action, state, "no cards named")
     if not state.rules.durac:
         if len(cards) != 1:
             raise _refuse(errors.BadPlay, action, state, "one card at a time at this table")
