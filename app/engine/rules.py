@@ -34,6 +34,10 @@ class RulesError(ValueError):
         self.reason = message
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """The rules of one match. Construct with keywords; invalid tables raise ``RulesError``."""
@@ -51,9 +55,9 @@ class Rules:
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise RulesError("preset", f"unknown preset {self.preset!r}; choose one of {', '.join(PRESETS)}")
-        if self.deck not in MAX_SEATS:
-            raise RulesError("deck", f"no {self.deck}-card deck; choose 24, 36 or 52")
-        if not isinstance(self.seats, int) or self.seats < 2:
+        if not _is_int(self.deck) or self.deck not in MAX_SEATS:
+            raise RulesError("deck", f"no {self.deck!r}-card deck; choose 24, 36 or 52")
+        if not _is_int(self.seats) or self.seats < 2:
             raise RulesError("seats", "a table needs at least 2 seats")
         if self.seats > MAX_SEATS[self.deck]:
             raise RulesError(
@@ -63,9 +67,12 @@ class Rules:
             )
         if self.circle not in ("neighbours", "all"):
             raise RulesError("circle", f"throw-in circle must be 'neighbours' or 'all', not {self.circle!r}")
-        if not isinstance(self.timer, int) or self.timer < 0 or self.timer > 600:
+        for switch in ("transfer", "draws", "cheating"):
+            if not isinstance(getattr(self, switch), bool):
+                raise RulesError(switch, f"must be true or false, not {getattr(self, switch)!r}")
+        if not _is_int(self.timer) or self.timer < 0 or self.timer > 600:
             raise RulesError("timer", "move timer must be 0 (off) or 1-600 seconds")
-        if not isinstance(self.stake, int) or self.stake < 0:
+        if not _is_int(self.stake) or self.stake < 0:
             raise RulesError("stake", "stake must be 0 (free table) or a positive number of coins")
         if self.preset == "classic36":
             if self.deck != 36:
