@@ -1,0 +1,94 @@
+// Translations: web/i18n/<lang>.json, flat {"key": "text with {placeholders}"}. A value may also be
+// an object of plural forms ({"one": ..., "few": ..., "many": ..., "other": ...}) chosen by the
+// `count` parameter with Intl.PluralRules. Every visible string goes through t() with a literal key;
+// tests/web/test_i18n.py checks that every key used exists in every language.
+
+export const LANGUAGES = ['en', 'ru', 'az', 'et', 'fi'];
+const STORAGE_KEY = 'durak.lang';
+
+let current = 'en';
+let strings = {};
+let fallback = {};
+const listeners = new Set();
+
+async function load(lang) {
+  const response = await fetch(`/i18n/${lang}.json`, { cache: 'no-cache' });
+  if (!response.ok) throw new Error(`no translation file for ${lang}`);
+  return response.json();
+}
+
+/** The language to use: the saved choice, else the browser's first supported language, else English. */
+export function pickLanguage() {
+  let saved = null;
+  try {
+    saved = localStorage.getItem(STORAGE_KEY);
+  } catch {
+    saved = null;
+  }
+  if (LANGUAGES.includes(saved)) return saved;
+  for (const tag of navigator.languages || [navigator.language || 'en']) {
+    const base = String(tag).toLowerCase().split('-')[0];
+    if (LANGUAGES.includes(base)) return base;
+  }
+  return 'en';
+}
+
+export async function initI18n() {
+  fallback = await load('en');
+  await setLanguage(pickLanguage(), { save: false });
+}
+
+export async function setLanguage(lang, { save = true } = {}) {
+  if (!LANGUAGES.includes(lang)) lang = 'en';
+  strings = lang === 'en' ? fallback : await load(lang);
+  current = lang;
+  document.documentElement.lang = lang;
+  if (save) {
+    try {
+      localStorage.setItem(STORAGE_KEY, lang);
+    } catch {
+      /* private mode: the choice lasts for this page only */
+    }
+  }
+  document.title = t('app.title');
+  for (const listener of listeners) listener(lang);
+}
+
+export function language() {
+  return current;
+}
+
+export function onLanguageChange(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** The text for `key` with {name} placeholders filled from `params`. */
+export function t(key, params) {
+  let text = strings[key] ?? fallback[key];
+  if (text === undefined) {
+    console.warn(`missing translation: ${key}`);
+    text = key;
+  }
+  if (typeof text === 'object') {
+    const count = params && typeof params.count === 'number' ? params.count : 0;
+    text = text[new Intl.PluralRules(current).select(count)] ?? text.other;
+  }
+  if (params) text = text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+  return text;
+}
+
+export function formatNumber(value) {
+  return new Intl.NumberFormat(current).format(value);
+}
+
+/** +10 / −10 / 0 with a real minus sign. */
+export function formatSigned(value) {
+  if (value > 0) return `+${formatNumber(value)}`;
+  if (value < 0) return `\u2212${formatNumber(-value)}`;
+  return formatNumber(0);
+}
+
+export function formatDate(value) {
+  return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(value));
+}

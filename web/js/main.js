@@ -1,0 +1,95 @@
+// Boot: translations, the signed-in user, the header and a small router.
+//   /t/<code>  play (invite link)        /w/<code>  spectate (watch link)
+//   /#/  lobby   /#/create   /#/login   /#/history   /#/replay/<match id>   /#/admin
+import { h } from './dom.js';
+import { initI18n, onLanguageChange, t } from './i18n.js';
+import { renderHeader } from './header.js';
+import { refreshMe } from './session.js';
+import { toast } from './toast.js';
+
+const PAGES = {
+  lobby: () => import('./pages/lobby.js'),
+  create: () => import('./pages/create.js'),
+  login: () => import('./pages/login.js'),
+  history: () => import('./pages/history.js'),
+  replay: () => import('./pages/replay.js'),
+  admin: () => import('./pages/admin.js'),
+  table: () => import('./pages/table.js'),
+  missing: () => import('./pages/missing.js'),
+};
+
+export function currentRoute() {
+  const path = location.pathname;
+  let match = path.match(/^\/t\/([A-Za-z0-9_-]+)\/?$/);
+  if (match) return { name: 'table', params: { code: match[1], watch: false } };
+  match = path.match(/^\/w\/([A-Za-z0-9_-]+)\/?$/);
+  if (match) return { name: 'table', params: { code: match[1], watch: true } };
+  if (path !== '/' && path !== '/index.html') return { name: 'missing', params: {} };
+  const [name, arg] = location.hash.replace(/^#\/?/, '').split('?')[0].split('/');
+  switch (name) {
+    case '':
+      return { name: 'lobby', params: {} };
+    case 'create':
+    case 'login':
+    case 'history':
+    case 'admin':
+      return { name, params: {} };
+    case 'replay':
+      return { name: 'replay', params: { id: decodeURIComponent(arg || '') } };
+    default:
+      return { name: 'missing', params: {} };
+  }
+}
+
+let mounted = null;
+let mounting = 0;
+
+async function show() {
+  const ticket = ++mounting;
+  const route = currentRoute();
+  const main = document.getElementById('main');
+  const module = await PAGES[route.name]();
+  if (ticket !== mounting) return;
+  if (mounted && mounted.unmount) mounted.unmount();
+  main.replaceChildren();
+  main.dataset.page = route.name;
+  mounted = module.mount(main, route.params) || {};
+  renderHeader(route.name);
+}
+
+/** Go to an in-app route ('#/history') or a table path ('/t/<code>'). */
+export function navigate(target) {
+  if (target.startsWith('#')) {
+    if (location.pathname !== '/') location.assign(`/${target}`);
+    else location.hash = target;
+  } else {
+    history.pushState(null, '', target);
+    show();
+  }
+}
+
+async function boot() {
+  await initI18n();
+  document.getElementById('skip-link').textContent = t('nav.skip');
+  await refreshMe();
+  window.addEventListener('hashchange', show);
+  window.addEventListener('popstate', show);
+  window.addEventListener('focus', () => refreshMe());
+  setInterval(() => {
+    if (document.visibilityState === 'visible') refreshMe();
+  }, 20000);
+  onLanguageChange(() => {
+    document.getElementById('skip-link').textContent = t('nav.skip');
+    renderHeader(currentRoute().name);
+    if (mounted && mounted.relabel) mounted.relabel();
+    else show();
+  });
+  await show();
+}
+
+boot().catch((error) => {
+  console.error(error);
+  const main = document.getElementById('main');
+  main.replaceChildren(h('p', { class: 'panel error', text: String(error) }));
+  toast(String(error), 'error');
+});

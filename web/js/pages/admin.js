@@ -1,0 +1,154 @@
+// Admin: search accounts, read a ledger, adjust a balance with a reason.
+import { errorText, get, post } from '../api.js';
+import { h } from '../dom.js';
+import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
+import { currentUser, onUserChange, refreshMe } from '../session.js';
+import { toast } from '../toast.js';
+
+export function mount(root) {
+  let query = '';
+  let accounts = null;
+  let selected = null;
+  let ledger = null;
+  let error = '';
+  let adjustError = '';
+
+  async function search() {
+    error = '';
+    try {
+      const page = await get(`/api/admin/accounts?q=${encodeURIComponent(query)}&page_size=50`);
+      accounts = page.items;
+    } catch (failure) {
+      error = errorText(failure);
+    }
+    render();
+  }
+
+  async function open(account) {
+    selected = account;
+    ledger = null;
+    adjustError = '';
+    render();
+    try {
+      ledger = await get(`/api/admin/accounts/${account.id}/ledger?page_size=100`);
+    } catch (failure) {
+      error = errorText(failure);
+    }
+    render();
+  }
+
+  async function adjust(event) {
+    event.preventDefault();
+    const form = event.target;
+    const amount = Number(form.amount.value);
+    const reason = form.reason.value.trim();
+    adjustError = '';
+    if (!Number.isInteger(amount) || amount === 0) adjustError = t('admin.amount_invalid');
+    else if (!reason) adjustError = t('admin.reason_required');
+    if (adjustError) {
+      render();
+      return;
+    }
+    try {
+      const key = `adj-${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
+      const result = await post(`/api/admin/accounts/${selected.id}/adjust`, { amount, reason }, { 'Idempotency-Key': key });
+      toast(t('admin.adjusted', { name: selected.name, balance: formatNumber(result.balance) }));
+      selected = { ...selected, balance: result.balance };
+      if (accounts) accounts = accounts.map((account) => (account.id === selected.id ? selected : account));
+      refreshMe();
+      await open(selected);
+      return;
+    } catch (failure) {
+      adjustError = errorText(failure);
+    }
+    render();
+  }
+
+  function render() {
+    const me = currentUser();
+    if (!me || !me.is_admin) {
+      root.replaceChildren(h('div', { class: 'page narrow' }, h('h1', { text: t('admin.title') }), h('p', { class: 'notice', text: t('admin.only') })));
+      return;
+    }
+    const searchForm = h(
+      'form',
+      { class: 'form search-form', role: 'search', onsubmit: (event) => { event.preventDefault(); query = event.target.q.value.trim(); search(); } },
+      h('label', { class: 'field inline' }, h('span', { class: 'field-label', text: t('admin.search') }), h('input', { name: 'q', type: 'search', value: query, maxlength: '24', pattern: '[A-Za-z0-9_\\-]*' })),
+      h('button', { type: 'submit', class: 'btn primary', text: t('admin.search_submit') }),
+    );
+    const list = accounts
+      ? h(
+          'ul',
+          { class: 'account-list', id: 'accounts' },
+          accounts.length
+            ? accounts.map((account) =>
+                h(
+                  'li',
+                  {},
+                  h(
+                    'button',
+                    { type: 'button', class: ['account', selected && selected.id === account.id && 'active'], dataset: { account: account.name }, onclick: () => open(account) },
+                    h('span', { class: 'name', text: account.name }),
+                    account.role === 'admin' ? h('span', { class: 'badge', text: t('admin.role_admin') }) : null,
+                    h('span', { class: 'balance-small', text: t('admin.balance', { coins: formatNumber(account.balance ?? 0) }) }),
+                  ),
+                ),
+              )
+            : h('li', { class: 'muted', text: t('admin.none') }),
+        )
+      : null;
+    let detail = null;
+    if (selected) {
+      const entries = ledger
+        ? h(
+            'table',
+            { class: 'data-table ledger', id: 'ledger' },
+            h('caption', { text: t('admin.ledger_of', { name: selected.name, balance: formatNumber(ledger.balance) }) }),
+            h('thead', {}, h('tr', {}, [t('admin.when'), t('admin.reason'), t('admin.amount'), t('admin.after')].map((text) => h('th', { scope: 'col', text })))),
+            h(
+              'tbody',
+              {},
+              ledger.items.map((entry) =>
+                h(
+                  'tr',
+                  {},
+                  h('td', { 'data-label': t('admin.when'), text: formatDate(entry.created_at) }),
+                  h('td', { 'data-label': t('admin.reason'), text: entry.memo ? `${entry.reason}: ${entry.memo}` : entry.reason }),
+                  h('td', { 'data-label': t('admin.amount') }, h('span', { class: ['coins', entry.amount > 0 ? 'up' : 'down'], text: formatSigned(entry.amount) })),
+                  h('td', { 'data-label': t('admin.after'), text: formatNumber(entry.balance_after) }),
+                ),
+              ),
+            ),
+          )
+        : h('p', { class: 'muted', text: t('common.loading') });
+      detail = h(
+        'section',
+        { class: 'panel', id: 'account-detail' },
+        h('h2', { text: selected.name }),
+        h('p', { class: 'big-balance', id: 'account-balance', text: t('admin.balance', { coins: formatNumber(selected.balance ?? 0) }) }),
+        h(
+          'form',
+          { class: 'form adjust-form', id: 'adjust-form', onsubmit: adjust },
+          h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.amount_label') }), h('input', { name: 'amount', type: 'number', step: '1', required: true, inputmode: 'numeric' })),
+          h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.reason_label') }), h('input', { name: 'reason', required: true, maxlength: '500' })),
+          adjustError ? h('p', { class: 'form-error', role: 'alert', text: adjustError }) : null,
+          h('button', { type: 'submit', class: 'btn primary', text: t('admin.adjust') }),
+        ),
+        entries,
+      );
+    }
+    root.replaceChildren(
+      h(
+        'div',
+        { class: 'page admin-page' },
+        h('h1', { text: t('admin.title') }),
+        h('div', { class: 'admin-grid' }, h('section', { class: 'panel' }, searchForm, error ? h('p', { class: 'form-error', role: 'alert', text: error }) : null, list), detail),
+      ),
+    );
+  }
+
+  render();
+  if (currentUser() && currentUser().is_admin) search();
+  const off = onUserChange(() => render());
+  return { relabel: render, unmount: off };
+}

@@ -1,0 +1,206 @@
+// The lobby: open public tables, live from /api/lobby/stream, with filters.
+import { authPanel } from '../auth.js';
+import { h } from '../dom.js';
+import { t } from '../i18n.js';
+import { rulesChips } from '../rules.js';
+import { currentUser, onUserChange } from '../session.js';
+
+const FILTER_KEY = 'durak.lobby.filters';
+
+function loadFilters() {
+  try {
+    return JSON.parse(sessionStorage.getItem(FILTER_KEY)) || {};
+  } catch {
+    return {};
+  }
+}
+
+/** The server's own filter semantics (GET /api/tables), applied to the live feed. */
+export function matches(row, filters) {
+  const rules = row.rules;
+  if (filters.deck && rules.deck !== Number(filters.deck)) return false;
+  if (filters.seats && rules.seats !== Number(filters.seats)) return false;
+  if (filters.stake_min !== undefined && filters.stake_min !== '' && rules.stake < Number(filters.stake_min)) return false;
+  if (filters.stake_max !== undefined && filters.stake_max !== '' && rules.stake > Number(filters.stake_max)) return false;
+  if (filters.transfer === 'on' && !rules.transfer) return false;
+  if (filters.transfer === 'off' && rules.transfer) return false;
+  if (filters.circle && rules.circle !== filters.circle) return false;
+  return true;
+}
+
+export function mount(root) {
+  let tables = null;
+  let live = false;
+  let filters = loadFilters();
+  let source = null;
+  let retry = null;
+  const seen = new Set(); // table codes already shown: only new rows animate in
+  const list = h('div', { class: 'table-list', id: 'lobby-tables', 'aria-live': 'polite' });
+  const status = h('span', { class: 'live-dot', id: 'lobby-live' });
+
+  function connect() {
+    source = new EventSource('/api/lobby/stream');
+    source.addEventListener('lobby', (event) => {
+      tables = JSON.parse(event.data);
+      live = true;
+      renderList();
+    });
+    source.onerror = () => {
+      live = false;
+      renderStatus();
+      if (source.readyState === EventSource.CLOSED) {
+        retry = setTimeout(connect, 2000);
+      }
+    };
+  }
+
+  function renderStatus() {
+    status.className = ['live-dot', live ? 'on' : 'off'].join(' ');
+    status.textContent = live ? t('lobby.live') : t('lobby.offline');
+  }
+
+  function renderList() {
+    renderStatus();
+    if (tables === null) {
+      list.replaceChildren(h('p', { class: 'muted', text: t('common.loading') }));
+      return;
+    }
+    const shown = tables.filter((row) => matches(row, filters));
+    if (!shown.length) {
+      list.replaceChildren(
+        h('div', { class: 'empty' }, h('p', { text: tables.length ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
+      );
+      return;
+    }
+    list.replaceChildren(...shown.map(tableRow));
+  }
+
+  function tableRow(row) {
+    const seated = row.seats.filter((seat) => seat.kind !== 'empty');
+    const canJoin = row.status !== 'playing' && row.free_seats > 0;
+    const fresh = !seen.has(row.code);
+    seen.add(row.code);
+    return h(
+      'article',
+      { class: ['table-row', fresh && 'appear'], dataset: { code: row.code } },
+      h(
+        'div',
+        { class: 'table-row-main' },
+        h('h3', { class: 'table-name', text: row.name }),
+        rulesChips(row.rules, { compact: true }),
+        h(
+          'p',
+          { class: 'table-meta' },
+          h('span', { class: 'seat-count', text: t('lobby.seats_taken', { taken: seated.length, seats: row.rules.seats }) }),
+          ' · ',
+          h('span', { class: 'free-seats', text: t('lobby.free_seats', { count: row.free_seats }) }),
+          ' · ',
+          h('span', { class: 'spectators', text: t('lobby.spectators', { count: row.spectators }) }),
+          ' · ',
+          h('span', { class: ['status', `status-${row.status}`], text: statusText(row.status) }),
+        ),
+        seated.length ? h('p', { class: 'players muted', text: seated.map((seat) => seat.name).join(', ') }) : null,
+      ),
+      h(
+        'div',
+        { class: 'table-row-actions' },
+        h('a', {
+          class: ['btn', canJoin ? 'primary' : 'ghost'],
+          href: `/t/${encodeURIComponent(row.code)}`,
+          'aria-label': `${canJoin ? t('lobby.join') : t('lobby.watch')}: ${row.name}`,
+          text: canJoin ? t('lobby.join') : t('lobby.watch'),
+        }),
+      ),
+    );
+  }
+
+  function filterSelect(name, label, options) {
+    return h(
+      'label',
+      { class: 'field inline' },
+      h('span', { class: 'field-label', text: label }),
+      h(
+        'select',
+        { name, onchange: onFilter },
+        options.map(([value, text]) => h('option', { value, text, selected: String(filters[name] ?? '') === value })),
+      ),
+    );
+  }
+
+  function onFilter(event) {
+    const form = event.target.form;
+    const data = new FormData(form);
+    filters = Object.fromEntries([...data.entries()].filter(([, value]) => value !== ''));
+    sessionStorage.setItem(FILTER_KEY, JSON.stringify(filters));
+    renderList();
+  }
+
+  function render() {
+    const me = currentUser();
+    const any = t('filter.any');
+    const filterForm = h(
+      'form',
+      { class: 'filters', id: 'lobby-filters', 'aria-label': t('filter.label'), onsubmit: (event) => event.preventDefault() },
+      filterSelect('deck', t('filter.deck'), [['', any], ['24', '24'], ['36', '36'], ['52', '52']]),
+      filterSelect('seats', t('filter.seats'), [['', any], ...[2, 3, 4, 5, 6].map((n) => [String(n), String(n)])]),
+      h(
+        'label',
+        { class: 'field inline' },
+        h('span', { class: 'field-label', text: t('filter.stake_min') }),
+        h('input', { name: 'stake_min', type: 'number', min: '0', inputmode: 'numeric', value: filters.stake_min ?? '', oninput: onFilter }),
+      ),
+      h(
+        'label',
+        { class: 'field inline' },
+        h('span', { class: 'field-label', text: t('filter.stake_max') }),
+        h('input', { name: 'stake_max', type: 'number', min: '0', inputmode: 'numeric', value: filters.stake_max ?? '', oninput: onFilter }),
+      ),
+      filterSelect('transfer', t('filter.transfer'), [['', any], ['on', t('filter.on')], ['off', t('filter.off')]]),
+      filterSelect('circle', t('filter.circle'), [['', any], ['neighbours', t('rules.circle_neighbours')], ['all', t('rules.circle_all')]]),
+    );
+    root.replaceChildren(
+      h(
+        'div',
+        { class: 'page lobby' },
+        h(
+          'section',
+          { class: 'hero' },
+          h('div', {}, h('h1', { text: t('lobby.title') }), h('p', { class: 'lead', text: t('lobby.tagline') })),
+          h('a', { class: 'btn primary big', href: '/#/create', id: 'open-table', text: t('lobby.open_table') }),
+        ),
+        me ? null : h('div', { class: 'lobby-auth' }, h('h2', { text: t('lobby.sign_in_title') }), authPanel({ initial: 'signup' })),
+        h(
+          'section',
+          { class: 'panel' },
+          h('div', { class: 'panel-head' }, h('h2', { text: t('lobby.open_tables') }), status),
+          filterForm,
+          list,
+        ),
+      ),
+    );
+    renderList();
+  }
+
+  render();
+  connect();
+  const off = onUserChange(render);
+  return {
+    relabel: render,
+    unmount() {
+      off();
+      clearTimeout(retry);
+      if (source) source.close();
+    },
+  };
+}
+
+function statusText(status) {
+  switch (status) {
+    case 'playing':
+      return t('status.playing');
+    case 'finished':
+      return t('status.finished');
+    default:
+      return t('status.waiting');
+  }
+}

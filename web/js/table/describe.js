@@ -1,0 +1,95 @@
+// Table events and moves in words, for the bout log and the challenge menu.
+import { cardShort } from '../cards.js';
+import { t } from '../i18n.js';
+
+export function seatName(names, seat) {
+  if (seat === null || seat === undefined) return '?';
+  return names[seat] || t('table.seat_n', { n: Number(seat) + 1 });
+}
+
+function cardsText(cards) {
+  return (cards || []).map(cardShort).join(' ');
+}
+
+export function reasonText(reason) {
+  switch (reason) {
+    case 'timeout':
+      return t('reason.timeout');
+    case 'left':
+      return t('reason.left');
+    case 'disconnected':
+      return t('reason.disconnected');
+    case 'challenge':
+      return t('reason.challenge');
+    default:
+      return reason || '';
+  }
+}
+
+/** A move of the current bout (view.moves[i]); `attacks` are the bout's attack cards in order. */
+export function moveText(action, names, attacks = []) {
+  const who = seatName(names, action.seat);
+  switch (action.type) {
+    case 'lead':
+      return t('log.lead', { name: who, cards: cardsText(action.cards) });
+    case 'throw_in':
+      return t('log.throw_in', { name: who, cards: cardsText(action.cards) });
+    case 'transfer':
+      return t('log.transfer', { name: who, cards: cardsText(action.cards) });
+    case 'cover': {
+      const attack = attacks[action.attack];
+      return attack
+        ? t('log.cover', { name: who, card: cardShort(action.card), attack: cardShort(attack) })
+        : t('log.cover_short', { name: who, card: cardShort(action.card) });
+    }
+    default:
+      return t('log.other', { name: who });
+  }
+}
+
+/** One event in words, or null for events the log does not show. */
+export function eventText(event, names, attacks) {
+  switch (event.type) {
+    case 'match_start':
+      return t('log.match_start', { dealer: seatName(names, event.dealer), attacker: seatName(names, event.attacker), defender: seatName(names, event.defender) });
+    case 'bout_start':
+      return t('log.bout_start', { attacker: seatName(names, event.attacker), defender: seatName(names, event.defender) });
+    case 'move':
+      return moveText({ ...event.action, seat: event.seat }, names, attacks);
+    case 'transferred':
+      return t('log.transferred', { defender: seatName(names, event.defender) });
+    case 'take':
+      return t('log.take', { name: seatName(names, event.seat) });
+    case 'pass':
+      return t('log.pass', { name: seatName(names, event.seat) });
+    case 'bout_end':
+      return event.result === 'taken'
+        ? t('log.picked_up', { name: seatName(names, event.defender), count: (event.cards || []).length })
+        : t('log.beaten', { count: (event.cards || []).length });
+    case 'draw':
+      if (!event.count) return null;
+      return event.cards
+        ? t('log.draw_own', { name: seatName(names, event.seat), cards: cardsText(event.cards) })
+        : t('log.draw', { name: seatName(names, event.seat), count: event.count });
+    case 'out':
+      return t('log.out', { name: seatName(names, event.seat), place: event.place });
+    case 'forfeit':
+      return t('log.forfeit', { name: seatName(names, event.seat), reason: reasonText(event.reason) });
+    case 'challenge':
+      return event.ruling === 'upheld'
+        ? t('log.challenge_upheld', { name: seatName(names, event.seat), loser: seatName(names, event.loser) })
+        : t('log.challenge_rejected', { name: seatName(names, event.seat), loser: seatName(names, event.loser) });
+    case 'exchange_trump':
+      return t('log.exchange_trump', { name: seatName(names, event.seat), gave: cardShort(event.gave), got: cardShort(event.got) });
+    case 'match_end': {
+      const outcome = event.outcome || {};
+      return outcome.draw ? t('log.match_draw') : t('log.match_end', { name: seatName(names, outcome.durak) });
+    }
+    case 'seat':
+      return event.kind === 'empty' ? t('log.seat_free', { n: event.seat + 1 }) : t('log.seat_taken', { name: event.name || '?', n: event.seat + 1 });
+    case 'rematch':
+      return t('log.rematch');
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,149 @@
+// The table websocket with silent reconnects: exponential backoff with jitter, then
+// {"type":"hello","last_version":n} so the server sends only what was missed.
+
+const PING_EVERY_MS = 15000;
+const SILENCE_LIMIT_MS = 40000;
+
+export class TableSocket {
+  constructor(code, { onMessage, onState }) {
+    this.code = code;
+    this.onMessage = onMessage;
+    this.onState = onState;
+    this.ws = null;
+    this.state = 'connecting';
+    this.lastVersion = -1;
+    this.attempt = 0;
+    this.counter = 0;
+    this.stopped = false;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.lastSeen = Date.now();
+    this.prefix = Math.random().toString(36).slice(2, 8);
+  }
+
+  url() {
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    return `${scheme}://${location.host}/ws/tables/${encodeURIComponent(this.code)}`;
+  }
+
+  setState(state) {
+    if (this.state === state) return;
+    this.state = state;
+    this.onState(state);
+  }
+
+  start() {
+    this.stopped = false;
+    this.open();
+  }
+
+  open() {
+    clearTimeout(this.retryTimer);
+    let ws;
+    try {
+      ws = new WebSocket(this.url());
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => {
+      if (this.ws !== ws) return;
+      this.attempt = 0;
+      this.lastSeen = Date.now();
+      const hello = { type: 'hello' };
+      if (this.lastVersion >= 0) hello.last_version = this.lastVersion;
+      ws.send(JSON.stringify(hello));
+      this.setState('open');
+      this.startPings();
+    };
+    ws.onmessage = (event) => {
+      if (this.ws !== ws) return;
+      this.lastSeen = Date.now();
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if ((message.type === 'welcome' || message.type === 'update') && typeof message.version === 'number') {
+        if (message.version < this.lastVersion && message.type === 'update') return; // stale
+        this.lastVersion = Math.max(this.lastVersion, message.version);
+      }
+      this.onMessage(message);
+    };
+    ws.onclose = (event) => {
+      if (this.ws !== ws) return;
+      this.stopPings();
+      if (this.stopped) return;
+      if (event.code === 4004) {
+        this.setState('gone');
+        return;
+      }
+      this.setState('reconnecting');
+      this.scheduleRetry();
+    };
+    ws.onerror = () => {
+      /* a close event follows */
+    };
+  }
+
+  scheduleRetry() {
+    const base = Math.min(8000, 250 * 2 ** this.attempt);
+    const delay = base * (0.75 + Math.random() * 0.5);
+    this.attempt += 1;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      if (!this.stopped) this.open();
+    }, delay);
+  }
+
+  startPings() {
+    this.stopPings();
+    this.pingTimer = setInterval(() => {
+      if (Date.now() - this.lastSeen > SILENCE_LIMIT_MS && this.ws) {
+        this.ws.close(); // half-open connection: reconnect
+        return;
+      }
+      this.send({ type: 'ping', id: 'p' });
+    }, PING_EVERY_MS);
+  }
+
+  stopPings() {
+    clearInterval(this.pingTimer);
+  }
+
+  send(message) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(message));
+      return true;
+    }
+    return false;
+  }
+
+  /** A play command; returns its id, or null when the socket is not open. */
+  command(type, fields = {}) {
+    this.counter += 1;
+    const id = `${this.prefix}-${this.counter}`;
+    const message = { type, id, ...fields };
+    if (this.lastVersion >= 0) message.version = this.lastVersion;
+    return this.send(message) ? id : null;
+  }
+
+  /** Open a fresh connection now (after signing in, so the new cookie is used). */
+  reconnectNow() {
+    const old = this.ws;
+    this.ws = null;
+    if (old) old.close(1000);
+    this.attempt = 0;
+    this.open();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.stopPings();
+    if (this.ws) this.ws.close(1000);
+    this.ws = null;
+  }
+}
