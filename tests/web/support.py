@@ -87,7 +87,9 @@ def start_server(tmp: Path) -> Server:
     }
     log = tmp / "server.log"
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     server = Server(base, database_url, env, process, log)
     deadline = time.monotonic() + 40
     while time.monotonic() < deadline:
@@ -125,10 +127,16 @@ def unique_name(prefix: str) -> str:
 # --------------------------------------------------------------------- API shortcuts (share cookies)
 
 
-def api(context: Any, method: str, path: str, body: dict[str, Any] | None = None, ok: Iterable[int] = (200, 201)) -> Any:
+def api(
+    context: Any, method: str, path: str, body: dict[str, Any] | None = None, ok: Iterable[int] = (200, 201)
+) -> Any:
     """A request through the browser context's own cookie jar (``context.request``)."""
-    response = context.request.fetch(path, method=method, data=json.dumps(body) if body is not None else None,
-                                     headers={"Content-Type": "application/json"} if body is not None else None)
+    response = context.request.fetch(
+        path,
+        method=method,
+        data=json.dumps(body) if body is not None else None,
+        headers={"Content-Type": "application/json"} if body is not None else None,
+    )
     assert response.status in tuple(ok), f"{method} {path} -> {response.status}: {response.text()}"
     return response.json() if response.status != 204 and response.body() else None
 
@@ -193,11 +201,11 @@ class Driver:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         # Wait until the table has moved on (or the move was refused and nothing is pending).
         page.wait_for_function(
-            f"""(before) => {{
+            """(before) => {
                 if (document.querySelector('#results')) return true;
                 const felt = document.querySelector('#felt');
                 return felt && Number(felt.dataset.version) > before;
-            }}""",
+            }""",
             arg=before,
             timeout=10_000,
         )

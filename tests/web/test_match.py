@@ -64,7 +64,10 @@ def test_two_players_staked_match_by_clicking(new_context: Any, artifacts: Any) 
     # Each player sees the other's name and card count, and who attacks whom.
     expect(alice.locator("#opponents .seat .name-text")).to_have_text(bob_name)
     expect(bob.locator("#opponents .seat .card-count")).to_have_attribute("data-cards", "6")
-    roles = {alice.locator(".me-area .seat .badge").first.inner_text(), bob.locator(".me-area .seat .badge").first.inner_text()}
+    roles = {
+        alice.locator(".me-area .seat .badge").first.inner_text(),
+        bob.locator(".me-area .seat .badge").first.inner_text(),
+    }
     assert roles == {"Attacking", "Defending"}
 
     driver = Driver([alice, bob])
