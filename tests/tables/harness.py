@@ -30,7 +30,9 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
     path = tmp_path / "durak.sqlite3"
     path.write_bytes(migrated_template.read_bytes())
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{path}", secret_key="test-secret-key-0123456789",
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{path}",
+        secret_key="test-secret-key-0123456789",
         ws_rate_per_s=1000.0,
     )
     with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as test_client:

@@ -118,3 +118,63 @@ def test_timer_expiry_forfeits_the_player_who_must_act(client: TestClient) -> No
         pa.until(lambda m: m["type"] == "update" and m["table"]["status"] == "finished", limit=50)
     outcome = actor.game.outcome
     assert outcome.durak == leader and outcome.reason == "timeout"
+
+
+def test_reconnect_mid_bout_resumes_with_the_same_view(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    actor = client.app.state.tables.tables[code]
+    leader = actor.game.attacker
+    leader_headers, other_headers = (alice, bob) if leader == 0 else (bob, alice)
+    with client.websocket_connect(f"/ws/tables/{code}", headers=leader_headers) as ws:
+        player = Player(ws, "leader")
+        player.hello()
+        player.act(player.view["legal"][0])
+        player.until(lambda m: m["type"] == "ack")  # the update is pushed before the ack
+        seen = player.last
+        assert seen["view"]["phase"] == "bout"
+    with client.websocket_connect(f"/ws/tables/{code}", headers=leader_headers) as ws:
+        again = Player(ws, "leader-again")
+        welcome = again.hello(last_version=seen["version"] - 1)
+        assert welcome["seat"] == leader
+        assert welcome["view"]["hand"] == seen["view"]["hand"]
+        assert welcome["view"]["table"] == seen["view"]["table"]
+        assert welcome["resumed_from"] == seen["version"] - 1
+        assert [e["type"] for e in welcome["events"]] == ["move"]
+        # Far behind the ring buffer: a snapshot without events.
+        assert "events" not in again.hello(last_version=-500) or again.messages[-1].get("events") is None
+    with client.websocket_connect(f"/ws/tables/{code}", headers=other_headers) as ws:
+        defender = Player(ws, "defender")
+        defender.hello()
+        assert any(a["type"] == "take" for a in defender.view["legal"])
+        defender.act({"type": "take"})
+        assert defender.until(lambda m: m["type"] in ("ack", "error"))["type"] == "ack"
+
+
+def test_two_tabs_of_one_player_both_follow_and_only_the_sender_gets_the_ack(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    actor = client.app.state.tables.tables[code]
+    leader_headers = alice if actor.game.attacker == 0 else bob
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=leader_headers) as one,
+        client.websocket_connect(f"/ws/tables/{code}", headers=leader_headers) as two,
+    ):
+        tab1, tab2 = Player(one, "tab1"), Player(two, "tab2")
+        tab1.hello()
+        tab2.hello()
+        version = actor.version
+        lead = tab1.view["legal"][0]
+        tab1.act(lead)
+        tab1.until(lambda m: m["type"] == "ack")
+        tab2.until(lambda m: m["type"] == "update" and m["version"] > version)
+        assert tab2.view["table"] == [{"attack": lead["cards"][0], "cover": None}]
+        assert tab1.view == tab2.view
+        tab2.send({"type": "ping", "id": "sync"})
+        tab2.until(lambda m: m["type"] == "pong")
+        assert not any(m["type"] == "ack" for m in tab2.messages)
+        assert tab2.last["table"]["seats"][actor.game.attacker]["connected"] is True

@@ -121,7 +121,7 @@ async def create_table(
 @router.get("/tables", responses={200: {"description": "Open public tables, newest first."}})
 async def list_tables(
     registry: RegistryDep,
-    deck: Annotated[Literal[24, 36, 52] | None, Query()] = None,
+    deck: Annotated[int | None, Query(description="24, 36 or 52")] = None,
     seats: Annotated[int | None, Query(ge=2, le=6)] = None,
     stake_min: Annotated[int | None, Query(ge=0)] = None,
     stake_max: Annotated[int | None, Query(ge=0)] = None,

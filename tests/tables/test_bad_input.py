@@ -1,0 +1,181 @@
+"""Bad input of every kind gets its documented error or close code; the table goes on unharmed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from app.engine import legal_actions
+from tests.tables.harness import ORIGIN, Player, create_table, signup
+
+
+def _started_table(client: TestClient) -> tuple[str, dict[str, str], dict[str, str]]:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    return code, alice, bob
+
+
+def _error(player: Player) -> dict:
+    return player.until(lambda m: m["type"] in ("error", "ack"))
+
+
+def test_malformed_unknown_and_mistyped_messages(client: TestClient) -> None:
+    code, alice, _ = _started_table(client)
+    actor = client.app.state.tables.tables[code]
+    before = actor.version
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        player = Player(ws, "a")
+        player.hello()
+        ws.send_text("{not json")
+        assert _error(player)["code"] == "bad_json"
+        ws.send_text(json.dumps({"type": "shuffle_the_deck", "id": "x1"}))
+        reply = _error(player)
+        assert reply["code"] == "unknown_type" and reply["id"] == "x1"
+        ws.send_text(json.dumps({"type": "cover", "id": "x2", "attack": "first", "card": "9h"}))
+        assert _error(player)["code"] == "bad_message"
+        ws.send_text(json.dumps({"type": "lead", "id": "x3", "cards": ["11z"]}))
+        assert _error(player)["code"] == "bad_message"
+        ws.send_text(json.dumps(["lead"]))
+        assert _error(player)["code"] == "unknown_type"
+        # A command that names another seat is not a thing: the seat comes from the session.
+        ws.send_text(json.dumps({"type": "take", "id": "x4", "seat": 1}))
+        assert _error(player)["code"] == "bad_message"
+        ws.send_text(json.dumps({"type": "ping", "id": "p"}))
+        assert player.until(lambda m: m["type"] == "pong")["id"] == "p"
+    assert actor.version == before and actor.status == "playing"
+
+
+def test_out_of_turn_and_cards_not_held(client: TestClient) -> None:
+    code, alice, bob = _started_table(client)
+    actor = client.app.state.tables.tables[code]
+    game = actor.game
+    idle = 1 - game.attacker
+    headers = alice if idle == 0 else bob
+    with client.websocket_connect(f"/ws/tables/{code}", headers=headers) as ws:
+        player = Player(ws, "p")
+        player.hello()
+        card = str(game.hands[idle][0])
+        player.send({"type": "lead", "id": "o1", "cards": [card]})
+        assert _error(player)["code"] == "not_your_turn"
+        foreign = str(game.hands[game.attacker][0])
+        player.send({"type": "throw_in", "id": "o2", "cards": [foreign]})
+        assert _error(player)["code"] in ("not_your_turn", "card_not_in_hand")
+    assert actor.game is game  # nothing applied
+
+
+def test_replayed_command_id_is_applied_once(client: TestClient) -> None:
+    code, alice, bob = _started_table(client)
+    actor = client.app.state.tables.tables[code]
+    leader = actor.game.attacker
+    headers = alice if leader == 0 else bob
+    with client.websocket_connect(f"/ws/tables/{code}", headers=headers) as ws:
+        player = Player(ws, "p")
+        player.hello()
+        card = str(legal_actions(actor.game, leader)[0].cards[0])
+        player.send({"type": "lead", "id": "same", "cards": [card]})
+        first = _error(player)
+        assert first["type"] == "ack"
+        ply = actor.game.ply
+        player.send({"type": "lead", "id": "same", "cards": [card]})
+        again = _error(player)
+        assert again["type"] == "ack" and again["duplicate"] is True and again["version"] == first["version"]
+        assert actor.game.ply == ply
+
+
+def test_oversized_frame_closes_with_1009(client: TestClient) -> None:
+    code, alice, _ = _started_table(client)
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        ws.send_text(json.dumps({"type": "ping", "id": "x" * (70 * 1024)}))
+        with pytest.raises(WebSocketDisconnect) as closed:
+            while True:
+                ws.receive_text()
+        assert closed.value.code == 1009
+    assert client.app.state.tables.tables[code].status == "playing"
+
+
+def test_flood_is_closed_with_4008(client: TestClient) -> None:
+    code, alice, _ = _started_table(client)
+    client.app.state.settings.ws_rate_per_s = 10.0
+    client.app.state.settings.ws_burst = 20
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        for i in range(60):
+            ws.send_text(json.dumps({"type": "ping", "id": str(i)}))
+        with pytest.raises(WebSocketDisconnect) as closed:
+            while True:
+                ws.receive_text()
+        assert closed.value.code == 4008
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        ({"origin": "https://evil.example"}, "wrong origin"),
+        ({"origin": ORIGIN, "cookie": "durak_session=forged.value.here"}, "forged cookie"),
+    ],
+)
+def test_handshake_refused_with_403(client: TestClient, headers: dict[str, str], why: str) -> None:
+    code, _, _ = _started_table(client)
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(f"/ws/tables/{code}", headers=headers):
+        pass
+    assert refused.value.code == 1008, why
+
+
+def test_unknown_table_closes_with_4004(client: TestClient) -> None:
+    with client.websocket_connect("/ws/tables/nope", headers={"origin": ORIGIN}) as ws:
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 4004
+
+
+def test_spectators_without_a_session_can_watch_but_not_play(client: TestClient) -> None:
+    code, alice, _ = _started_table(client)
+    with client.websocket_connect(f"/ws/tables/{code}", headers={"origin": ORIGIN}) as ws:
+        watcher = Player(ws, "w")
+        welcome = watcher.hello()
+        assert welcome["seat"] is None and "hand" not in welcome["view"]
+        assert welcome["table"]["spectators"] == 1
+        watcher.send({"type": "take", "id": "t"})
+        assert _error(watcher)["code"] == "not_seated"
+
+
+def test_rest_errors_for_seats_and_bots(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, stake=10)["code"]
+    assert client.post(f"/api/tables/{code}/bots", json={"level": "easy"}, headers=bob).status_code == 403
+    assert client.post(f"/api/tables/{code}/bots", json={"level": "easy"}, headers=alice).status_code == 409
+    assert client.post(f"/api/tables/{code}/join", json={"seat": 9}, headers=alice).status_code == 422
+    assert client.post("/api/tables/unknown/join", json={}, headers=alice).status_code == 404
+    assert client.post(f"/api/tables/{code}/join", json={}, headers={"origin": ORIGIN}).status_code == 401
+    guest = client.post("/api/auth/guest", json={"name": "gus"})
+    cookie = {"cookie": f"durak_session={guest.cookies['durak_session']}"}
+    client.cookies.clear()
+    response = client.post(f"/api/tables/{code}/join", json={}, headers=cookie)
+    assert response.status_code == 403 and "guests" in response.json()["detail"]
+
+
+def test_undealable_table_is_refused_naming_the_field(client: TestClient) -> None:
+    alice = signup(client, "alice")
+    response = client.post("/api/tables", json={"deck": 24, "seats": 5}, headers=alice)
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "seats"]
+    response = client.post("/api/tables", json={"preset": "classic36", "deck": 52}, headers=alice)
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "deck"]
+
+
+def test_lobby_lists_public_tables_with_filters(client: TestClient) -> None:
+    alice = signup(client, "alice")
+    public = create_table(client, alice, deck=52, seats=4, transfer=True)["code"]
+    create_table(client, alice, private=True)
+    free = create_table(client, alice, deck=36, stake=0)["code"]
+    codes = [row["code"] for row in client.get("/api/tables").json()]
+    assert set(codes) == {public, free}
+    assert [r["code"] for r in client.get("/api/tables?deck=52&transfer=true").json()] == [public]
+    assert [r["code"] for r in client.get("/api/tables?seats=2").json()] == [free]
+    row = next(r for r in client.get("/api/tables").json() if r["code"] == public)
+    assert row["free_seats"] == 4
