@@ -114,8 +114,7 @@ class Player:
 def play_out(players: list[Player], table_of: Callable[[], Any], rng: random.Random, limit: int = 3000) -> int:
     """Drive random legal play until the match ends. Each step: the seat the table waits for acts (or
     any seat with a legal action), then every player reads until it has caught up with the table."""
-    moves = 0
-    for _ in range(limit):
+    for moves in range(limit):
         actor = table_of()
         if actor.status != "playing":
             return moves
@@ -133,5 +132,4 @@ def play_out(players: list[Player], table_of: Callable[[], Any], rng: random.Ran
         player.act(rng.choice(legal or player.view["legal"]))
         player.until(lambda m: m["type"] in ("ack", "error"))
         assert player.messages[-1]["type"] == "ack", player.messages[-1]
-        moves += 1
     raise AssertionError("match did not end")

@@ -133,7 +133,7 @@ def test_unknown_table_closes_with_4004(client: TestClient) -> None:
 
 
 def test_spectators_without_a_session_can_watch_but_not_play(client: TestClient) -> None:
-    code, alice, _ = _started_table(client)
+    code, _, _ = _started_table(client)
     with client.websocket_connect(f"/ws/tables/{code}", headers={"origin": ORIGIN}) as ws:
         watcher = Player(ws, "w")
         welcome = watcher.hello()
