@@ -6,6 +6,7 @@ import asyncio
 from logging.config import fileConfig
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from app.db.models import Base
@@ -37,7 +38,15 @@ def _configure(connection: Connection) -> None:
     )
 
 
+# Several replicas may start at once and each runs `python -m app`, which upgrades first: on
+# PostgreSQL they take turns on this advisory lock (held until the migration transaction ends), so
+# the first one migrates and the others find the schema at head.
+MIGRATION_LOCK_ID = 0x64757261  # "dura"
+
+
 def run_with_connection(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": MIGRATION_LOCK_ID})
     _configure(connection)
     with context.begin_transaction():
         context.run_migrations()

@@ -25,7 +25,7 @@ from app.config import Settings
 from app.main import create_app
 from tests.api.support import PASSWORD, SECRET
 
-OUR_PATHS = r"^/api/(auth|me|matches|admin)"
+OUR_PATHS = r"^/api/(auth/|me$|matches|admin/)"
 EXAMPLES_PER_OPERATION = 40
 
 

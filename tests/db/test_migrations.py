@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +84,17 @@ async def test_check_notices_drift(empty_url: str) -> None:
     finally:
         Base.metadata.remove(probe)
     await migrate.check(empty_url)
+
+
+@pytest.mark.postgres
+def test_replicas_starting_together_migrate_once(postgres_server: PostgresServer) -> None:
+    """Several `python -m app` processes upgrading one empty database at once all succeed."""
+    import subprocess
+    import sys
+
+    url = postgres_server.url_for(postgres_server.create())
+    code = f"from app.db.migrate import upgrade_sync; upgrade_sync({url!r})"
+    processes = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=60), p.stderr.read() if p.stderr else "") for p in processes]
+    assert [status for status, _ in results] == [0, 0, 0], results
+    asyncio.run(migrate.check(url))
