@@ -43,6 +43,7 @@ export function currentRoute() {
 
 let mounted = null;
 let mounting = 0;
+let shown = 0;
 
 async function show() {
   const ticket = ++mounting;
@@ -55,6 +56,7 @@ async function show() {
   main.dataset.page = route.name;
   mounted = module.mount(main, route.params) || {};
   renderHeader(route.name);
+  if (shown++) refreshMe(); // every navigation brings the balance up to date
 }
 
 /** Go to an in-app route ('#/history') or a table path ('/t/<code>'). */

@@ -5,6 +5,23 @@ import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
 import { currentUser, onUserChange, refreshMe } from '../session.js';
 import { toast } from '../toast.js';
 
+function ledgerReason(reason) {
+  switch (reason) {
+    case 'signup_grant':
+      return t('ledger.signup_grant');
+    case 'stake':
+      return t('ledger.stake');
+    case 'payout':
+      return t('ledger.payout');
+    case 'refund':
+      return t('ledger.refund');
+    case 'admin_adjustment':
+      return t('ledger.admin_adjustment');
+    default:
+      return reason;
+  }
+}
+
 export function mount(root) {
   let query = '';
   let accounts = null;
@@ -12,6 +29,7 @@ export function mount(root) {
   let ledger = null;
   let error = '';
   let adjustError = '';
+  const draft = { amount: '', reason: '' }; // survives re-renders
 
   async function search() {
     error = '';
@@ -25,6 +43,7 @@ export function mount(root) {
   }
 
   async function open(account) {
+    if (!selected || selected.id !== account.id) Object.assign(draft, { amount: '', reason: '' });
     selected = account;
     ledger = null;
     adjustError = '';
@@ -54,6 +73,8 @@ export function mount(root) {
       const result = await post(`/api/admin/accounts/${selected.id}/adjust`, { amount, reason }, { 'Idempotency-Key': key });
       toast(t('admin.adjusted', { name: selected.name, balance: formatNumber(result.balance) }));
       selected = { ...selected, balance: result.balance };
+      draft.amount = '';
+      draft.reason = '';
       if (accounts) accounts = accounts.map((account) => (account.id === selected.id ? selected : account));
       refreshMe();
       await open(selected);
@@ -113,7 +134,7 @@ export function mount(root) {
                   'tr',
                   {},
                   h('td', { 'data-label': t('admin.when'), text: formatDate(entry.created_at) }),
-                  h('td', { 'data-label': t('admin.reason'), text: entry.memo ? `${entry.reason}: ${entry.memo}` : entry.reason }),
+                  h('td', { 'data-label': t('admin.reason'), text: entry.memo ? `${ledgerReason(entry.reason)}: ${entry.memo}` : ledgerReason(entry.reason) }),
                   h('td', { 'data-label': t('admin.amount') }, h('span', { class: ['coins', entry.amount > 0 ? 'up' : 'down'], text: formatSigned(entry.amount) })),
                   h('td', { 'data-label': t('admin.after'), text: formatNumber(entry.balance_after) }),
                 ),
@@ -128,9 +149,9 @@ export function mount(root) {
         h('p', { class: 'big-balance', id: 'account-balance', text: t('admin.balance', { coins: formatNumber(selected.balance ?? 0) }) }),
         h(
           'form',
-          { class: 'form adjust-form', id: 'adjust-form', onsubmit: adjust },
-          h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.amount_label') }), h('input', { name: 'amount', type: 'number', step: '1', required: true, inputmode: 'numeric' })),
-          h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.reason_label') }), h('input', { name: 'reason', required: true, maxlength: '500' })),
+          { class: 'form adjust-form', id: 'adjust-form', novalidate: true, onsubmit: adjust },
+          h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.amount_label') }), h('input', { name: 'amount', type: 'number', step: '1', required: true, inputmode: 'numeric', value: draft.amount, oninput: (event) => { draft.amount = event.target.value; } })),
+          h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.reason_label') }), h('input', { name: 'reason', required: true, maxlength: '500', value: draft.reason, oninput: (event) => { draft.reason = event.target.value; } })),
           adjustError ? h('p', { class: 'form-error', role: 'alert', text: adjustError }) : null,
           h('button', { type: 'submit', class: 'btn primary', text: t('admin.adjust') }),
         ),

@@ -3,7 +3,7 @@ import { errorText, get } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
-import { moveText, seatName } from '../table/describe.js';
+import { moveText, seatName, seatNames } from '../table/describe.js';
 import { discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
 
 export function mount(root, { id }) {
@@ -47,9 +47,7 @@ export function mount(root, { id }) {
   }
 
   function names() {
-    const out = {};
-    for (const seat of match.seats) out[seat.seat] = seat.display_name;
-    return out;
+    return seatNames(match.seats);
   }
 
   function lastMove(view, previous) {

@@ -7,7 +7,7 @@ import { formatNumber, formatSigned, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
-import { eventText, moveText, reasonText, seatName } from '../table/describe.js';
+import { displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
 import { botLevelText, discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
 import { TableSocket } from '../table/socket.js';
 
@@ -59,9 +59,7 @@ export function mount(root, { code, watch }) {
   }
 
   function names() {
-    const out = {};
-    for (const seat of st.table ? st.table.seats : []) out[seat.seat] = seat.name;
-    return out;
+    return seatNames(st.table ? st.table.seats : []);
   }
 
   function addLog(events) {
@@ -474,7 +472,7 @@ export function mount(root, { code, watch }) {
             'li',
             { class: ['seat-line', seat.kind], dataset: { seat: String(seat.seat) } },
             h('span', { class: 'seat-no', text: t('table.seat_n', { n: seat.seat + 1 }) }),
-            h('span', { class: 'seat-who', text: seat.kind === 'empty' ? t('table.free_seat') : seat.kind === 'bot' ? `${seat.name} · ${botLevelText(seat.level)}` : seat.name }),
+            h('span', { class: 'seat-who', text: seat.kind === 'empty' ? t('table.free_seat') : displayName(seat) }),
             seat.kind === 'empty' && canSit && me && !(stake > 0 && me.kind === 'guest')
               ? h('button', { type: 'button', class: 'btn small primary', dataset: { key: `sit:${seat.seat}`, action: 'sit' }, onclick: () => join(seat.seat), text: t('waiting.sit_here') })
               : null,

@@ -2,6 +2,30 @@
 import { cardShort } from '../cards.js';
 import { t } from '../i18n.js';
 
+function botLevel(level) {
+  switch (level) {
+    case 'easy':
+      return t('bot.easy');
+    case 'hard':
+      return t('bot.hard');
+    default:
+      return t('bot.normal');
+  }
+}
+
+/** A seat's name as shown: a bot is "Easy bot #2" (in the current language), a person their name. */
+export function displayName(seat) {
+  if (seat.kind === 'bot' || seat.bot_level) return t('bot.display', { level: botLevel(seat.level || seat.bot_level), n: seat.seat + 1 });
+  return seat.name || seat.display_name || '';
+}
+
+/** seat number -> display name. */
+export function seatNames(seats) {
+  const out = {};
+  for (const seat of seats || []) out[seat.seat] = displayName(seat);
+  return out;
+}
+
 export function seatName(names, seat) {
   if (seat === null || seat === undefined) return '?';
   return names[seat] || t('table.seat_n', { n: Number(seat) + 1 });
@@ -86,7 +110,7 @@ export function eventText(event, names, attacks) {
       return outcome.draw ? t('log.match_draw') : t('log.match_end', { name: seatName(names, outcome.durak) });
     }
     case 'seat':
-      return event.kind === 'empty' ? t('log.seat_free', { n: event.seat + 1 }) : t('log.seat_taken', { name: event.name || '?', n: event.seat + 1 });
+      return event.kind === 'empty' ? t('log.seat_free', { n: event.seat + 1 }) : t('log.seat_taken', { name: names[event.seat] || event.name || '?', n: event.seat + 1 });
     case 'rematch':
       return t('log.rematch');
     default:

@@ -3,6 +3,7 @@
 import { cardBack, cardFace, cardName, suitName, SUIT_SYMBOLS } from '../cards.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import { displayName } from './describe.js';
 
 export function roleText(role) {
   switch (role) {
@@ -22,7 +23,7 @@ export function roleText(role) {
  * `seat` = {seat, name, kind, connected}; `player` = view.players[i] or null before a match.
  */
 export function seatBox(seat, player, { me = false, deciding = false, series = null, revealed = null, showConnection = true } = {}) {
-  const name = seat.name || t('table.free_seat');
+  const name = seat.kind === 'empty' ? t('table.free_seat') : displayName(seat);
   const cards = player ? player.cards : null;
   const role = player && !player.out ? player.role : null;
   const classes = ['seat', role && `role-${role}`, deciding && 'deciding', me && 'me', player && player.out && 'out', seat.kind === 'empty' && 'empty', showConnection && !seat.connected && seat.kind === 'human' && 'offline'];
@@ -30,7 +31,6 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
   if (player && player.out) status.push(h('span', { class: 'badge out', text: t('table.out_place', { place: player.place }) }));
   else if (role) status.push(h('span', { class: ['badge', `role-${role}`], text: roleText(role) }));
   if (player && player.passed && !player.out) status.push(h('span', { class: 'badge passed', text: t('table.passed') }));
-  if (seat.kind === 'bot') status.push(h('span', { class: 'badge bot', text: botLevelText(seat.level) }));
   const connection =
     showConnection && seat.kind === 'human'
       ? h('span', {

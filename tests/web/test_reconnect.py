@@ -1,0 +1,79 @@
+"""Reconnects: a reload mid-match continues the match; a dropped socket shows "reconnecting" and
+resumes silently with hello + last_version."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.support import Driver, api, create_table_api, sign_up_api
+
+pytestmark = pytest.mark.browser
+
+WATCH_RECONNECTING = """() => {
+  window.__sawReconnecting = false;
+  new MutationObserver(() => {
+    const badge = document.querySelector('#conn-state');
+    if (badge && badge.classList.contains('reconnecting')) window.__sawReconnecting = true;
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def test_reload_and_dropped_connection_mid_match(new_context: Any) -> None:
+    context = new_context()
+    sign_up_api(context)
+    table = create_table_api(context, deck=24, timer=60)
+    api(context, "POST", f"/api/tables/{table['code']}/join", {})
+    api(context, "POST", f"/api/tables/{table['code']}/bots", {"level": "easy"})
+
+    page = context.new_page()
+    sent: list[dict[str, Any]] = []
+    sockets: list[Any] = []
+
+    def proxy(route: Any) -> None:
+        # Pass every frame through, recording what the page sends.
+        server = route.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            sent.append(json.loads(message))
+            server.send(message)
+
+        route.on_message(from_page)
+        sockets.append(route)
+
+    page.route_web_socket(re.compile(r"/ws/tables/"), proxy)
+    page.goto(table["invite_url"])
+    expect(page.locator("#hand .card")).to_have_count(6)
+    driver = Driver([page])
+    driver.play(until=lambda d: d.moves >= 3)
+    cards_before = page.locator("#hand .card").count()
+
+    # 1. Reload: a new page load picks the match up where it was.
+    version = int(page.locator("#felt").get_attribute("data-version"))
+    page.reload()
+    expect(page.locator("#hand .card")).to_have_count(cards_before)
+    expect(page.locator("#felt")).to_have_attribute("data-version", str(version))
+    expect(page.locator("#results")).to_have_count(0)
+    driver.play(until=lambda d: d.moves >= 6)
+
+    # 2. The connection drops: "reconnecting" shows, then the client resumes from its version.
+    page.evaluate(WATCH_RECONNECTING)
+    version = int(page.locator("#felt").get_attribute("data-version"))
+    hellos_before = sum(1 for message in sent if message["type"] == "hello")
+    sockets[-1].close(code=4000, reason="test drops the line")
+    expect(page.locator("#conn-state")).to_have_count(0, timeout=10_000)  # back to connected
+    assert page.evaluate("window.__sawReconnecting"), "the reconnecting state was never shown"
+    hellos = [message for message in sent if message["type"] == "hello"]
+    assert len(hellos) == hellos_before + 1
+    assert hellos[-1].get("last_version") == version
+    assert len(sockets) == 3  # first load, reload, reconnect
+
+    # The match goes on to its end over the new connection.
+    driver.play()
+    expect(page.locator("#results")).to_be_visible()
+    moves = [message for message in sent if message["type"] not in ("hello", "ping")]
+    assert all(isinstance(message.get("id"), str) for message in moves)
