@@ -22,7 +22,9 @@ from app.db.session import Database
 from app.metrics import LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
+from app.tables.recovery import refund_abandoned_escrows
 from app.tables.registry import TableRegistry
+from app.tables.store import open_store
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 log = logging.getLogger("durak")
@@ -40,13 +42,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         async with open_broker(settings.broker_url) as broker:
             app.state.broker = broker
-            async with TableRegistry(broker, DbHooks(db), BotRunner()) as registry:
+            store = open_store(settings.broker_url)
+            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store)
+            async with registry:
                 app.state.tables = registry
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
+                await refund_abandoned_escrows(db, store)
                 try:
                     yield
                 finally:
                     await _say_goodbye(app.state.sockets)
+            await store.close()
     finally:
         await db.dispose()
 

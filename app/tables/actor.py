@@ -18,7 +18,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
-from app.broker import Broker, Gap
+from app.broker import Broker, BrokerError, Gap
 from app.engine import (
     Forfeit,
     IllegalAction,
@@ -43,12 +43,15 @@ from app.tables import channels
 from app.tables.bot_runner import BotRunner
 from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
 from app.tables.spec import BOT_LEVELS, Principal, Seat, TableSpec
+from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
 
 log = logging.getLogger("durak.table")
 
 HISTORY = 64  # versions kept for resuming clients; older gaps get a snapshot
 DEDUPE = 512  # command ids remembered per table
 DISCONNECT_GRACE_S = 60.0  # at a table without a timer: how long a seat waits for its player
+TAKEOVER_GRACE_S = 3.0  # extra decision time after a table moved to another process
+RETRY_S = 1.0  # storage unreachable: try the timer or a bot again after this long
 PLAY_TYPES = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
 
 
@@ -69,8 +72,14 @@ class TableActor:
         *,
         on_change: Callable[[TableActor], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        store: TableStore | None = None,
+        token: int = 1,
     ) -> None:
         self.spec = spec
+        self.store: TableStore = store if store is not None else MemoryStore()
+        self.token = token  # the lease's fencing token: every write to the store carries it
+        self.fenced = False
+        self._dirty = False
         self.broker = broker
         self.hooks = hooks
         self.bots = bots
@@ -81,7 +90,7 @@ class TableActor:
         self.rules: Rules = spec.rules
         self.game: State | None = None
         self.match_id: str | None = None
-        self.actions: list[dict[str, Any]] = []
+        self.log: list[dict[str, Any]] = []  # {"a": action JSON, "k": dedupe key or None}
         self.version = 0
         self.history: deque[tuple[int, list[dict[str, Any]]]] = deque(maxlen=HISTORY)
         self.spectators: set[str] = set()
@@ -133,7 +142,10 @@ class TableActor:
                 try:
                     message = await asyncio.wait_for(self._inbox.get(), timeout)
                 except TimeoutError:
-                    await self._on_deadline()
+                    try:
+                        await self._on_deadline()
+                    except Exception:
+                        log.exception("table %s: timer handling failed", self.code[:8])
                     continue
                 try:
                     await self._handle(message)
@@ -169,6 +181,9 @@ class TableActor:
             await self._on_bye(conn)
             return
         if op == "noop":
+            return
+        if op == "wake":
+            self._schedule_bots()
             return
         if principal is None:
             return
@@ -364,7 +379,7 @@ class TableActor:
         dealer = self.next_dealer if self.next_dealer is not None and self.next_dealer < len(self.seats) else None
         self.game = new_match(self.rules, None, dealer)
         self.match_id = match_id
-        self.actions = []
+        self.log = []
         self.results = None
         self.status = "playing"
         self._bot_asked.clear()
@@ -411,7 +426,7 @@ class TableActor:
         except ActionParseError as exc:
             raise Refused("bad_message", str(exc)) from exc
         try:
-            await self._apply_engine(action)
+            await self._apply_engine(action, f"{principal.key}|{message.get('id')}")
         except IllegalAction as exc:
             client_version = message.get("version")
             if isinstance(client_version, int) and client_version < self.version:
@@ -422,15 +437,30 @@ class TableActor:
             raise Refused(exc.code, str(exc)) from exc
         return {"type": "ack", "id": message.get("id"), "version": self.version}
 
-    async def _apply_engine(self, action: Any) -> None:
+    @property
+    def actions(self) -> list[dict[str, Any]]:
+        return [entry["a"] for entry in self.log]
+
+    async def _apply_engine(self, action: Any, key: str | None = None) -> None:
+        """Apply, persist, then push. If the store cannot take the move, nothing happened."""
         assert self.game is not None
+        before, deadline = self.game, self.deadline
         self.game, events = apply(self.game, action)
-        self.actions.append(action_to_json(action))
-        await self._changed(events)
+        entry = {"a": action_to_json(action), "k": key}
+        self.log.append(entry)
+        try:
+            await self._changed(events, entry=entry)
+        except BrokerError as exc:
+            self.game, self.deadline = before, deadline
+            self.log.pop()
+            self.version -= 1
+            raise Refused(
+                "unavailable", "the table cannot save moves right now (storage unreachable); try again shortly"
+            ) from exc
         if self.game.outcome is not None:
             await self._finish_match()
 
-    async def _finish_match(self) -> None:
+    async def _finish_match(self, bump: bool = True) -> None:
         assert self.game is not None and self.game.outcome is not None and self.match_id is not None
         outcome = self.game.outcome
         self.status = "finished"
@@ -457,7 +487,7 @@ class TableActor:
             seed=str(self.game.seed),
             dealer=self.game.dealer,
             seats=[self._seat_record(seat) for seat in self.seats],
-            actions=list(self.actions),
+            actions=self.actions,
             outcome=outcome.to_json(),
             stake=self.rules.stake,
             payouts=payouts,
@@ -465,7 +495,7 @@ class TableActor:
             hands=[[str(c) for c in hand] for hand in self.game.hands],
         )
         self._settle_task = asyncio.create_task(self._settle(record))
-        await self._changed([{"type": "results", **self.results}], bump=True)
+        await self._changed([{"type": "results", **self.results}], bump=bump)
 
     async def _settle(self, record: FinishedMatch) -> None:
         delay = 0.2
@@ -506,7 +536,10 @@ class TableActor:
         for seat_no, when in sorted(self.grace.items(), key=lambda item: item[1]):
             if when <= now and self.status == "playing" and seat_no not in self.game.out:
                 self.grace.pop(seat_no, None)
-                await self._apply_engine(Forfeit(seat_no, "disconnected"))
+                try:
+                    await self._apply_engine(Forfeit(seat_no, "disconnected"))
+                except Refused:
+                    self.grace[seat_no] = now + RETRY_S
                 return
             if when <= now:
                 self.grace.pop(seat_no, None)
@@ -516,7 +549,11 @@ class TableActor:
                 if self.status != "playing" or self.game is None:
                     break
                 if action in legal_actions(self.game, action.seat) or isinstance(action, Forfeit):
-                    await self._apply_engine(action)
+                    try:
+                        await self._apply_engine(action)
+                    except Refused:
+                        self.deadline = now + RETRY_S
+                        return
 
     def _reset_timer(self) -> None:
         if self.status == "playing" and self.rules.timer > 0 and self.game is not None and self.game.outcome is None:
@@ -567,8 +604,123 @@ class TableActor:
                 return
             except (ActionParseError, IllegalAction) as exc:
                 log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
+            except Refused:
+                self._bot_asked.pop(seat, None)
+                asyncio.get_running_loop().call_later(RETRY_S, self.post, {"op": "wake"})
+                return
         if seat in decision(self.game)["seats"] or message.get("version") != self.version:
             self._bot_asked.pop(seat, None)
+        self._schedule_bots()
+
+    # ------------------------------------------------------------------ persistence
+
+    async def _persist(self, entry: dict[str, Any] | None) -> None:
+        if self.fenced:
+            raise Refused("moved", "this table is now served by another server; reconnect")
+        record = self.record()
+        try:
+            if entry is None or self._dirty:
+                await self.store.save(self.code, self.token, record, self.log)
+                self._dirty = False
+            else:
+                try:
+                    await self.store.append(self.code, self.token, record, entry, len(self.log) - 1)
+                except LogGap:
+                    await self.store.save(self.code, self.token, record, self.log)
+        except Fenced:
+            self.fenced = True
+            log.warning("table %s: fenced out by a newer owner; stopping here", self.code[:8])
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self.stop()))
+            raise Refused("moved", "this table is now served by another server; reconnect") from None
+
+    async def save_now(self) -> None:
+        """Write the whole record and log (a new table, or after the store lost data)."""
+        await self._persist(None)
+
+    def record(self) -> dict[str, Any]:
+        deadline = None
+        if self.deadline is not None:
+            deadline = time.time() + (self.deadline - self.clock())
+        return {
+            "spec": self.spec.to_json(),
+            "seats": [
+                {
+                    "seat": s.seat,
+                    "kind": s.kind,
+                    "level": s.level,
+                    "principal": s.principal.to_json() if s.principal else None,
+                }
+                for s in self.seats
+            ],
+            "status": self.status,
+            "rules": self.rules.to_json(),
+            "version": self.version,
+            "match_id": self.match_id,
+            "seed": str(self.game.seed) if self.game is not None else None,
+            "dealer": self.game.dealer if self.game is not None else None,
+            "deadline": deadline,
+            "series": {key: list(score) for key, score in self.series.items()},
+            "next_dealer": self.next_dealer,
+            "results": self.results,
+            "created": self.created,
+            "info": self.info(),
+        }
+
+    @classmethod
+    def restore(
+        cls,
+        record: dict[str, Any],
+        entries: list[dict[str, Any]],
+        broker: Broker,
+        hooks: MatchHooks,
+        bots: BotRunner,
+        *,
+        store: TableStore,
+        token: int,
+        on_change: Callable[[TableActor], None] | None = None,
+    ) -> TableActor:
+        """Rebuild a table from its record and action log: the same match at the same version."""
+        actor = cls(
+            TableSpec.from_json(record["spec"]), broker, hooks, bots, on_change=on_change, store=store, token=token
+        )
+        actor.rules = Rules.from_json(record["rules"])
+        actor.seats = [
+            Seat(s["seat"], s["kind"], Principal.from_json(s["principal"]) if s["principal"] else None, s["level"])
+            for s in record["seats"]
+        ]
+        actor.status = record["status"]
+        actor.match_id = record["match_id"]
+        actor.series = {key: (score[0], score[1]) for key, score in record["series"].items()}
+        actor.next_dealer = record["next_dealer"]
+        actor.results = record["results"]
+        actor.created = record["created"]
+        if record["seed"] is not None and actor.status in ("playing", "finished"):
+            game = new_match(actor.rules, int(record["seed"]), record["dealer"])
+            for entry in entries:
+                game, _ = apply(game, action_from_json(entry["a"]))
+                if entry.get("k"):
+                    actor._done[tuple(entry["k"].split("|", 1))] = {
+                        "type": "ack",
+                        "id": entry["k"].split("|", 1)[1],
+                        "version": record["version"],
+                    }
+            actor.game = game
+            actor.log = list(entries)
+        actor.version = record["version"]
+        if record["deadline"] is not None and actor.status == "playing":
+            remaining = max(0.0, record["deadline"] - time.time())
+            actor.deadline = actor.clock() + remaining + TAKEOVER_GRACE_S
+        return actor
+
+    async def resume(self) -> None:
+        """After a takeover: ask every connection (on any process) to say hello again, finish
+        anything left undone (settlement is idempotent), and let bots think again."""
+        await self._publish(channels.watch(self.code), {"type": "_rehello"})
+        if self.status == "finished" and self.game is not None and self.game.outcome is not None:
+            self.status = "playing"
+            await self._finish_match(bump=False)
+        if self.status == "playing" and self.rules.stake > 0 and self.match_id is not None:
+            pass  # escrow stays open until the match ends
         self._schedule_bots()
 
     # ------------------------------------------------------------------ pushing state
@@ -614,11 +766,19 @@ class TableActor:
                 out.extend({**event_to_json(public_cards(e, seat)), "version": version} for e in events)
         return out
 
-    async def _changed(self, events: list[dict[str, Any]], bump: bool = True) -> None:
+    async def _changed(
+        self, events: list[dict[str, Any]], bump: bool = True, entry: dict[str, Any] | None = None
+    ) -> None:
         if bump:
             self.version += 1
-            self.history.append((self.version, events))
             self._reset_timer()
+            try:
+                await self._persist(entry)
+            except BrokerError:
+                if entry is not None:
+                    raise  # a move that cannot be saved is not applied
+                self._dirty = True  # seat changes: saved whole once the store is back
+            self.history.append((self.version, events))
         await self._push(events if bump else [])
         if self.on_change is not None:
             self.on_change(self)

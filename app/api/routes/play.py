@@ -65,7 +65,7 @@ async def table_socket(websocket: WebSocket, code: str) -> None:
         await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
         return
     try:
-        table_code, watch_only = registry.resolve(code)
+        table_code, watch_only = await registry.resolve(code)
     except TableGone:
         await websocket.accept()
         await websocket.close(code=4004, reason="no table with that code")
@@ -146,6 +146,10 @@ class Connection:
             try:
                 message = json.loads(item.data)
             except ValueError:
+                continue
+            if message.get("type") == "_rehello":  # the table moved to another process
+                with contextlib.suppress(Exception):
+                    await self.to_actor({"op": "hello", "last_version": self.last_version})
                 continue
             if personal:
                 target = message.pop("conn", None)

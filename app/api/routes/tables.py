@@ -94,9 +94,7 @@ async def presets() -> list[Preset]:
     status_code=201,
     responses={**responses(401, 403), 422: {"description": "A parameter is invalid; `loc` names it."}},
 )
-async def create_table(
-    body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep
-) -> TableCreated:
+async def create_table(body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep) -> TableCreated:
     if body.stake > 0 and user.is_guest:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can open only free tables; sign up")
     choices = body.model_dump(exclude={"preset", "private", "name", "bot_delay_ms"}, exclude_none=True)
@@ -129,7 +127,7 @@ async def list_tables(
     circle: Annotated[Literal["neighbours", "all"] | None, Query()] = None,
 ) -> list[dict[str, Any]]:
     rows = []
-    for row in registry.lobby():
+    for row in await registry.lobby():
         rules = row["rules"]
         if deck is not None and rules["deck"] != deck:
             continue
@@ -149,7 +147,7 @@ async def list_tables(
 
 async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo | None, **args: Any) -> dict[str, Any]:
     try:
-        table_code, watch_only = registry.resolve(code)
+        table_code, watch_only = await registry.resolve(code)
     except TableGone:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
     if watch_only and op != "info":
@@ -176,7 +174,7 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     reply = await _call(registry, code, "info", None)
     table: dict[str, Any] = reply["table"]
-    _, watch_only = registry.resolve(code)
+    _, watch_only = await registry.resolve(code)
     table["watch_only"] = watch_only
     if watch_only:
         table["code"] = None  # a spectator link never reveals the invite code
@@ -188,10 +186,10 @@ async def join_table(
     code: str, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: SeatRequest | None = None
 ) -> dict[str, Any]:
     try:
-        table_code, _ = registry.resolve(code)
+        table_code, _ = await registry.resolve(code)
+        stake = int((await registry.rules_of(table_code))["stake"])
     except TableGone:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
-    stake = registry.tables[table_code].rules.stake if table_code in registry.tables else 0
     if stake > 0 and user.account_id is not None:
         async with db.session() as session:
             found = await accounts.view(session, user.account_id)
@@ -247,7 +245,7 @@ async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[s
 async def lobby_stream(registry: RegistryDep) -> StreamingResponse:
     async def events() -> AsyncIterator[str]:
         async with registry.lobby_feed() as feed:
-            async for message in feed:
-                yield f"event: lobby\ndata: {json.dumps(message['tables'])}\n\n"
+            async for tables in feed:
+                yield f"event: lobby\ndata: {json.dumps(tables)}\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
