@@ -50,26 +50,27 @@ def end_bout(state: State, taken: bool, events: list[Event]) -> None:
     if state.stock:
         for seat in refill_order(state):
             draw_up(state, seat, events)
+    newly_out: list[int] = []
     if not state.stock:
         newly_out = [s for s in state.emptied if not state.hands[s] and s not in state.out]
-        for seat in newly_out:
-            state.out = (*state.out, seat)
-            events.append({"type": "out", "seat": seat, "place": len(state.out)})
-    last_emptied = state.emptied[-1] if state.emptied else None
     state.emptied = ()
-
     holders = [s for s in range(state.n) if state.hands[s] and s not in state.out]
+    durak: int | None = None
     if len(holders) == 1:
-        finish(state, events, durak=holders[0])
-        return
-    if not holders:
-        if state.rules.draws:
-            finish(state, events, durak=None)
-        else:
-            # The last card to hit the table was the last one out: that player is the durak.
-            durak = last_emptied if last_emptied is not None else state.out[-1]
-            state.out = tuple(s for s in state.out if s != durak)
-            finish(state, events, durak=durak)
+        durak = holders[0]
+    elif not holders and not state.rules.draws:
+        # Nobody holds cards and there are no draws: the last card to hit the table (the last
+        # defender's) decides, that player is the durak and does not go out.
+        if newly_out:
+            durak = newly_out.pop()
+        else:  # cannot happen in play (the bout's players emptied in it); kept for odd positions
+            durak = state.out[-1]
+            state.out = state.out[:-1]
+    for seat in newly_out:
+        state.out = (*state.out, seat)
+        events.append({"type": "out", "seat": seat, "place": len(state.out)})
+    if len(holders) <= 1:
+        finish(state, events, durak=durak)
         return
     if taken:
         leader = next_with_cards(state, defender)
