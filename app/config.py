@@ -20,6 +20,7 @@ class Settings(BaseSettings):
     starting_balance: int = Field(default=1000, ge=0)
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
     log_level: str = "info"
+    node_name: str = Field(default="", description="Names this process in table leases (default: host-pid).")
     ws_burst: int = Field(default=20, ge=1, description="Commands a connection may send in a burst.")
     ws_rate_per_s: float = Field(default=10.0, gt=0, description="Sustained commands per second per connection.")
 

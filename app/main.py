@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -43,7 +46,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_broker(settings.broker_url) as broker:
             app.state.broker = broker
             store = open_store(settings.broker_url)
-            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store)
+            node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
+            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=f"{node}-{uuid.uuid4().hex[:8]}")
             async with registry:
                 app.state.tables = registry
                 LIVE_TABLES.set_function(lambda: len(registry.tables))

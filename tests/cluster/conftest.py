@@ -1,0 +1,3 @@
+from tests.cluster.harness import cluster
+
+__all__ = ["cluster"]

@@ -1,0 +1,267 @@
+"""Several real server processes on loopback sharing PostgreSQL and a Redis of their own, and
+websocket players that can move between them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+import websockets
+from sqlalchemy.engine import make_url
+
+from app.db import migrate
+from tests.services import require_postgres, require_redis
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+class RedisServer:
+    """A redis-server of the test's own, on a free port, that the test may stop and start."""
+
+    def __init__(self) -> None:
+        require_redis()  # the binary and a working Redis setup are part of the environment
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_port(self.port)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None
+
+
+@dataclass
+class Cluster:
+    database_url: str
+    redis: RedisServer
+    ports: list[int] = field(default_factory=list)
+    procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    logs: Path = Path(".")
+
+    def origin(self, port: int) -> str:
+        return f"http://127.0.0.1:{port}"
+
+    def start(self, count: int) -> None:
+        self.ports = [free_port() for _ in range(count)]
+        for index, port in enumerate(self.ports):
+            self.start_one(port, f"node{index}")
+
+    def start_one(self, port: int, name: str) -> None:
+        env = {
+            **os.environ,
+            "DURAK_PORT": str(port),
+            "DURAK_DATABASE_URL": self.database_url,
+            "DURAK_BROKER_URL": self.redis.url,
+            "DURAK_SECRET_KEY": "cluster-test-secret-0123456789",
+            "DURAK_ALLOWED_ORIGINS": json.dumps([self.origin(p) for p in self.ports]),
+            "DURAK_WS_RATE_PER_S": "1000",
+            "DURAK_NODE_NAME": name,
+            "DURAK_LOG_LEVEL": "warning",
+        }
+        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
+        self.procs[port] = subprocess.Popen(
+            [sys.executable, "-m", "app"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        wait_port(port)
+
+    def kill(self, port: int) -> None:
+        proc = self.procs.pop(port)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            proc.terminate()
+        for proc in self.procs.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+        self.procs.clear()
+
+    def node_of_owner(self, code: str) -> int | None:
+        """The port of the process that holds the table's lease."""
+        import redis
+
+        value = redis.Redis.from_url(self.redis.url).get(f"durak:lease:table:{code}")
+        if value is None:
+            return None
+        owner = value.decode().split(":", 1)[1]
+        index = int(owner.split("-", 1)[0].removeprefix("node"))
+        return self.ports[index]
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    url = make_url(require_postgres())
+    name = f"durak_cluster_{uuid.uuid4().hex[:10]}"
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    database_url = url.set(database=name).render_as_string(hide_password=False)
+    migrate.upgrade_sync(database_url)
+    redis_server = RedisServer()
+    redis_server.start()
+    cluster = Cluster(database_url, redis_server, logs=tmp_path)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        redis_server.stop()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def signup(port: int, name: str) -> str:
+    response = httpx.post(
+        f"http://127.0.0.1:{port}/api/auth/signup", json={"name": name, "password": "pass-word-123"}, timeout=10
+    )
+    assert response.status_code == 201, response.text
+    return response.cookies["durak_session"]
+
+
+def rest(port: int, cookie: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    return httpx.request(
+        method, f"http://127.0.0.1:{port}{path}", cookies={"durak_session": cookie}, timeout=15, **kwargs
+    )
+
+
+class Player:
+    """Plays one seat over a real websocket, moving to another server when its server dies. Every
+    command is retried with the same id until it is answered, so a takeover never loses a move and
+    the table's duplicate check keeps it from being applied twice."""
+
+    def __init__(self, cluster: Cluster, code: str, cookie: str, ports: list[int], seed: int) -> None:
+        self.cluster = cluster
+        self.code = code
+        self.cookie = cookie
+        self.ports = ports
+        self.rng = random.Random(seed)
+        self.acked: set[str] = set()
+        self.errors: list[dict[str, Any]] = []
+        self.view: dict[str, Any] | None = None
+        self.version = -1
+        self.seat: int | None = None
+        self.reconnects = 0
+        self.outcome: dict[str, Any] | None = None
+
+    async def run(self, deadline_s: float = 90.0) -> None:
+        stop_at = time.monotonic() + deadline_s
+        pending: dict[str, Any] | None = None
+        while time.monotonic() < stop_at and self.outcome is None:
+            port = self.ports[0]
+            try:
+                async with websockets.connect(
+                    f"ws://127.0.0.1:{port}/ws/tables/{self.code}",
+                    additional_headers={"Cookie": f"durak_session={self.cookie}", "Origin": self.cluster.origin(port)},
+                    open_timeout=5,
+                ) as ws:
+                    await ws.send(
+                        json.dumps({"type": "hello", "last_version": self.version if self.version >= 0 else None})
+                    )
+                    pending = await self._play(ws, pending, stop_at)
+            except (OSError, websockets.ConnectionClosed, TimeoutError):
+                pass
+            if self.outcome is None:
+                self.reconnects += 1
+                self.ports = self.ports[1:] + self.ports[:1]
+                await asyncio.sleep(0.2)
+        assert self.outcome is not None, f"seat {self.seat}: match did not finish (version {self.version})"
+
+    async def _await_ack(self, ws: Any, cmd_id: str) -> None:
+        with contextlib.suppress(TimeoutError, websockets.ConnectionClosed):
+            async with asyncio.timeout(5):
+                while True:
+                    message = json.loads(await ws.recv())
+                    if message["type"] == "ack" and message.get("id") == cmd_id:
+                        self.acked.add(cmd_id)
+                        return
+
+    async def _play(self, ws: Any, pending: dict[str, Any] | None, stop_at: float) -> dict[str, Any] | None:
+        sent_at = 0.0
+        if pending is not None:
+            await ws.send(json.dumps(pending))
+            sent_at = time.monotonic()
+        while time.monotonic() < stop_at:
+            try:
+                raw = await asyncio.wait_for(ws.recv(), timeout=1.0)
+            except TimeoutError:
+                if pending is not None and time.monotonic() - sent_at > 2.0:
+                    await ws.send(json.dumps({**pending, "version": self.version}))  # same id: at most once
+                    sent_at = time.monotonic()
+                elif pending is None:
+                    await ws.send(json.dumps({"type": "hello", "last_version": self.version}))
+                continue
+            message = json.loads(raw)
+            if message["type"] in ("welcome", "update"):
+                if message["version"] >= self.version:
+                    self.version = message["version"]
+                    self.view = message["view"]
+                    self.seat = message["seat"]
+                if self.view is not None and self.view.get("outcome"):
+                    self.outcome = self.view["outcome"]
+                    if pending is not None:  # the update comes before the ack of the final move
+                        await self._await_ack(ws, pending["id"])
+                    return None
+            elif message["type"] == "ack":
+                if pending is not None and message.get("id") == pending["id"]:
+                    self.acked.add(pending["id"])
+                    pending = None
+            elif message["type"] == "error":
+                self.errors.append(message)
+                if pending is not None and message.get("id") == pending["id"]:
+                    pending = None  # refused (stale, or storage down): decide again from a fresh view
+            if pending is None and self.view is not None and self.seat is not None:
+                waiting = self.view["decision"]["seats"]
+                legal = [a for a in self.view["legal"] if a["type"] != "challenge"]
+                if self.seat in waiting and legal:
+                    action = self.rng.choice(legal)
+                    pending = {
+                        **{k: v for k, v in action.items() if k != "seat"},
+                        "id": uuid.uuid4().hex,
+                        "version": self.version,
+                    }
+                    await ws.send(json.dumps(pending))
+                    sent_at = time.monotonic()
+        return pending
