@@ -36,23 +36,23 @@ class LeadCmd(_Command):
     """The main attacker opens the bout (several cards of a rank only under Durac 1993)."""
 
     type: Literal["lead"]
-    cards: list[CardText] = Field(min_length=1, max_length=6)
+    cards: list[CardText] = Field(min_length=1, max_length=6, description="Card codes: rank then suit, e.g. 7h, 10s.")
 
 
 class ThrowInCmd(_Command):
     type: Literal["throw_in"]
-    cards: list[CardText] = Field(min_length=1, max_length=6)
+    cards: list[CardText] = Field(min_length=1, max_length=6, description="Card codes: rank then suit, e.g. 7h, 10s.")
 
 
 class CoverCmd(_Command):
     type: Literal["cover"]
     attack: int = Field(ge=0, le=11, description="Index of the attack card in view.table.")
-    card: CardText
+    card: CardText = Field(description="The covering card, e.g. 9h.")
 
 
 class TransferCmd(_Command):
     type: Literal["transfer"]
-    cards: list[CardText] = Field(min_length=1, max_length=6)
+    cards: list[CardText] = Field(min_length=1, max_length=6, description="Card codes: rank then suit, e.g. 7h, 10s.")
 
 
 class TakeCmd(_Command):
