@@ -68,7 +68,7 @@ export function mount(root) {
     } else if (!data) {
       body.push(h('p', { class: 'muted', text: t('common.loading') }));
     } else if (!data.items.length) {
-      body.push(h('p', { class: 'empty', text: t('history.none') }));
+      body.push(h('p', { class: 'empty-state', text: t('history.none') }));
     } else {
       body.push(
         h(

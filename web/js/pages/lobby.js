@@ -69,7 +69,7 @@ export function mount(root) {
     const shown = tables.filter((row) => matches(row, filters));
     if (!shown.length) {
       list.replaceChildren(
-        h('div', { class: 'empty' }, h('p', { text: tables.length ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
+        h('div', { class: 'empty-state' }, h('p', { text: tables.length ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
       );
       return;
     }

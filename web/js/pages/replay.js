@@ -1,6 +1,6 @@
 // The replay viewer: steps through a finished match's public views (GET /api/matches/{id}/replay).
 import { errorText, get } from '../api.js';
-import { h } from '../dom.js';
+import { append, h } from '../dom.js';
 import { formatDate, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { moveText, seatName, seatNames } from '../table/describe.js';
@@ -70,8 +70,8 @@ export function mount(root, { id }) {
 
   function render() {
     const page = h('div', { class: 'page replay-page', id: 'replay' });
-    if (error) page.append(h('h1', { text: t('replay.title') }), h('p', { class: 'form-error', role: 'alert', text: error }));
-    else if (!views) page.append(h('h1', { text: t('replay.title') }), h('p', { class: 'muted', text: t('common.loading') }));
+    if (error) append(page, [h('h1', { text: t('replay.title') }), h('p', { class: 'form-error', role: 'alert', text: error })]);
+    else if (!views) append(page, [h('h1', { text: t('replay.title') }), h('p', { class: 'muted', text: t('common.loading') })]);
     else {
       const view = views[step];
       const revealed = view.revealed_hands ? view.revealed_hands.final : null;
@@ -80,15 +80,15 @@ export function mount(root, { id }) {
       const controls = h(
         'div',
         { class: 'replay-controls', role: 'group', 'aria-label': t('replay.controls') },
-        h('button', { type: 'button', class: 'btn small', dataset: { step: 'first' }, onclick: () => go(0), 'aria-label': t('replay.first'), text: '\u23EE' }),
+        h('button', { type: 'button', class: 'btn small', dataset: { step: 'first' }, onclick: () => go(0), 'aria-label': t('replay.first'), text: '\u25C0\u25C0' }),
         h('button', { type: 'button', class: 'btn small', dataset: { step: 'prev' }, onclick: () => go(step - 1), 'aria-label': t('replay.previous'), text: '\u25C0' }),
-        h('button', { type: 'button', class: 'btn small primary', dataset: { step: 'play' }, onclick: togglePlay, 'aria-label': playing ? t('replay.pause') : t('replay.play'), text: playing ? '\u23F8' : '\u25B6\uFE0E' }),
+        h('button', { type: 'button', class: 'btn small primary', dataset: { step: 'play' }, onclick: togglePlay, 'aria-label': playing ? t('replay.pause') : t('replay.play'), text: playing ? '\u275A\u275A' : '\u25B6' }),
         h('button', { type: 'button', class: 'btn small', dataset: { step: 'next' }, onclick: () => go(step + 1), 'aria-label': t('replay.next'), text: '\u25B6' }),
-        h('button', { type: 'button', class: 'btn small', dataset: { step: 'last' }, onclick: () => go(views.length - 1), 'aria-label': t('replay.last'), text: '\u23ED' }),
+        h('button', { type: 'button', class: 'btn small', dataset: { step: 'last' }, onclick: () => go(views.length - 1), 'aria-label': t('replay.last'), text: '\u25B6\u25B6' }),
         h('input', { type: 'range', min: '0', max: String(views.length - 1), value: String(step), 'aria-label': t('replay.position'), oninput: (event) => go(Number(event.target.value)) }),
         h('span', { class: 'step-count', id: 'replay-step', text: t('replay.step', { step: step + 1, steps: views.length }) }),
       );
-      page.append(
+      append(page, [
         h('div', { class: 'table-top' }, h('h1', { text: t('replay.title') }), h('p', { class: 'muted', text: formatDate(match.finished_at) }), rulesChips(match.rules)),
         controls,
         h('p', { class: 'prompt replay-move', 'aria-live': 'polite', text: lastMove(view, views[step - 1]) }),
@@ -106,7 +106,7 @@ export function mount(root, { id }) {
               h('ul', { class: 'dealt' }, dealt.map((hand, i) => h('li', {}, h('b', { text: `${seatName(names(), i)}: ` }), hand.join(' ')))),
             )
           : null,
-      );
+      ]);
     }
     const focused = document.activeElement && root.contains(document.activeElement) ? document.activeElement.dataset.step : null;
     root.replaceChildren(page);

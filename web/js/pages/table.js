@@ -472,6 +472,7 @@ export function mount(root, { code, watch }) {
             'li',
             { class: ['seat-line', seat.kind], dataset: { seat: String(seat.seat) } },
             h('span', { class: 'seat-no', text: t('table.seat_n', { n: seat.seat + 1 }) }),
+            seat.kind === 'human' ? h('span', { class: ['conn', seat.connected ? 'online' : 'offline'], role: 'img', 'aria-label': seat.connected ? t('table.online') : t('table.offline'), title: seat.connected ? t('table.online') : t('table.offline') }) : null,
             h('span', { class: 'seat-who', text: seat.kind === 'empty' ? t('table.free_seat') : displayName(seat) }),
             seat.kind === 'empty' && canSit && me && !(stake > 0 && me.kind === 'guest')
               ? h('button', { type: 'button', class: 'btn small primary', dataset: { key: `sit:${seat.seat}`, action: 'sit' }, onclick: () => join(seat.seat), text: t('waiting.sit_here') })
@@ -617,7 +618,7 @@ export function mount(root, { code, watch }) {
     const felt = h(
       'section',
       { class: ['felt', status === 'finished' && 'finished'], id: 'felt', 'aria-label': t('table.felt'), dataset: { version: String(st.version), status, phase: view ? view.phase : 'none' } },
-      seatsRow(),
+      view ? seatsRow() : null,
       view ? center() : waitingPanel(),
       st.seat !== null ? myArea() : null,
     );

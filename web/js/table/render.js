@@ -50,7 +50,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
     h(
       'div',
       { class: 'seat-head' },
-      h('span', { class: 'avatar', 'aria-hidden': 'true', text: (name[0] || '?').toUpperCase() }),
+      h('span', { class: 'avatar', 'aria-hidden': 'true', text: seat.kind === 'empty' ? '+' : (name[0] || '?').toUpperCase() }),
       h(
         'div',
         { class: 'seat-info' },
