@@ -1,0 +1,141 @@
+"""Start a server as its own process on a free loopback port, wait until it answers, stop it.
+
+Used by ``bench/load.py`` and by the end-to-end tests (``tests/e2e``). Only ever talks to 127.0.0.1
+and only ever signals the process it started, by its pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def proc_rss_kib(pid: int) -> int:
+    """Resident set size of a process in KiB (from /proc)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (from /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK  # utime, stime (fields 14 and 15)
+
+
+class ServerProcess:
+    """One server subprocess; its output goes to ``log_path``."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], port: int, log_path: Path) -> None:
+        self.argv = list(argv)
+        self.env = env
+        self.port = port
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, ready_path: str = "/api/health", timeout: float = 30.0) -> ServerProcess:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed in stop()
+        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        self._log = log
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.base_url + ready_path, timeout=1) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"server did not answer {ready_path} within {timeout}s:\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGINT (uvicorn shuts down gracefully), then SIGKILL after ``timeout``; returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._log.close()
+        return self.proc.returncode
+
+    def rss_kib(self) -> int:
+        return proc_rss_kib(self.pid)
+
+    def cpu_s(self) -> float:
+        return proc_cpu_s(self.pid)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def durak_server(
+    workdir: Path,
+    *,
+    port: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    python: str = sys.executable,
+    argv: Sequence[str] | None = None,
+) -> ServerProcess:
+    """``python -m app`` on the embedded default (a fresh SQLite file in ``workdir``, memory://
+    broker), with its origin allowed. Not started yet: call ``.start()``."""
+    port = port or free_port()
+    origin = f"http://{HOST}:{port}"
+    env = {
+        **os.environ,
+        "DURAK_HOST": HOST,
+        "DURAK_PORT": str(port),
+        "DURAK_DATABASE_URL": f"sqlite+aiosqlite:///{workdir / 'durak.sqlite3'}",
+        "DURAK_BROKER_URL": "memory://",
+        "DURAK_SECRET_KEY": "bench-and-e2e-secret-key-0123456789",
+        "DURAK_ALLOWED_ORIGINS": json.dumps([origin, f"http://localhost:{port}"]),
+        "DURAK_LOG_LEVEL": "warning",
+        "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
+    }
+    return ServerProcess(argv or [python, "-m", "app"], env, port, workdir / "server.log")
