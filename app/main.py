@@ -51,7 +51,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             async with registry:
                 app.state.tables = registry
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
-                await refund_abandoned_escrows(db, store)
+                try:
+                    await refund_abandoned_escrows(db, store)
+                except Exception:  # e.g. a database without its schema: serve anyway, say why
+                    log.exception("could not sweep abandoned escrows at start-up")
                 try:
                     yield
                 finally:
