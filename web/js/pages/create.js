@@ -192,7 +192,8 @@ export function mount(root) {
       stake: state.stake,
       cheating: state.cheating,
       private: state.private,
-      name: state.name.trim(),
+      // An empty name gets the placeholder's words in the creator's language (not the server's English).
+      name: (state.name.trim() || t('create.name_placeholder', { name: currentUser().name })).slice(0, 40),
       bot_delay_ms: state.bot_delay_ms,
     };
     try {
