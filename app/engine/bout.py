@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.engine.cards import Card
 from app.engine.seating import next_with_cards, refill_order
 from app.engine.state import BOUT, LEAD, OVER, Outcome, State
 
@@ -29,7 +30,12 @@ def draw_up(state: State, seat: int, events: list[Event]) -> None:
 
 def end_bout(state: State, taken: bool, events: list[Event]) -> None:
     """Resolve the bout: discard or pick up, refill, send empty hands out, start the next bout."""
-    cards = tuple(c for pair in state.table for c in pair if c is not None)
+    played: list[Card] = []
+    for attack, cover in state.table:
+        played.append(attack)
+        if cover is not None:
+            played.append(cover)
+    cards = tuple(played)
     defender = state.defender
     if taken:
         hands = list(state.hands)
@@ -54,7 +60,7 @@ def end_bout(state: State, taken: bool, events: list[Event]) -> None:
     if not state.stock:
         newly_out = [s for s in state.emptied if not state.hands[s] and s not in state.out]
     state.emptied = ()
-    holders = [s for s in range(state.n) if state.hands[s] and s not in state.out]
+    holders = [s for s, hand in enumerate(state.hands) if hand and s not in state.out]
     durak: int | None = None
     if len(holders) == 1:
         durak = holders[0]

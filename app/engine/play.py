@@ -22,7 +22,7 @@ from app.engine.actions import (
 )
 from app.engine.bout import after_card_move, draw_up, end_bout, finish
 from app.engine.cards import DECK_RANKS, Card, beats, cards_text
-from app.engine.seating import all_covered, allowance, cap, next_with_cards, pending, table_ranks, throwers
+from app.engine.seating import all_covered, allowance, cap, is_thrower, next_with_cards, pending, table_ranks
 from app.engine.state import BOUT, LEAD, OVER, Move, State
 
 Event = dict[str, Any]
@@ -34,7 +34,7 @@ MAX_GROUP_PLAY = 6
 
 def legal_actions(state: State, seat: int) -> list[Action]:
     """Every action ``apply`` accepts from ``seat`` now (cheats too, at a cheating table)."""
-    if state.phase == OVER or seat in state.out or not 0 <= seat < state.n:
+    if state.phase == OVER or seat in state.out or not 0 <= seat < len(state.hands):
         return []
     actions: list[Action] = []
     hand = state.hands[seat]
@@ -50,7 +50,7 @@ def legal_actions(state: State, seat: int) -> list[Action]:
             actions.extend(_covers(state, seat, hand))
             actions.extend(_transfers(state, seat, hand))
             actions.append(Take(seat))
-    elif hand and seat not in state.passed and seat in throwers(state):
+    elif seat not in state.passed and is_thrower(state, seat):
         actions.extend(_throw_ins(state, seat, hand))
         if state.taking or all_covered(state):
             actions.append(Pass(seat))
@@ -117,14 +117,17 @@ def _throw_ins(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
 
 
 def _covers(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
-    trump = state.trump
+    trump = state.trump_card.suit
     cheating = state.rules.cheating
     actions: list[Action] = []
     for index, (attack, cover) in enumerate(state.table):
         if cover is not None:
             continue
+        attack_rank, attack_suit = attack
         for card in hand:
-            if cheating or beats(card, attack, trump):
+            # beats(card, attack, trump), inlined: this is the innermost loop of legal_actions.
+            rank, suit = card
+            if cheating or (rank > attack_rank if suit == attack_suit else suit == trump):
                 actions.append(Cover(seat, index, card))
     return actions
 
@@ -179,7 +182,7 @@ def apply(state: State, action: Action) -> tuple[State, list[Event]]:
     if state.phase == OVER:
         raise errors.MatchOver(f"{action_text(action)}: the match is over")
     seat = action.seat
-    if not 0 <= seat < state.n:
+    if not 0 <= seat < len(state.hands):
         raise errors.NotYourTurn(f"{action_text(action)}: there is no seat {seat} at this table")
     if seat in state.out and not isinstance(action, Forfeit):
         raise errors.NotYourTurn(f"{action_text(action)}: seat {seat} is already out of this match")
@@ -201,7 +204,15 @@ def _refuse(kind: type[errors.IllegalAction], action: Action, state: State, why:
 
 
 def _take_cards(state: State, action: Action, cards: tuple[Card, ...]) -> None:
-    hand = list(state.hands[action.seat])
+    seat = action.seat
+    if len(cards) == 1 and cards[0] in state.hands[seat]:  # the common case, made quick
+        old = state.hands[seat]
+        index = old.index(cards[0])
+        hands = list(state.hands)
+        hands[seat] = old[:index] + old[index + 1 :]
+        state.hands = tuple(hands)
+        return
+    hand = list(state.hands[seat])
     if len(set(cards)) != len(cards):
         raise _refuse(errors.BadPlay, action, state, "the same card is named twice")
     for card in cards:
@@ -266,7 +277,7 @@ def _apply_throw_in(state: State, action: ThrowIn, events: list[Event]) -> None:
         raise _refuse(errors.NotYourTurn, action, state, "nothing has been led yet")
     if seat == state.defender:
         raise _refuse(errors.NotYourTurn, action, state, "the defender cannot throw in")
-    if seat not in throwers(state):
+    if not is_thrower(state, seat):
         raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} is not in this bout's throw-in circle")
     if seat in state.passed:
         raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} already passed")
@@ -373,7 +384,7 @@ def _apply_take(state: State, action: Take, events: list[Event]) -> None:
 
 def _apply_pass(state: State, action: Pass, events: list[Event]) -> None:
     seat = action.seat
-    if state.phase != BOUT or seat == state.defender or seat not in throwers(state):
+    if state.phase != BOUT or seat == state.defender or not is_thrower(state, seat):
         raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} has nothing to pass on")
     if seat in state.passed:
         raise _refuse(errors.BadPlay, action, state, f"seat {seat} already passed")

@@ -11,17 +11,19 @@ def in_match(state: State, seat: int) -> bool:
 
 def next_with_cards(state: State, seat: int) -> int | None:
     """The first seat to the left of ``seat`` (not ``seat`` itself) that holds cards."""
-    n = state.n
+    hands = state.hands
+    out = state.out
+    n = len(hands)
     for step in range(1, n):
         other = (seat + step) % n
-        if state.hands[other] and other not in state.out:
+        if hands[other] and other not in out:
             return other
     return None
 
 
 def neighbours(state: State, defender: int) -> tuple[int, ...]:
     """The players directly right and left of the defender among those still in the match."""
-    n = state.n
+    n = len(state.hands)
     right = left = None
     for step in range(1, n):
         seat = (defender - step) % n
@@ -40,11 +42,18 @@ def neighbours(state: State, defender: int) -> tuple[int, ...]:
 def throwers(state: State) -> tuple[int, ...]:
     """Seats that may add cards to this bout: the circle around the defender, holding cards."""
     defender = state.defender
+    hands = state.hands
     if state.rules.circle == "neighbours":
-        circle = neighbours(state, defender)
-    else:
-        circle = tuple(s for s in range(state.n) if s != defender and s not in state.out)
-    return tuple(s for s in circle if state.hands[s])
+        return tuple([s for s in neighbours(state, defender) if hands[s]])
+    out = state.out
+    return tuple([s for s in range(len(hands)) if s != defender and hands[s] and s not in out])
+
+
+def is_thrower(state: State, seat: int) -> bool:
+    """``seat in throwers(state)``, without building the tuple."""
+    if seat == state.defender or not state.hands[seat] or seat in state.out:
+        return False
+    return state.rules.circle != "neighbours" or seat in neighbours(state, state.defender)
 
 
 def cap(state: State) -> int:
@@ -54,18 +63,27 @@ def cap(state: State) -> int:
 
 def allowance(state: State) -> int:
     """How many more attacking cards may still be added to this bout (§4.4), never below 0."""
-    return max(0, min(cap(state), state.bout_limit) - len(state.table))
+    limit = 6 if state.defended_once else state.rules.first_bout_cap  # cap(state), inlined
+    if state.bout_limit < limit:
+        limit = state.bout_limit
+    room = limit - len(state.table)
+    return room if room > 0 else 0
 
 
 def all_covered(state: State) -> bool:
-    return all(cover is not None for _, cover in state.table)
+    # A plain loop: twice as fast as all(<generator>) and called several times per action.
+    for _, cover in state.table:  # noqa: SIM110
+        if cover is None:
+            return False
+    return True
 
 
 def pending(state: State) -> tuple[int, ...]:
     """Attackers the bout is waiting for (to throw in or pass) once nothing is left to cover."""
     if allowance(state) == 0:
         return ()
-    return tuple(s for s in throwers(state) if s not in state.passed)
+    passed = state.passed
+    return tuple([s for s in throwers(state) if s not in passed])
 
 
 def table_ranks(state: State) -> set[int]:
@@ -79,7 +97,7 @@ def table_ranks(state: State) -> set[int]:
 
 def refill_order(state: State) -> tuple[int, ...]:
     """Main attacker first, then clockwise from the defender's left, the defender last (§6)."""
-    n = state.n
+    n = len(state.hands)
     order = [state.attacker]
     for step in range(1, n):
         seat = (state.defender + step) % n

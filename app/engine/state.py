@@ -112,11 +112,33 @@ class State:
         return len(self.hands)
 
     def copy(self) -> State:
+        # Field by field, spelled out: this runs once per applied action and a loop over the
+        # field names with getattr/setattr was the engine's single most expensive line.
+        # tests/engine/test_state.py checks that every field is copied.
         new: State = _new_state(State)
-        for name in _FIELDS:
-            setattr(new, name, getattr(self, name))
+        new.rules = self.rules
+        new.seed = self.seed
+        new.dealer = self.dealer
+        new.hands = self.hands
+        new.stock = self.stock
+        new.trump_card = self.trump_card
+        new.discard = self.discard
+        new.table = self.table
+        new.attacker = self.attacker
+        new.defender = self.defender
+        new.bout_limit = self.bout_limit
+        new.defended_once = self.defended_once
+        new.phase = self.phase
+        new.taking = self.taking
+        new.thrown_in = self.thrown_in
+        new.passed = self.passed
+        new.moves = self.moves
+        new.emptied = self.emptied
+        new.out = self.out
+        new.exchange_open = self.exchange_open
+        new.outcome = self.outcome
+        new.ply = self.ply
         return new
 
 
 _new_state = object.__new__
-_FIELDS = tuple(State.__dataclass_fields__)
