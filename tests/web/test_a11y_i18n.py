@@ -54,7 +54,8 @@ def test_keyboard_only_play_with_visible_focus(new_context: Any) -> None:
             break
     assert page.evaluate(FOCUSED_IS_HAND_CARD), "the hand cannot be reached with Tab"
     ring = page.evaluate(
-        "(() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth, s.outlineColor]; })()"
+        "(() => { const s = getComputedStyle(document.activeElement);"
+        " return [s.outlineStyle, s.outlineWidth, s.outlineColor]; })()"
     )
     assert ring == ["solid", "3px", "rgb(255, 213, 79)"], f"no visible focus ring: {ring}"
 
@@ -64,7 +65,8 @@ def test_keyboard_only_play_with_visible_focus(new_context: Any) -> None:
         assert driver.moves < 400
         if page.locator("#hand .card").count() and not page.locator("#results").count():
             inside = page.evaluate(
-                "() => !!document.activeElement.closest('#hand, #actions, #felt') || document.activeElement === document.body"
+                "() => !!document.activeElement.closest('#hand, #actions, #felt')"
+                " || document.activeElement === document.body"
             )
             assert inside
     assert driver.moves > 3

@@ -26,7 +26,7 @@ def record_frames(page: Any) -> list[str]:
 
 def test_guest_joins_in_two_clicks_and_spectator_never_sees_a_hand(new_context: Any) -> None:
     host_ctx = new_context()
-    host = sign_up_api(host_ctx)
+    sign_up_api(host_ctx)
     table = create_table_api(host_ctx, deck=24, name="Open house")
     api(host_ctx, "POST", f"/api/tables/{table['code']}/join", {})
 
