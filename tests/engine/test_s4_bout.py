@@ -235,3 +235,17 @@ def test_only_the_defender_covers_takes_or_transfers() -> None:
     assert isinstance(refused(state, Transfer(2, (C("7d"),))), err.NotYourTurn)
     assert isinstance(refused(state, ThrowIn(1, (C("8h"),))), err.NotYourTurn)
     assert isinstance(refused(state, Pass(1)), err.NotYourTurn)
+
+
+def test_the_bout_never_ends_on_hidden_information() -> None:
+    # Seat 0 holds nothing of a rank on the table, but only he knows that: he must pass (or his
+    # timer passes for him) before the bout is over.
+    state, _ = run(pos(["7h Ac Kd", "8h 9h 10h"], "6s", stock="6s"), Lead(0, (C("7h"),)), Cover(1, 0, C("8h")))
+    assert state.phase == "bout" and view(state, None)["decision"] == {
+        "kind": "throw_in",
+        "seats": [0],
+        "forfeits": False,
+    }
+    assert legal_actions(state, 0) == [Pass(0)]
+    state, events = run(state, Pass(0))
+    assert of_type(events, "bout_end")[0]["result"] == "beaten"
