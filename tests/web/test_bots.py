@@ -81,3 +81,31 @@ def test_bot_table_to_the_end_rematch_history_and_replay(new_context: Any) -> No
     # The last step shows the cards left in hand and the hands as dealt; no hand is secret any more.
     expect(page.locator("#replay .replay-felt .seat")).to_have_count(2)
     expect(page.locator("#replay h2", has_text="Hands as dealt")).to_be_visible()
+
+
+def test_leaving_a_running_match_forfeits_after_a_confirmation(new_context: Any) -> None:
+    context = new_context()
+    sign_up_api(context)
+    page = context.new_page()
+    page.goto("/#/create")
+    form = page.locator("#create-form")
+    form.locator("select[name=bot-1]").select_option("easy")
+    form.locator("select[name=bot_delay_ms]").select_option("0")
+    form.locator("#create-submit").click()
+    page.locator("#go-to-table").click()
+    expect(page.locator("#hand .card")).to_have_count(6)
+
+    dialogs: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        (dialog.dismiss if len(dialogs) == 1 else dialog.accept)()
+
+    page.on("dialog", answer)
+    page.locator("#leave-button").click()  # dismissed: nothing happens
+    expect(page.locator("#hand .card")).to_have_count(6)
+    expect(page.locator("#results")).to_have_count(0)
+    page.locator("#leave-button").click()
+    expect(page.locator("#results .results-title")).to_have_text("You are the durak!")
+    expect(page.locator("#results .notice")).to_contain_text("left the table")
+    assert len(dialogs) == 2 and "forfeits" in dialogs[0]

@@ -450,7 +450,15 @@ export function mount(root, { code, watch }) {
     return h(
       'div',
       { class: ['me-area', deciding && 'my-turn'] },
-      h('div', { class: 'me-row' }, seatBox(mine, view ? view.players[st.seat] : null, { me: true, deciding }), view && view.phase !== 'over' ? actionBar() : null),
+      h(
+        'div',
+        { class: 'me-row' },
+        seatBox(mine, view ? view.players[st.seat] : null, { me: true, deciding }),
+        view && view.phase !== 'over' ? actionBar() : null,
+        table.status === 'playing' && view && !view.players[st.seat].out
+          ? h('button', { type: 'button', class: 'btn small ghost leave', id: 'leave-button', onclick: leave, text: t('table.leave') })
+          : null,
+      ),
       view ? handRow() : null,
     );
   }
