@@ -157,7 +157,7 @@ class AdjustIn(BaseModel):
         min_length=1,
         max_length=500,
         description="Why; recorded in the audit trail. Must not be blank.",
-        json_schema_extra={"pattern": r"^[^\x00]*\S[^\x00]*$"},
+        json_schema_extra={"pattern": r"^[^\x00]*[^\s\x00][^\x00]*$"},
     )
 
     @field_validator("amount")

@@ -10,6 +10,7 @@ does not run under this pytest version.)
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -26,7 +27,7 @@ from app.main import create_app
 from tests.api.support import PASSWORD, SECRET
 
 OUR_PATHS = r"^/api/(auth/|me$|matches|admin/)"
-EXAMPLES_PER_OPERATION = 40
+EXAMPLES_PER_OPERATION = int(os.environ.get("DURAK_FUZZ_EXAMPLES", "40"))  # raise it to dig deeper
 
 
 @pytest.fixture
