@@ -46,7 +46,7 @@ class ThrowInCmd(_Command):
 
 class CoverCmd(_Command):
     type: Literal["cover"]
-    attack: int = Field(ge=0, le=11, description="Index of the attack card in view.table.")
+    attack: int = Field(ge=0, le=51, description="Index of the attack card in view.table.")
     card: CardText = Field(description="The covering card, e.g. 9h.")
 
 
@@ -69,7 +69,7 @@ class ChallengeCmd(_Command):
     """Cheating tables: claim that move number ``move`` of the current bout broke a rule."""
 
     type: Literal["challenge"]
-    move: int = Field(ge=0, le=64)
+    move: int = Field(ge=0, le=255, description="Index of the move in view.moves.")
 
 
 class ExchangeTrumpCmd(_Command):
