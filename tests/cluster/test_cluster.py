@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import httpx
 import pytest
+import websockets
 
 from tests.cluster.harness import Cluster, Player, rest, signup
 
@@ -65,9 +67,25 @@ def test_players_on_different_processes_play_complete_matches(cluster: Cluster) 
         tables.append((code, cookies, players, (creator_port, other_port)))
     # The lobby of a third process sees tables created elsewhere.
     listed = httpx.get(f"http://127.0.0.1:{c}/api/tables", timeout=10).json()
-    assert {row["code"] for row in listed} >= {code for code, *_ in tables} or listed == []
+    assert {row["code"] for row in listed} >= {code for code, *_ in tables}
+    watched = tables[0][0]
+
+    async def spectate() -> int:
+        """A spectator on the third process; the owner (another process) counts it for everyone."""
+        async with websockets.connect(
+            f"ws://127.0.0.1:{c}/ws/tables/{watched}", additional_headers={"Origin": cluster.origin(c)}
+        ) as ws:
+            await ws.send(json.dumps({"type": "hello"}))
+            while True:
+                message = json.loads(await ws.recv())
+                if message["type"] == "welcome":
+                    assert "hand" not in (message["view"] or {})
+                    return int(message["table"]["spectators"])
 
     async def play_all() -> None:
+        assert await spectate() == 1
+        info = rest(a, tables[0][1][0], "GET", f"/api/tables/{watched}").json()
+        assert info["spectators"] in (0, 1)  # the spectator has just left
         await asyncio.gather(*(p.run() for _, _, players, _ in tables for p in players))
 
     asyncio.run(play_all())
