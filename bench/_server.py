@@ -69,9 +69,15 @@ class ServerProcess:
         return self.proc.pid
 
     def start(self, ready_path: str = "/api/health", timeout: float = 30.0) -> ServerProcess:
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed in stop()
-        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        self._log = log
+        return self.spawn().wait_ready(ready_path, timeout)
+
+    def spawn(self) -> ServerProcess:
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed in stop()
+        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
+        return self
+
+    def wait_ready(self, ready_path: str = "/api/health", timeout: float = 30.0) -> ServerProcess:
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -1,0 +1,654 @@
+"""Load benchmark of the live tables over real websockets on loopback.
+
+    python -m bench.load            # 250 tables x 4 seats = 1,000 connections, 20 s measured
+    python -m bench.load --quick    # 25 tables, a few seconds; under 30 s in all
+
+It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker, the
+websocket rate limit raised) as its own process and drives it from one separate client process
+(uvloop, plain json): every table is four guests who play random legal moves as fast as the server
+answers, each seat acting when the table waits for it (``decision.seats``) and now and then throwing
+in when it may; when a match ends the table's creator asks for a rematch. Measured over a window
+after a warm-up:
+
+* commands/s (acked commands) and the command-to-push latency: from sending a command to receiving
+  the pushed update that reflects it (the update whose version the ack names);
+* messages/s delivered to the clients (updates, acks, errors) and their mean size;
+* the server's RSS, the server's and the client process's CPU use;
+* the server's memory per idle connection: the RSS growth from connecting and greeting every
+  websocket (before any match starts), divided by their number.
+
+Then it runs the same client against ``bench/bare_fanout.py`` (plain FastAPI/uvicorn websockets,
+no game: each command fans a same-size JSON update out to the same number of connections), the
+floor of what Python does, and prints the ratio of delivered messages per second.
+
+``--profile`` additionally samples the server with py-spy during the window (a separate, fourth
+process on a two-core machine, so its numbers are not the headline ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench._server import ROOT, ServerProcess, durak_server, free_port
+
+PY = sys.executable
+START = time.perf_counter()
+
+# ------------------------------------------------------------------------------------- client side
+
+
+@dataclass
+class Stats:
+    messages: int = 0
+    bytes: int = 0
+    updates: int = 0
+    update_bytes: int = 0
+    acks: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    matches: int = 0
+    unmatched_acks: int = 0
+
+
+class Seat:
+    __slots__ = (
+        "acted",
+        "code",
+        "cookie",
+        "creator",
+        "name",
+        "outstanding",
+        "recv_at",
+        "sent_at",
+        "version",
+        "view",
+        "ws",
+    )
+
+    def __init__(self, code: str, name: str, cookie: str | None, creator: bool) -> None:
+        self.code = code
+        self.name = name
+        self.cookie = cookie
+        self.creator = creator
+        self.ws: Any = None
+        self.view: dict[str, Any] | None = None
+        self.version = -1
+        self.acted = -1
+        self.outstanding: str | None = None
+        self.sent_at = 0.0
+        self.recv_at: dict[int, float] = {}
+
+
+class Client:
+    """All the simulated players, in one process."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.base = args.url.rstrip("/")
+        self.ws_base = "ws" + self.base[4:]
+        self.rng = random.Random(args.seed)
+        self.stats = Stats()
+        self.measuring = False
+        self.stopping = False
+        self.seats: list[Seat] = []
+        self.http: Any = None
+        self.ids = 0
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def emit(self, event: str, **data: Any) -> None:
+        print(json.dumps({"event": event, **data}), flush=True)
+
+    # --- setup over REST (durak mode) ---
+
+    async def prepare_durak(self) -> None:
+        import httpx
+
+        limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+        self.http = httpx.AsyncClient(base_url=self.base, timeout=60, limits=limits, headers={"origin": self.base})
+        sem = asyncio.Semaphore(64)
+
+        async def post(path: str, body: dict[str, Any], cookie: str | None = None) -> httpx.Response:
+            headers = {"cookie": f"durak_session={cookie}"} if cookie else {}
+            async with sem:
+                response = await self.http.post(path, json=body, headers=headers)
+            self.http.cookies.clear()
+            if response.status_code >= 300:
+                raise RuntimeError(f"{path}: {response.status_code} {response.text}")
+            return response
+
+        async def guest(i: int) -> str:
+            response = await post("/api/auth/guest", {"name": f"p{i}"})
+            return str(response.cookies["durak_session"])
+
+        n_seats = self.args.seats
+        cookies = await asyncio.gather(*(guest(i) for i in range(self.args.tables * n_seats)))
+        self.emit("guests")
+
+        async def table(t: int) -> list[Seat]:
+            mine = cookies[t * n_seats : (t + 1) * n_seats]
+            body = {"seats": n_seats, "timer": self.args.timer, "bot_delay_ms": 0, "private": True}
+            code = (await post("/api/tables", body, mine[0])).json()["code"]
+            seats = [Seat(code, f"t{t}s{i}", c, i == 0) for i, c in enumerate(mine)]
+            for i, seat in enumerate(seats[:-1]):  # the last seat joins on "go": that starts the match
+                await post(f"/api/tables/{code}/join", {"seat": i}, seat.cookie)
+            return seats
+
+        for seats in await asyncio.gather(*(table(t) for t in range(self.args.tables))):
+            self.seats.extend(seats)
+        self.post = post
+
+    def prepare_bare(self) -> None:
+        for t in range(self.args.tables):
+            self.seats.extend(Seat(f"g{t}", f"t{t}s{i}", None, i == 0) for i in range(self.args.seats))
+
+    # --- websockets ---
+
+    async def connect_all(self) -> None:
+        from websockets.asyncio.client import connect
+
+        sem = asyncio.Semaphore(100)
+
+        async def one(seat: Seat) -> None:
+            if self.args.mode == "durak":
+                url = f"{self.ws_base}/ws/tables/{seat.code}"
+                headers = {"cookie": f"durak_session={seat.cookie}", "origin": self.base}
+            else:
+                url = f"{self.ws_base}/ws/{seat.code}?n={self.args.seats}&bytes={self.args.update_bytes}"
+                headers = {}
+            async with sem:
+                seat.ws = await connect(
+                    url,
+                    additional_headers=headers,
+                    compression=None,
+                    ping_interval=None,
+                    max_size=2**20,
+                    open_timeout=60,
+                )
+                await seat.ws.send('{"type":"hello"}')
+                while True:  # the welcome (and, at the table, updates about others connecting)
+                    message = json.loads(await seat.ws.recv())
+                    if message["type"] == "welcome":
+                        break
+
+        # Seats in order, so that each seat's connection exists when it plays.
+        await asyncio.gather(*(one(seat) for seat in self.seats))
+
+    async def go(self) -> None:
+        for seat in self.seats:
+            self.spawn(self.play(seat))
+        if self.args.mode == "durak":
+            last = [s for s in self.seats if s.name.endswith(f"s{self.args.seats - 1}")]
+            await asyncio.gather(
+                *(self.post(f"/api/tables/{s.code}/join", {"seat": self.args.seats - 1}, s.cookie) for s in last)
+            )
+        else:
+            for seat in self.seats:
+                if seat.creator:
+                    await seat.ws.send('{"type":"start"}')
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def rematch(self, seat: Seat) -> None:
+        with contextlib.suppress(Exception):
+            await self.post(f"/api/tables/{seat.code}/rematch", {}, seat.cookie)
+
+    def choose_durak(self, seat: Seat) -> dict[str, Any] | None:
+        from bench._client import choose
+
+        view = seat.view
+        if view is None or not view.get("legal"):
+            return None
+        return choose(view, self.rng, throw_in_p=self.args.throw_in_p)
+
+    async def play(self, seat: Seat) -> None:
+        ws = seat.ws
+        stats = self.stats
+        loads = json.loads
+        clock = time.perf_counter
+        durak = self.args.mode == "durak"
+        from bench._client import command
+
+        try:
+            async for raw in ws:
+                now = clock()
+                message = loads(raw)
+                kind = message["type"]
+                measuring = self.measuring
+                if measuring:
+                    stats.messages += 1
+                    stats.bytes += len(raw)
+                if kind == "update":
+                    version = message["version"]
+                    if measuring:
+                        stats.updates += 1
+                        stats.update_bytes += len(raw)
+                    if version >= seat.version:
+                        seat.version = version
+                        seat.recv_at[version] = now
+                        if len(seat.recv_at) > 16:
+                            del seat.recv_at[min(seat.recv_at)]
+                        if durak:
+                            seat.view = message["view"]
+                            if message["table"]["status"] == "finished" and seat.creator and version > seat.acted:
+                                seat.acted = version
+                                if measuring and message["events"]:
+                                    stats.matches += 1
+                                if not self.stopping:
+                                    self.spawn(self.rematch(seat))
+                        else:
+                            seat.view = message
+                elif kind in ("ack", "error") and message.get("id") == seat.outstanding:
+                    seat.outstanding = None
+                    if measuring:
+                        if kind == "ack":
+                            stats.acks += 1
+                            pushed = seat.recv_at.get(message["version"])
+                            if pushed is not None and pushed >= seat.sent_at:
+                                stats.latencies.append(pushed - seat.sent_at)
+                            else:
+                                stats.unmatched_acks += 1
+                        else:
+                            stats.errors[message["code"]] = stats.errors.get(message["code"], 0) + 1
+                if seat.outstanding is not None or self.stopping or seat.version <= seat.acted:
+                    continue
+                seat.acted = seat.version
+                if durak:
+                    action = self.choose_durak(seat)
+                    if action is None:
+                        continue
+                    self.ids += 1
+                    seat.outstanding = f"c{self.ids}"
+                    text = json.dumps(command(action, seat.outstanding, seat.version))
+                else:
+                    if seat.view is None or seat.view["turn"] != seat.view["seat"]:
+                        continue
+                    self.ids += 1
+                    seat.outstanding = f"c{self.ids}"
+                    text = f'{{"type":"cmd","id":"{seat.outstanding}","version":{seat.version}}}'
+                seat.sent_at = clock()
+                await ws.send(text)
+        except Exception as exc:  # a closed connection ends this seat
+            if not self.stopping:
+                self.emit("seat_error", seat=seat.name, error=repr(exc))
+
+    async def run(self) -> None:
+        self.emit("started")
+        if self.args.mode == "durak":
+            await self.prepare_durak()
+        else:
+            self.prepare_bare()
+        self.emit("prepared", connections=len(self.seats))
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.readline)  # "connect"
+        await self.connect_all()
+        self.emit("connected", connections=len(self.seats))
+        await loop.run_in_executor(None, sys.stdin.readline)  # "go"
+        await self.go()
+        await asyncio.sleep(self.args.warmup)
+        self.measuring = True
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        self.emit("window_start")
+        await asyncio.sleep(self.args.duration)
+        self.measuring = False
+        cpu1, t1 = time.process_time(), time.perf_counter()
+        self.emit("window_end")
+        self.stopping = True
+        lat = sorted(self.stats.latencies)
+        window = t1 - t0
+
+        def pct(p: float) -> float:
+            return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+
+        s = self.stats
+        result = {
+            "mode": self.args.mode,
+            "tables": self.args.tables,
+            "connections": len(self.seats),
+            "window_s": window,
+            "commands_per_s": s.acks / window,
+            "errors": s.errors,
+            "messages_per_s": s.messages / window,
+            "mean_message_bytes": s.bytes / max(1, s.messages),
+            "mean_update_bytes": s.update_bytes / max(1, s.updates),
+            "updates_per_s": s.updates / window,
+            "matches_per_s": s.matches / window,
+            "latency_ms": {
+                "p50": pct(0.50),
+                "p90": pct(0.90),
+                "p99": pct(0.99),
+                "max": lat[-1] * 1000 if lat else float("nan"),
+                "mean": statistics.fmean(lat) * 1000 if lat else float("nan"),
+            },
+            "unmatched_acks": s.unmatched_acks,
+            "client_cpu_pct": 100 * (cpu1 - cpu0) / window,
+        }
+        self.emit("result", result=result)
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*(seat.ws.close() for seat in self.seats if seat.ws is not None), return_exceptions=True)
+        if self.http is not None:
+            await self.http.aclose()
+
+
+def client_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="bench.load client")
+    parser.add_argument("--mode", choices=("durak", "bare"), required=True)
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--tables", type=int, required=True)
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--warmup", type=float, default=3)
+    parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--timer", type=int, default=30)
+    parser.add_argument("--throw-in-p", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--update-bytes", type=int, default=2000, help="bare mode: size of an update")
+    parser.add_argument("--settle", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - plain asyncio works too, a little slower
+        pass
+    asyncio.run(Client(args).run())
+
+
+# ------------------------------------------------------------------------------------- orchestrator
+
+
+@dataclass
+class Run:
+    mode: str
+    result: dict[str, Any]
+    rss_before_kib: int
+    rss_connected_kib: int
+    rss_end_kib: int
+    server_cpu_pct: float
+    idle_kib_per_connection: float
+    cpu_pressure: str = ""
+    profile: str | None = None
+
+    @property
+    def server_cpu_us_per_message(self) -> float:
+        """Server CPU time per delivered message: robust when other processes share the CPUs."""
+        return 1e4 * self.server_cpu_pct / max(1e-9, self.result["messages_per_s"])
+
+    @property
+    def server_cpu_ms_per_command(self) -> float:
+        return 10 * self.server_cpu_pct / max(1e-9, self.result["commands_per_s"])
+
+
+def _bare_server(workdir: Path) -> ServerProcess:
+    port = free_port()
+    argv = [
+        PY,
+        "-m",
+        "uvicorn",
+        "bench.bare_fanout:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ws-per-message-deflate",
+        "false",
+        "--ws-max-size",
+        str(64 * 1024),
+        "--log-level",
+        "warning",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return ServerProcess(argv, env, port, workdir / "bare.log")
+
+
+def _drive(
+    server: ServerProcess, mode: str, args: argparse.Namespace, profile: Path | None, update_bytes: int = 2000
+) -> Run:
+    """One measured run of the client process against a started server."""
+    argv = [
+        PY,
+        "-m",
+        "bench.load",
+        "client",
+        "--mode",
+        mode,
+        "--url",
+        server.base_url,
+        "--tables",
+        str(args.tables),
+        "--seats",
+        str(args.seats),
+        "--warmup",
+        str(args.warmup),
+        "--duration",
+        str(args.duration),
+        "--throw-in-p",
+        str(args.throw_in_p),
+        "--seed",
+        str(args.seed),
+        "--update-bytes",
+        str(update_bytes),
+    ]
+    client = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert client.stdin is not None and client.stdout is not None
+    spy: subprocess.Popen[bytes] | None = None
+    marks: dict[str, Any] = {}
+    try:
+        for line in client.stdout:
+            event = json.loads(line)
+            kind = event["event"]
+            if args.verbose:
+                print(f"  [{time.perf_counter() - START:6.2f}s] {mode}: {kind}", file=sys.stderr)
+            if kind == "prepared":
+                time.sleep(args.settle)
+                marks["rss_before"] = server.rss_kib()
+                client.stdin.write("connect\n")
+                client.stdin.flush()
+            elif kind == "connected":
+                time.sleep(args.settle)  # let the greetings' pushes finish before measuring memory
+                marks["rss_connected"] = server.rss_kib()
+                client.stdin.write("go\n")
+                client.stdin.flush()
+            elif kind == "window_start":
+                marks["cpu0"], marks["t0"] = server.cpu_s(), time.perf_counter()
+                marks["pressure0"] = _cpu_pressure_total()
+                if profile is not None:
+                    spy = _py_spy(server.pid, profile, args.duration)
+            elif kind == "window_end":
+                marks["cpu1"], marks["t1"] = server.cpu_s(), time.perf_counter()
+                marks["pressure1"] = _cpu_pressure_total()
+                marks["rss_end"] = server.rss_kib()
+            elif kind == "result":
+                marks["result"] = event["result"]
+            elif kind == "seat_error":
+                print(f"  client: {event}", file=sys.stderr)
+    finally:
+        client.wait(60)
+        if spy is not None:
+            spy.wait(args.duration + 60)
+    if "result" not in marks:
+        raise RuntimeError(f"the {mode} client ended without a result (exit {client.returncode})")
+    connections = marks["result"]["connections"]
+    return Run(
+        mode=mode,
+        result=marks["result"],
+        rss_before_kib=marks["rss_before"],
+        rss_connected_kib=marks["rss_connected"],
+        rss_end_kib=marks["rss_end"],
+        server_cpu_pct=100 * (marks["cpu1"] - marks["cpu0"]) / (marks["t1"] - marks["t0"]),
+        idle_kib_per_connection=(marks["rss_connected"] - marks["rss_before"]) / connections,
+        cpu_pressure=_pressure_text(marks, marks["t1"] - marks["t0"]),
+        profile=str(profile) if profile else None,
+    )
+
+
+def _cpu_pressure_total() -> int | None:
+    """Microseconds some runnable task waited for a CPU (Linux PSI), machine-wide."""
+    try:
+        with open("/proc/pressure/cpu") as psi:
+            return int(psi.readline().rsplit("total=", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _pressure_text(marks: dict[str, Any], window: float) -> str:
+    if marks.get("pressure0") is None or marks.get("pressure1") is None:
+        return "n/a"
+    return f"{100 * (marks['pressure1'] - marks['pressure0']) / 1e6 / window:.0f}%"
+
+
+def _py_spy(pid: int, out: Path, duration: float) -> subprocess.Popen[bytes] | None:
+    spy = shutil.which("py-spy") or str(Path(PY).with_name("py-spy"))
+    if not Path(spy).exists():
+        print("  py-spy not found: pip install py-spy", file=sys.stderr)
+        return None
+    fmt = "speedscope" if out.suffix == ".json" else ("raw" if out.suffix == ".txt" else "flamegraph")
+    argv = [
+        spy,
+        "record",
+        "--pid",
+        str(pid),
+        "--duration",
+        str(int(duration)),
+        "--rate",
+        "200",
+        "--format",
+        fmt,
+        "--output",
+        str(out),
+        "--nonblocking",
+    ]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _print_run(run: Run) -> None:
+    r = run.result
+    lat = r["latency_ms"]
+    print(
+        f"  {run.mode:5s}: {r['commands_per_s']:8.0f} commands/s, {r['messages_per_s']:8.0f} msg/s delivered "
+        f"(mean {r['mean_message_bytes']:.0f} B, updates {r['mean_update_bytes']:.0f} B), "
+        f"latency p50 {lat['p50']:.1f} / p90 {lat['p90']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.1f} ms"
+    )
+    print(
+        f"         server CPU {run.server_cpu_pct:.0f}% ({run.server_cpu_ms_per_command:.2f} ms per command, "
+        f"{run.server_cpu_us_per_message:.0f} us per delivered message), client CPU {r['client_cpu_pct']:.0f}%, "
+        f"CPU pressure (time some task waited for a CPU) {run.cpu_pressure}"
+    )
+    print(
+        f"         "
+        f"server RSS {run.rss_before_kib / 1024:.1f} MiB before connecting, "
+        f"{run.rss_connected_kib / 1024:.1f} MiB with {r['connections']} idle connections "
+        f"({run.idle_kib_per_connection:.1f} KiB each), {run.rss_end_kib / 1024:.1f} MiB at the end"
+    )
+    if r.get("errors"):
+        print(f"         refused commands: {r['errors']}")
+    if r["mode"] == "durak":
+        print(f"         matches finished: {r['matches_per_s']:.1f}/s")
+
+
+def _as_json(run: Run) -> dict[str, Any]:
+    return {
+        **asdict(run),
+        "server_cpu_us_per_message": run.server_cpu_us_per_message,
+        "server_cpu_ms_per_command": run.server_cpu_ms_per_command,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["client"]:
+        client_main(argv[1:])
+        return
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="25 tables, 1.5 s warm-up, 4 s window")
+    parser.add_argument("--tables", type=int, default=None, help="tables (default 250, quick 25)")
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default 5)")
+    parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 20)")
+    parser.add_argument("--throw-in-p", type=float, default=0.2, help="chance a free seat throws in")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
+    parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
+    parser.add_argument("--verbose", action="store_true", help="time stamps of each phase on stderr")
+    parser.add_argument("--json", type=Path, default=None, help="write the measurements here")
+    args = parser.parse_args(argv)
+    args.tables = args.tables or (25 if args.quick else 250)
+    args.warmup = args.warmup if args.warmup is not None else (1.5 if args.quick else 5.0)
+    args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 20.0)
+    args.settle = 0.5 if args.quick else 1.5
+
+    connections = args.tables * args.seats
+    print(
+        f"bench.load: {args.tables} tables x {args.seats} seats = {connections} connections, "
+        f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
+    )
+    with tempfile.TemporaryDirectory(prefix="durak-load-") as tmp:
+        workdir = Path(tmp)
+        server = durak_server(
+            workdir,
+            extra_env={"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"},
+        )
+        floor = None if args.skip_bare else _bare_server(workdir).spawn()  # idle until its turn
+        try:
+            server.start(timeout=60)
+            if floor is not None:
+                floor.wait_ready("/health", timeout=60)
+            if args.verbose:
+                print(f"  [{time.perf_counter() - START:6.2f}s] servers up", file=sys.stderr)
+            try:
+                durak = _drive(server, "durak", args, args.profile)
+            finally:
+                server.stop()
+            _print_run(durak)
+            bare: Run | None = None
+            if floor is not None:
+                bare = _drive(floor, "bare", args, None, int(durak.result["mean_update_bytes"]))
+                _print_run(bare)
+        finally:
+            server.stop()
+            if floor is not None:
+                floor.stop()
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                    "durak": _as_json(durak),
+                    "bare": _as_json(bare) if bare else None,
+                },
+                indent=2,
+            )
+        )
+    d = durak.result
+    bare_rate = bare.result["messages_per_s"] if bare else float("nan")
+    ratio = d["messages_per_s"] / bare_rate if bare else float("nan")
+    if bare is not None:
+        print(
+            f"  server CPU per delivered message: durak {durak.server_cpu_us_per_message:.0f} us, "
+            f"bare {bare.server_cpu_us_per_message:.0f} us; CPU-normalised ratio "
+            f"{bare.server_cpu_us_per_message / durak.server_cpu_us_per_message:.2f}"
+        )
+    print(
+        f"load: {d['commands_per_s']:.0f} commands/s, p99 {d['latency_ms']['p99']:.1f} ms at {args.tables} tables / "
+        f"{d['connections']} connections; bare fan-out {bare_rate:.0f} msg/s; ratio {ratio:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
