@@ -39,7 +39,8 @@ class MatchResult:
     durak: int | None
     draw: bool
     plies: int
-    times: list[tuple[int, float, bool]] = field(default_factory=list)  # seat, ms, decision seat
+    # seat, wall-clock ms, whether the game waited for it, CPU ms of the deciding thread
+    times: list[tuple[int, float, bool, float]] = field(default_factory=list)
     cheats: list[tuple[int, str]] = field(default_factory=list)  # dishonest moves by a player
     challenges: list[dict[str, Any]] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
@@ -64,10 +65,13 @@ def play_match(
     tap: Tap | None = None,
     max_steps: int = 20_000,
     state: Any = None,
+    watch: Callable[[Any, list[dict[str, Any]]], None] | None = None,
 ) -> MatchResult:
     """Play one match to the end. Decision seats must act; the other seats that have legal actions
     (throw-ins while the defender covers, a trump exchange, a challenge) are offered a chance first
-    and may return ``None``."""
+    and may return ``None``. ``state`` starts from a given position instead of a deal; ``watch``
+    sees the engine state and raw events after every action (for tests and analysis; players never
+    do)."""
     if state is None:
         state = new_match(rules, seed, dealer)
     n = state.n
@@ -79,9 +83,9 @@ def play_match(
         if tap is not None:
             tap(seat, "view", seen)
             tap(seat, "legal", legal)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         choice = players[seat].choose(seen, legal)
-        result.times.append((seat, (time.perf_counter() - start) * 1000.0, must))
+        result.times.append((seat, (time.perf_counter() - start) * 1000.0, must, (time.thread_time() - cpu) * 1000.0))
         if choice is None:
             if must:
                 raise DriverError(f"seat {seat} returned nothing but the game waits for it")
@@ -95,6 +99,8 @@ def play_match(
         before = len(state.moves)
         state, events = apply(state, action_from_json(choice))
         result.actions.append(choice)
+        if watch is not None:
+            watch(state, events)
         if choice["type"] in ("lead", "throw_in", "cover", "transfer") and len(state.moves) > before:
             cheat = state.moves[-1].cheat
             if cheat is not None:

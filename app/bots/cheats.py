@@ -18,13 +18,16 @@ def provable_cheats(view: Json, t: Table, memory: Memory) -> list[int]:
     aligned = len(memory.transfer_limits) == transfers
     limits: list[int | None] = [memory.first_limit]
     limits.extend(memory.transfer_limits if aligned else [None] * transfers)
-    if t.allowance > 0:
-        # The allowance now pins the current defender's limit: min(cap, limit) = allowance + table.
-        current = t.allowance + len(t.attacks)
-        if current < t.cap:
-            limits[-1] = current
-        elif limits[-1] is None:
-            limits[-1] = t.cap  # min(cap, limit) is all that matters
+    # The current defender's limit is public: his hand now plus the covers he has played since the
+    # attack reached him (a defender draws nothing and picks nothing up during a bout).
+    if t.defender is not None and 0 <= t.defender < t.n:
+        since = 0
+        for move in reversed(moves):
+            if move.get("type") == "transfer":
+                break
+            if move.get("type") == "cover" and move.get("seat") == t.defender:
+                since += 1
+        limits[-1] = t.counts[t.defender] + since
     cap = t.cap
     found: list[int] = []
     table: list[tuple[Card, Card | None]] = []

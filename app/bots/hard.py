@@ -17,17 +17,39 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from app.bots.fast import (
+    DRAW,
+    LOSS,
+    WIN,
+    Game,
+    OutOfBudget,
+    Search,
+    fast_move,
+    from_state,
+    to_action_json,
+)
 from app.bots.judge import Judge, Weights
 from app.bots.normal import NormalBot
-from app.bots.solver import OutOfBudget, Solver
+from app.bots.rollout import Playout
+from app.bots.solver import OutOfBudget as EngineOutOfBudget
+from app.bots.solver import Solver
 from app.bots.table import Json, Table
-from app.bots.world import exact_position
-from app.engine import action_to_json
+from app.bots.world import build, deal_hidden, exact_position
+from app.engine import action_to_json, apply
 from app.engine.cards import Card
 
 NODES_PER_MS = 25  # engine search speed on a slow core, with margin
+PLIES_PER_MS = 45  # playout speed (plies of the fast model per millisecond), with margin
+MC_CANDIDATES = 4
+DEADLINE_SHARE = 0.8  # the wall-clock guard stops any search at this share of the budget
+MC_MIN_WORLDS = 16
+MC_MAX_WORLDS = 400
+MC_MARGIN = 0.02  # another move must beat the preferred one by this much per deal
+FAST_FACTOR = 3  # the bit-mask model searches about three times as many nodes in the same time
 HARD = Weights()
 
 
@@ -37,8 +59,10 @@ class HardBot(NormalBot):
 
     def __init__(self, seat: int, seed: int, time_budget_ms: int = 200) -> None:
         super().__init__(seat, seed, time_budget_ms)
-        self.solver: Solver | None = None
-        self.solver_key: tuple[Any, ...] | None = None
+        self._search: Search | None = None
+        self._search_key: tuple[Any, ...] | None = None
+        self._solver: Solver | None = None
+        self._solver_key: tuple[Any, ...] | None = None
         self._view: Json = {}
         self._started = 0.0
 
@@ -55,7 +79,7 @@ class HardBot(NormalBot):
         return super().choose(view, legal)
 
     def deadline(self) -> bool:
-        return (time.perf_counter() - self._started) * 1000.0 > self.time_budget_ms * 0.9
+        return (time.perf_counter() - self._started) * 1000.0 > self.time_budget_ms * DEADLINE_SHARE
 
     def unbeatable_bonus(self, t: Table, j: Judge, defender: int, c: Card) -> float:
         if defender < 0:
@@ -70,71 +94,145 @@ class HardBot(NormalBot):
         ranked = self.ranked(t, honest)
         if len(honest) > 1:
             found = self.endgame(t, honest, ranked)
+            if found is None and t.stock > 0:
+                found = self.monte_carlo(t, ranked)
             if found is not None:
                 return found
         return ranked[0] if ranked else None
 
+    # ------------------------------------------------------------------ stock phase
+
+    def monte_carlo(self, t: Table, ranked: list[Json]) -> Json | None:
+        """Deal the unseen cards at random (consistent with what it knows) a number of times and
+        play each top candidate out with the fast heuristic player; keep the best on average."""
+        candidates = ranked[:MC_CANDIDATES]
+        if len(candidates) < 2 or t.durac or len(t.active) != 2:
+            return None
+        moves = [fast_move(a) for a in candidates]
+        results: list[list[float]] = [[] for _ in candidates]
+        budget_plies = self.time_budget_ms * PLIES_PER_MS
+        spent = 0
+        game: Game | None = None
+        playout: Playout | None = None
+        while spent < budget_plies and len(results[0]) < MC_MAX_WORLDS:
+            worlds = len(results[0])
+            if worlds and self.deadline():
+                break
+            if worlds >= MC_MIN_WORLDS and worlds % 8 == 0 and settled(results):
+                break
+            dealt = deal_hidden(t, self.memory, self.rng)
+            if dealt is None:
+                return None
+            state = build(self._view, t, self.memory, *dealt)
+            fast = from_state(state, self.seat)
+            if fast is None:
+                return None
+            world, pos, _ = fast
+            if game is None or playout is None:
+                game = world
+                playout = Playout(game, self.weights, t.ranks, max(1, t.deck - 6 * t.n))
+            game.stock = world.stock
+            for k, move in enumerate(moves):
+                child = game.play(pos, move)
+                value, plies = playout.run_counted(child)
+                results[k].append(value)
+                spent += plies + 1
+        if len(results[0]) < MC_MIN_WORLDS:
+            return None
+        return candidates[leader(results)]
+
     # ------------------------------------------------------------------ exact endgame
 
+    def node_budget(self) -> int:
+        return max(2000, self.time_budget_ms * NODES_PER_MS)
+
     def endgame(self, t: Table, honest: list[Json], ranked: list[Json]) -> Json | None:
+        """With the stock empty and one opponent left: alpha-beta to the end of the match."""
         state = exact_position(self._view, t, self.memory)
         if state is None:
             return None
-        preference = {self._action_key(a): i for i, a in enumerate(ranked)}
-
-        def order(sim: Any, action: Any) -> float:
-            return float(preference.get(self._action_key(action_to_json(action)), len(preference)))
-
-        key = (t.deck, t.trump_card, tuple(sorted(map(str, self.memory.discard))))
-        if self.solver is None or self.solver_key is None or self.solver_key[:2] != key[:2]:
-            self.solver = None
-        budget = max(1000, self.time_budget_ms * NODES_PER_MS)
-        if self.solver is None:
-            self.solver = Solver(self.seat, budget, deadline=self.deadline)
-            self.solver_key = key
-        solver = self.solver
-        solver.nodes = 0
-        solver.node_limit = budget
-        solver.deadline = self.deadline
-        root_order = solver.order_key
-        solver.order_key = None
-        try:
-            legal_root = solver.moves(state, self.seat)
-            legal_root.sort(key=lambda a: order(state, a))
-            value, action = self._root(solver, state, legal_root)
-        except OutOfBudget:
-            return None
-        finally:
-            solver.order_key = root_order
-        if action is None:
-            return None
-        wanted = action_to_json(action)
-        for candidate in honest:
-            if self._action_key(candidate) == self._action_key(wanted):
-                return candidate
-        return None
-
-    def _root(self, solver: Solver, state: Any, actions: list[Any]) -> tuple[float, Any]:
-        from app.bots.solver import LOSS, WIN
-        from app.engine import apply
-
-        best, best_action = -1.0, None
-        alpha = LOSS
-        for action in actions:
-            child, _ = apply(state, action)
-            value, _ = solver._search(child, alpha, WIN)
-            if value > best:
-                best, best_action = value, action
-                alpha = max(alpha, value)
+        preference = {action_key(a): i for i, a in enumerate(ranked)}
+        by_key = {action_key(a): a for a in honest}
+        fast = from_state(state, self.seat)
+        children: list[tuple[Json, Callable[[float], float]]] = []
+        if fast is not None:
+            game, pos, _ = fast
+            search = self._fast_search(game)
+            for move in game.moves(pos):
+                after = game.play(pos, move)
+                children.append((to_action_json(move, self.seat), partial(search.value, after, beta=WIN)))
+        else:
+            solver = self._engine_solver()
+            for engine_action in solver.moves(state, self.seat):
+                sim, _ = apply(state, engine_action)
+                children.append((action_to_json(engine_action), partial(solver.value, sim, beta=WIN)))
+        children.sort(key=lambda item: preference.get(action_key(item[0]), len(preference)))
+        best_value, best = -1.0, None
+        for action, evaluate in children:
+            try:
+                value = evaluate(max(LOSS, best_value))  # alpha
+            except (OutOfBudget, EngineOutOfBudget):
+                if best is None or best_value < DRAW:
+                    best = action  # all searched so far lose: the next preferred, unproven
+                break
+            if value > best_value:
+                best_value, best = value, action
                 if value >= WIN:
                     break
-        return best, best_action
+        if best is None:
+            return None
+        return by_key.get(action_key(best))
 
-    @staticmethod
-    def _action_key(action: Json) -> tuple[Any, ...]:
-        return (
-            action.get("type"),
-            tuple(action.get("cards") or ()),
-            action.get("attack"),
-            action.get("card"),
-        )
+    def _fast_search(self, game: Game) -> Search:
+        key = ("fast", game.trump, game.transfer, game.draws, game.first_cap)
+        if self._search is None or self._search_key != key:
+            self._search = Search(game, self.node_budget())
+            self._search_key = key
+        search = self._search
+        assert isinstance(search, Search)
+        search.game = game
+        search.nodes = 0
+        search.node_limit = self.node_budget() * FAST_FACTOR
+        search.deadline = self.deadline
+        return search
+
+    def _engine_solver(self) -> Solver:
+        key = ("engine",)
+        if self._solver is None or self._solver_key != key:
+            self._solver = Solver(self.seat, self.node_budget())
+            self._solver_key = key
+        solver = self._solver
+        solver.nodes = 0
+        solver.node_limit = self.node_budget()
+        solver.deadline = self.deadline
+        return solver
+
+
+def leader(results: list[list[float]]) -> int:
+    """The candidate with the best mean; the preferred one (index 0) keeps its place unless beaten
+    by more than the margin."""
+    worlds = len(results[0])
+    totals = [sum(r) for r in results]
+    return max(range(len(results)), key=lambda k: (totals[k] - (MC_MARGIN * worlds if k else 0.0), -k))
+
+
+def settled(results: list[list[float]]) -> bool:
+    """Whether more deals would hardly change the choice: the leader beats every other candidate
+    clearly (paired by deal), or no deal told any two candidates apart."""
+    best = leader(results)
+    worlds = len(results[0])
+    if all(r == results[0] for r in results):
+        return True
+    for k, other in enumerate(results):
+        if k == best:
+            continue
+        diffs = [a - b for a, b in zip(results[best], other, strict=True)]
+        mean = sum(diffs) / worlds
+        var = sum((d - mean) ** 2 for d in diffs) / max(1, worlds - 1)
+        if mean - 2.0 * (var / worlds) ** 0.5 <= 0.0:
+            return False
+    return True
+
+
+def action_key(action: Json) -> tuple[Any, ...]:
+    return (action.get("type"), tuple(action.get("cards") or ()), action.get("attack"), action.get("card"))

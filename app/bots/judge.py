@@ -20,12 +20,13 @@ class Weights:
 
     trump_base: float = 1.1  # value of the lowest trump (a plain ace is 1.0)
     trump_span: float = 0.9  # the highest trump is worth base + span
-    trump_premium: float = 0.5  # extra value of a trump while the stock is full
+    trump_premium: float = 1.0  # extra value of a trump while the stock is full
     burden_early: float = 0.3  # cost of one more card in hand with a full stock
     burden_late: float = 1.0  # ... with the stock nearly gone
-    burden_empty: float = 1.3  # ... with the stock empty
-    tempo: float = 0.3  # worth of attacking next (after a defence) rather than defending again
-    pressure: float = 0.15  # worth of making the defender cover one more card
+    burden_empty: float = 3.0  # ... with the stock empty
+    tempo: float = 0.6  # worth of attacking next (after a defence) rather than defending again
+    trump_spend: float = 0.5  # extra cost, with a full stock, of beating a plain card with a trump
+    pressure: float = 0.4  # worth of making the defender cover one more card
     pair_bonus: float = 0.15  # leading a rank we hold twice lets us throw in the twin later
     transfer_gain: float = 0.35  # per card on the table that a transfer hands on
 

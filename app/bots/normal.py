@@ -90,9 +90,11 @@ class NormalBot(BaseBot):
 
     # ------------------------------------------------------------------ defence
 
-    def cover_cost(self, t: Table, j: Judge, covers: list[Card]) -> float:
+    def cover_cost(self, t: Table, j: Judge, covers: list[Card], attacks: list[Card]) -> float:
         hand_after = len(t.hand) - len(covers)
         cost = sum(j.value(c) for c in covers) - j.refill_gain(len(covers), hand_after)
+        trumped = sum(1 for c, a in zip(covers, attacks, strict=True) if c.suit == t.trump != a.suit)
+        cost += self.weights.trump_spend * j.fullness * trumped
         return cost - self.weights.tempo
 
     def take_cost(self, t: Table, j: Judge) -> float:
@@ -143,4 +145,4 @@ class NormalBot(BaseBot):
         _, picks = found
         # Cover the attack whose cover is cheapest first: it reveals the least.
         k = min(range(len(picks)), key=lambda i: cost[picks[i]])
-        return self.cover_cost(t, j, picks), (uncovered[k], picks[k])
+        return self.cover_cost(t, j, picks, attacks), (uncovered[k], picks[k])

@@ -18,6 +18,7 @@ SimState = Any
 
 WIN, DRAW, LOSS = 1.0, 0.5, 0.0
 EXACT, LOWER, UPPER = 0, 1, 2
+MAX_BOUTS = 40
 
 
 class OutOfBudget(Exception):
@@ -49,6 +50,7 @@ class Solver:
         self.nodes = 0
         self.table: dict[tuple[Any, ...], tuple[float, int, Action | None]] = {}
         self.order_key = order_key
+        self.path: set[tuple[Any, ...]] = set()
         self.deadline = deadline
 
     def key(self, state: SimState) -> tuple[Any, ...]:
@@ -69,7 +71,8 @@ class Solver:
         )
 
     def moves(self, state: SimState, seat: int) -> list[Action]:
-        actions = [a for a in legal_actions(state, seat) if isinstance(a, Lead | ThrowIn | Cover | Transfer | Take | Pass)]
+        playable = (Lead, ThrowIn, Cover, Transfer, Take, Pass)
+        actions: list[Action] = [a for a in legal_actions(state, seat) if isinstance(a, playable)]
         trump = state.trump
 
         def default(action: Action) -> float:
@@ -90,6 +93,11 @@ class Solver:
         actions.sort(key=(lambda a: self.order_key(state, a)) if self.order_key else default)  # type: ignore[misc]
         return actions
 
+    def value(self, state: SimState, alpha: float = LOSS, beta: float = WIN) -> float:
+        if state.outcome is not None:
+            return result_for(state, self.me)
+        return self._search(state, alpha, beta)[0]
+
     def best(self, state: SimState) -> tuple[float, Action | None]:
         value, action = self._search(state, LOSS, WIN)
         return value, action
@@ -101,6 +109,17 @@ class Solver:
         if self.nodes > self.node_limit or (self.nodes & 255 == 0 and self.deadline and self.deadline()):
             raise OutOfBudget
         key = self.key(state)
+        if state.phase == "lead":
+            if key in self.path or len(self.path) >= MAX_BOUTS:
+                return DRAW, None  # transfers and takes can go round in circles: call it a draw
+            self.path.add(key)
+            try:
+                return self._node(state, key, alpha, beta)
+            finally:
+                self.path.discard(key)
+        return self._node(state, key, alpha, beta)
+
+    def _node(self, state: SimState, key: tuple[Any, ...], alpha: float, beta: float) -> tuple[float, Action | None]:
         entry = self.table.get(key)
         hint: Action | None = None
         if entry is not None:
