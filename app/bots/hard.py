@@ -17,10 +17,12 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from app.bots.enginemc import EnginePlayout
 from app.bots.fast import (
     DRAW,
     LOSS,
@@ -38,13 +40,16 @@ from app.bots.rollout import Playout
 from app.bots.solver import OutOfBudget as EngineOutOfBudget
 from app.bots.solver import Solver
 from app.bots.table import Json, Table
-from app.bots.world import build, deal_hidden, exact_position
-from app.engine import action_to_json, apply
+from app.bots.world import build, deal_hidden, determinize, exact_position
+from app.engine import IllegalAction, action_from_json, action_to_json, apply
 from app.engine.cards import Card
 
 NODES_PER_MS = 25  # engine search speed on a slow core, with margin
 PLIES_PER_MS = 45  # playout speed (plies of the fast model per millisecond), with margin
 MC_CANDIDATES = 4
+ENGINE_PLIES_PER_MS = 12  # engine playout speed, with margin
+ENGINE_MC_STOCK = 2  # engine playouts once the stock holds at most this many cards per player
+ENGINE_MC_MIN_WORLDS = 6
 DEADLINE_SHARE = 0.8  # the wall-clock guard stops any search at this share of the budget
 MC_MIN_WORLDS = 16
 MC_MAX_WORLDS = 400
@@ -64,6 +69,7 @@ class HardBot(NormalBot):
         self._solver: Solver | None = None
         self._solver_key: tuple[Any, ...] | None = None
         self._view: Json = {}
+        self.stats: Counter[str] = Counter()  # how decisions were made (for tests and tuning)
         self._started = 0.0
 
     def judge(self, t: Table) -> Judge:
@@ -94,10 +100,15 @@ class HardBot(NormalBot):
         ranked = self.ranked(t, honest)
         if len(honest) > 1:
             found = self.endgame(t, honest, ranked)
+            how = "endgame"
             if found is None and t.stock > 0:
-                found = self.monte_carlo(t, ranked)
+                found, how = self.monte_carlo(t, ranked), "playouts"
+            if found is None and (t.durac or len(t.active) > 2) and t.stock <= ENGINE_MC_STOCK * t.n:
+                found, how = self.engine_monte_carlo(t, ranked), "engine playouts"
             if found is not None:
+                self.stats[how] += 1
                 return found
+        self.stats["heuristic"] += 1
         return ranked[0] if ranked else None
 
     # ------------------------------------------------------------------ stock phase
@@ -138,6 +149,41 @@ class HardBot(NormalBot):
                 results[k].append(value)
                 spent += plies + 1
         if len(results[0]) < MC_MIN_WORLDS:
+            return None
+        return candidates[leader(results)]
+
+    def engine_monte_carlo(self, t: Table, ranked: list[Json]) -> Json | None:
+        """The same over engine positions (three or more players in play, Durac 1993), late in the
+        match where playouts are short."""
+        candidates = ranked[:MC_CANDIDATES]
+        if len(candidates) < 2:
+            return None
+        actions = [action_from_json(a) for a in candidates]
+        results: list[list[float]] = [[] for _ in candidates]
+        budget_plies = self.time_budget_ms * ENGINE_PLIES_PER_MS
+        spent = 0
+        playout = EnginePlayout(t.trump, t.ranks[0])
+        while spent < budget_plies and len(results[0]) < MC_MAX_WORLDS:
+            worlds = len(results[0])
+            if worlds and self.deadline():
+                break
+            if worlds >= MC_MIN_WORLDS and worlds % 8 == 0 and settled(results):
+                break
+            state = determinize(self._view, t, self.memory, self.rng)
+            if state is None:
+                return None
+            values: list[float] = []
+            for action in actions:
+                try:
+                    child, _ = apply(state, action)
+                except IllegalAction:
+                    return None
+                value, plies = playout.run(child, self.seat)
+                values.append(value)
+                spent += plies + 1
+            for k, value in enumerate(values):
+                results[k].append(value)
+        if len(results[0]) < ENGINE_MC_MIN_WORLDS:
             return None
         return candidates[leader(results)]
 
