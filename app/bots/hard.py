@@ -61,6 +61,7 @@ HARD = Weights()
 class HardBot(NormalBot):
     level = "hard"
     weights = HARD
+    clock_guard = True
 
     def __init__(self, seat: int, seed: int, time_budget_ms: int = 200) -> None:
         super().__init__(seat, seed, time_budget_ms)
@@ -85,6 +86,10 @@ class HardBot(NormalBot):
         return super().choose(view, legal)
 
     def deadline(self) -> bool:
+        """The wall-clock guard: searches are sized by node counts (reproducible); this only stops
+        them when the machine is so busy that the count would overrun the budget."""
+        if not self.clock_guard:
+            return False
         return (time.perf_counter() - self._started) * 1000.0 > self.time_budget_ms * DEADLINE_SHARE
 
     def unbeatable_bonus(self, t: Table, j: Judge, defender: int, c: Card) -> float:
