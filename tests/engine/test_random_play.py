@@ -9,6 +9,8 @@ import random
 import traceback
 from collections import Counter
 
+import pytest
+
 from app.engine import Rules, apply, decision, state_to_json
 from app.engine.replay import replay
 
@@ -47,6 +49,7 @@ def _one_match(rules: Rules, seed: int, rng: random.Random) -> str:
     return outcome.reason or "durak"
 
 
+@pytest.mark.timeout(max(300, MATCHES // 5))  # a long run (10,000 matches) takes minutes
 def test_random_matches_complete_without_errors() -> None:
     master = random.Random(MASTER_SEED)
     results: Counter[str] = Counter()
