@@ -361,9 +361,10 @@ export function mount(root, { code, watch }) {
     const button = (key, text, onclick, extra = 'secondary') =>
       h('button', { type: 'button', class: ['btn', extra], dataset: { action: key, key: `act:${key}` }, disabled, onclick, text });
     const group = selectionActions();
+    // The selected card(s) as a lead or throw-in (a card with several uses is selected, not played).
     for (const action of group) {
       if (action.type === 'transfer') continue;
-      if (st.selection.length > 1) buttons.push(button('play', t('action.play_selected', { count: st.selection.length }), () => send(action), 'primary'));
+      buttons.push(button('play', t('action.play_selected', { count: st.selection.length }), () => send(action), 'primary'));
     }
     const transfers = actions.filter((a) => a.type === 'transfer');
     if (transfers.length) {
