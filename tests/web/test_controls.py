@@ -249,3 +249,25 @@ def test_pass_is_bito_when_everything_is_covered_and_results_with_coins(scripted
     log = page.locator("#log li")
     expect(log).to_have_text(["Me passes.", "Beaten off: 2 cards to the discard pile.", "Me is out, place 1.",
                               "Rival is the durak."])  # fmt: skip
+
+
+def test_drag_a_card_onto_an_attack_or_the_table(scripted: Any) -> None:
+    seat_view = view(
+        table=[{"attack": "7h", "cover": None}, {"attack": "7c", "cover": None}],
+        hand=["7s", "Qd"],
+        legal=[
+            {"type": "cover", "seat": 0, "attack": 0, "card": "Qd"},
+            {"type": "cover", "seat": 0, "attack": 1, "card": "Qd"},
+            {"type": "transfer", "seat": 0, "cards": ["7s"]},
+            {"type": "take", "seat": 0},
+        ],
+    )
+    page, fake = scripted(seat_view, table_info())
+    expect(page.locator("#hand .card[data-card='Qd']")).to_have_attribute("draggable", "true")
+    page.locator("#hand .card[data-card='Qd']").drag_to(page.locator(".pair[data-index='1']"))
+    command = fake.wait_for_command(page, 1)
+    assert (command["type"], command["attack"], command["card"]) == ("cover", 1, "Qd")
+    fake.push({"type": "ack", "id": command["id"], "version": 8})
+    page.locator("#hand .card[data-card='7s']").drag_to(page.locator("#table-zone"), target_position={"x": 8, "y": 8})
+    command = fake.wait_for_command(page, 2)
+    assert (command["type"], command["cards"]) == ("transfer", ["7s"])
