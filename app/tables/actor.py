@@ -211,7 +211,7 @@ class TableActor:
             elif op == "rematch":
                 reply = await self._on_rematch(principal)
             elif op == "info":
-                reply = {"type": "info", "table": self.info(principal)}
+                reply = {"type": "info", "table": self.info(principal), "watch_code": self.spec.watch_code}
             else:
                 raise Refused("unknown_type", f"unknown command {op!r}")
         except Refused as refused:
@@ -808,6 +808,6 @@ class TableActor:
                 "seat": None,
                 "events": [{**event_to_json(public_cards(e, None)), "version": self.version} for e in events],
                 "view": view(self.game, None) if self.game is not None else None,
-                "table": base,
+                "table": {**base, "code": None},  # a spectator link never reveals the invite code
             }
             await self._publish(channels.watch(self.code), payload)

@@ -179,3 +179,20 @@ def test_lobby_lists_public_tables_with_filters(client: TestClient) -> None:
     assert [r["code"] for r in client.get("/api/tables?seats=2").json()] == [free]
     row = next(r for r in client.get("/api/tables").json() if r["code"] == public)
     assert row["free_seats"] == 4
+
+
+def test_a_spectator_link_never_reveals_the_invite_code(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    table = create_table(client, alice, timer=0, private=True)
+    code, watch_code = table["code"], table["watch_code"]
+    info = client.get(f"/api/tables/{code}").json()
+    assert info["watch_code"] == watch_code
+    watched = client.get(f"/api/tables/{watch_code}").json()
+    assert watched["code"] is None and watched["watch_only"] is True and "watch_code" not in watched
+    assert client.post(f"/api/tables/{watch_code}/join", json={}, headers=bob).status_code == 403
+    with client.websocket_connect(f"/ws/tables/{watch_code}", headers=bob) as ws:
+        watcher = Player(ws, "w")
+        assert watcher.hello()["table"]["code"] is None
+        client.post(f"/api/tables/{code}/join", json={}, headers=alice)
+        update = watcher.until(lambda m: m["type"] == "update" and m["version"] >= 1)
+        assert update["table"]["code"] is None and code not in json.dumps(watcher.messages)

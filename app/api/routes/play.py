@@ -80,6 +80,7 @@ async def table_socket(websocket: WebSocket, code: str) -> None:
     sockets.add(websocket)
     CONNECTIONS.inc()
     connection = Connection(websocket, registry, table_code, principal, conn)
+    connection.watch_only = watch_only
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
     try:
         await connection.run()
@@ -99,6 +100,7 @@ class Connection:
         self.principal = principal
         self.conn = conn
         self.seated = False
+        self.watch_only = False
         self.last_version = -1
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
@@ -161,6 +163,8 @@ class Connection:
                 continue
             if message.get("type") in ("update", "welcome"):
                 self.last_version = max(self.last_version, int(message.get("version", -1)))
+                if self.watch_only and isinstance(message.get("table"), dict):
+                    message["table"]["code"] = None
             if message.get("type") in ("ack", "error") and isinstance(message.get("id"), str):
                 started = self.sent_at.pop(message["id"], None)
                 if started is not None:

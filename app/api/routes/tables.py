@@ -178,6 +178,8 @@ async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     table["watch_only"] = watch_only
     if watch_only:
         table["code"] = None  # a spectator link never reveals the invite code
+    else:
+        table["watch_code"] = reply.get("watch_code")
     return table
 
 
