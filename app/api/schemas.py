@@ -89,10 +89,10 @@ class MatchSummary(BaseModel):
     draw: bool
     durak: int | None
     seats: list[SeatOut]
+    rules: dict[str, Any] = Field(description="The table parameters of the match (rule book §1).")
 
 
 class MatchDetail(MatchSummary):
-    rules: dict[str, Any]
     dealer: int
     result: dict[str, Any]
     coin_changes: dict[str, int]

@@ -50,6 +50,7 @@ def _summary(match: Match) -> MatchSummary:
         draw=bool(match.result.get("draw")),
         durak=match.result.get("durak"),
         seats=_seats(match),
+        rules=dict(match.rules),
     )
 
 
@@ -109,7 +110,6 @@ async def get_match(match_id: MatchId, session: SessionDep) -> MatchDetail:
     match = await _load(session, match_id)
     return MatchDetail(
         **_summary(match).model_dump(),
-        rules=match.rules,
         dealer=match.dealer,
         result=match.result,
         coin_changes=match.coin_changes,
