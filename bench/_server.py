@@ -40,9 +40,14 @@ def proc_rss_kib(pid: int) -> int:
 
 def proc_cpu_s(pid: int) -> float:
     """User + system CPU seconds a process has used so far (from /proc)."""
+    return sum(proc_cpu_split_s(pid))
+
+
+def proc_cpu_split_s(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds a process has used so far (from /proc)."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK  # utime, stime (fields 14 and 15)
+    return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK  # utime, stime (fields 14 and 15)
 
 
 class ServerProcess:
@@ -112,6 +117,9 @@ class ServerProcess:
 
     def cpu_s(self) -> float:
         return proc_cpu_s(self.pid)
+
+    def cpu_split_s(self) -> tuple[float, float]:
+        return proc_cpu_split_s(self.pid)
 
     def log_tail(self, lines: int = 40) -> str:
         try:

@@ -34,6 +34,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -381,6 +382,7 @@ class Run:
     rss_connected_kib: int
     rss_end_kib: int
     server_cpu_pct: float
+    server_sys_share: float
     idle_kib_per_connection: float
     cpu_pressure: str = ""
     profile: str | None = None
@@ -418,7 +420,12 @@ def _bare_server(workdir: Path) -> ServerProcess:
 
 
 def _drive(
-    server: ServerProcess, mode: str, args: argparse.Namespace, profile: Path | None, update_bytes: int = 2000
+    server: ServerProcess,
+    mode: str,
+    args: argparse.Namespace,
+    profile: Path | None,
+    update_bytes: int = 2000,
+    cprofile: bool = False,
 ) -> Run:
     """One measured run of the client process against a started server."""
     argv = [
@@ -466,12 +473,16 @@ def _drive(
                 client.stdin.write("go\n")
                 client.stdin.flush()
             elif kind == "window_start":
-                marks["cpu0"], marks["t0"] = server.cpu_s(), time.perf_counter()
+                if cprofile:
+                    os.kill(server.pid, signal.SIGUSR1)
+                marks["cpu0"], marks["t0"] = server.cpu_split_s(), time.perf_counter()
                 marks["pressure0"] = _cpu_pressure_total()
                 if profile is not None:
                     spy = _py_spy(server.pid, profile, args.duration)
             elif kind == "window_end":
-                marks["cpu1"], marks["t1"] = server.cpu_s(), time.perf_counter()
+                marks["cpu1"], marks["t1"] = server.cpu_split_s(), time.perf_counter()
+                if cprofile:
+                    os.kill(server.pid, signal.SIGUSR2)
                 marks["pressure1"] = _cpu_pressure_total()
                 marks["rss_end"] = server.rss_kib()
             elif kind == "result":
@@ -491,7 +502,8 @@ def _drive(
         rss_before_kib=marks["rss_before"],
         rss_connected_kib=marks["rss_connected"],
         rss_end_kib=marks["rss_end"],
-        server_cpu_pct=100 * (marks["cpu1"] - marks["cpu0"]) / (marks["t1"] - marks["t0"]),
+        server_cpu_pct=100 * (sum(marks["cpu1"]) - sum(marks["cpu0"])) / (marks["t1"] - marks["t0"]),
+        server_sys_share=(marks["cpu1"][1] - marks["cpu0"][1]) / max(1e-9, sum(marks["cpu1"]) - sum(marks["cpu0"])),
         idle_kib_per_connection=(marks["rss_connected"] - marks["rss_before"]) / connections,
         cpu_pressure=_pressure_text(marks, marks["t1"] - marks["t0"]),
         profile=str(profile) if profile else None,
@@ -527,12 +539,11 @@ def _py_spy(pid: int, out: Path, duration: float) -> subprocess.Popen[bytes] | N
         "--duration",
         str(int(duration)),
         "--rate",
-        "200",
+        "100",
         "--format",
         fmt,
         "--output",
         str(out),
-        "--nonblocking",
     ]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -546,7 +557,8 @@ def _print_run(run: Run) -> None:
         f"latency p50 {lat['p50']:.1f} / p90 {lat['p90']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.1f} ms"
     )
     print(
-        f"         server CPU {run.server_cpu_pct:.0f}% ({run.server_cpu_ms_per_command:.2f} ms per command, "
+        f"         server CPU {run.server_cpu_pct:.0f}% ({100 * run.server_sys_share:.0f}% of it in the kernel; "
+        f"{run.server_cpu_ms_per_command:.2f} ms per command, "
         f"{run.server_cpu_us_per_message:.0f} us per delivered message), client CPU {r['client_cpu_pct']:.0f}%, "
         f"CPU pressure (time some task waited for a CPU) {run.cpu_pressure}"
     )
@@ -585,6 +597,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
+    parser.add_argument(
+        "--cprofile",
+        type=Path,
+        default=None,
+        help="profile the server with cProfile (bench/instrumented_server.py) during the window; pstats output",
+    )
+    parser.add_argument(
+        "--patch",
+        default="",
+        help="measure a proposed change: comma-separated patches of bench/instrumented_server.py "
+        "(rules_json, forward_raw, no_persist)",
+    )
     parser.add_argument("--verbose", action="store_true", help="time stamps of each phase on stderr")
     parser.add_argument("--json", type=Path, default=None, help="write the measurements here")
     args = parser.parse_args(argv)
@@ -596,14 +620,19 @@ def main(argv: list[str] | None = None) -> None:
     connections = args.tables * args.seats
     print(
         f"bench.load: {args.tables} tables x {args.seats} seats = {connections} connections, "
-        f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
+        + (f"server patched with {args.patch}, " if args.patch else "")
+        + f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
     )
     with tempfile.TemporaryDirectory(prefix="durak-load-") as tmp:
         workdir = Path(tmp)
-        server = durak_server(
-            workdir,
-            extra_env={"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"},
-        )
+        extra_env = {"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"}
+        argv = None
+        if args.cprofile is not None or args.patch:
+            argv = [PY, "-m", "bench.instrumented_server"]
+            extra_env["BENCH_PATCHES"] = args.patch
+        if args.cprofile is not None:
+            extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
+        server = durak_server(workdir, extra_env=extra_env, argv=argv)
         floor = None if args.skip_bare else _bare_server(workdir).spawn()  # idle until its turn
         try:
             server.start(timeout=60)
@@ -612,7 +641,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.verbose:
                 print(f"  [{time.perf_counter() - START:6.2f}s] servers up", file=sys.stderr)
             try:
-                durak = _drive(server, "durak", args, args.profile)
+                durak = _drive(server, "durak", args, args.profile, cprofile=args.cprofile is not None)
             finally:
                 server.stop()
             _print_run(durak)
