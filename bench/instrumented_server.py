@@ -10,9 +10,15 @@ to ``app/`` would gain, can monkeypatch a few hot spots first (``BENCH_PATCHES``
   by ``json.dumps`` of the same message (the actor already wrote it as JSON).
 * ``no_persist``: ``TableActor._persist`` does nothing: an upper bound on what building and storing
   the table record on every action costs with the memory:// store.
+* ``shared_view``: ``TableActor._push`` builds and serializes the part of the update that is the
+  same for every seat (the public view, the table info) once per version, and only each seat's
+  hand, legal actions and redacted events per seat, splicing the JSON texts together.
 
-cProfile: SIGUSR1 starts profiling the event loop's thread, SIGUSR2 stops it and writes pstats to
-``$BENCH_CPROFILE``. Wall-clock timer: on a machine whose CPUs are contended a process is often
+cProfile (``$BENCH_CPROFILE`` set): SIGUSR1 starts profiling the event loop's thread, SIGUSR2 stops
+it and writes pstats to ``$BENCH_CPROFILE``. tracemalloc (``$BENCH_TRACEMALLOC`` set instead): SIGUSR1
+takes a snapshot, SIGUSR2 another and writes the biggest growths between them, by line, there.
+
+cProfile uses the wall-clock timer: on a machine whose CPUs are contended a process is often
 preempted inside a socket write (the write wakes the reader), which then looks expensive; compare
 with the CPU accounting that ``bench.load`` prints.
 """
@@ -30,11 +36,37 @@ from typing import Any
 _profile = cProfile.Profile()
 
 
+_snapshots: list[Any] = []
+
+
 def _start(signum: int, frame: FrameType | None) -> None:
-    _profile.enable()
+    if os.environ.get("BENCH_TRACEMALLOC"):
+        import tracemalloc
+
+        _snapshots[:] = [tracemalloc.take_snapshot()]
+    else:
+        _profile.enable()
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    out = os.environ.get("BENCH_TRACEMALLOC")
+    if out:
+        import tracemalloc
+
+        after = tracemalloc.take_snapshot()
+        stats = after.compare_to(_snapshots[0], "traceback")
+        total = sum(stat.size_diff for stat in stats)
+        with open(out, "w") as report:
+            report.write(f"total growth {total / 1024:.1f} KiB over {len(stats)} allocation sites\n\n")
+            report.write("by file of the allocating line:\n")
+            for stat in after.compare_to(_snapshots[0], "filename")[:15]:
+                report.write(f"{stat.size_diff / 1024:9.1f} KiB {stat.count_diff:+7d} blocks  {stat.traceback[0]}\n")
+            report.write("\nby call site:\n")
+            for stat in stats[:40]:
+                report.write(f"{stat.size_diff / 1024:9.1f} KiB {stat.count_diff:+7d} blocks\n")
+                for line in stat.traceback.format(limit=6):
+                    report.write(f"    {line}\n")
+        return
     _profile.disable()
     _profile.dump_stats(os.environ.get("BENCH_CPROFILE", "server.pstats"))
 
@@ -108,10 +140,73 @@ def _patch_no_persist() -> None:
     TableActor._persist = _persist  # type: ignore[method-assign]
 
 
-PATCHES = {"rules_json": _patch_rules_json, "forward_raw": _patch_forward_raw, "no_persist": _patch_no_persist}
+def _patch_shared_view() -> None:
+    import json
+
+    from app.engine import event_to_json, legal_actions, public_cards, view
+    from app.engine.actions import action_to_json
+    from app.engine.views import sort_hand
+    from app.tables import channels
+    from app.tables.actor import TableActor, log
+
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+
+    async def publish(actor: TableActor, channel: str, text: str) -> None:
+        try:
+            await actor.broker.publish(channel, text)
+        except Exception as exc:
+            log.warning("table %s: publish to %s failed: %s", actor.code[:8], channel, exc)
+
+    async def _push(self: TableActor, events: list[dict[str, Any]]) -> None:
+        base = self.info()
+        game = self.game
+        version = self.version
+        public = dumps(view(game, None))[len('{"seat":null,') :] if game is not None else None
+        table = dumps(base)[:-1]  # ends with "you":null
+        table = table[: table.rfind(',"you":')]
+        for seat in self.seats:
+            if seat.kind == "bot":
+                self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
+                continue
+            if seat.principal is None or not seat.connections:
+                continue
+            mine = [{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events]
+            if public is None:
+                seat_view = "null"
+            else:
+                hand = [str(card) for card in sort_hand(game.hands[seat.seat], game.trump)]
+                legal = [action_to_json(action) for action in legal_actions(game, seat.seat)]
+                seat_view = f'{{"seat":{seat.seat},{public[:-1]},"hand":{dumps(hand)},"legal":{dumps(legal)}}}'
+            text = (
+                f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{dumps(mine)},'
+                f'"view":{seat_view},"table":{table},"you":{dumps(seat.principal.key)}}}}}'
+            )
+            await publish(self, channels.person(self.code, seat.principal.key), text)
+        if self.spectators:
+            mine = [{**event_to_json(public_cards(e, None)), "version": version} for e in events]
+            seat_view = "null" if public is None else '{"seat":null,' + public
+            text = (
+                f'{{"type":"update","version":{version},"seat":null,"events":{dumps(mine)},'
+                f'"view":{seat_view},"table":{dumps({**base, "code": None})}}}'
+            )
+            await publish(self, channels.watch(self.code), text)
+
+    TableActor._push = _push  # type: ignore[method-assign]
+
+
+PATCHES = {
+    "rules_json": _patch_rules_json,
+    "forward_raw": _patch_forward_raw,
+    "no_persist": _patch_no_persist,
+    "shared_view": _patch_shared_view,
+}
 
 
 def main() -> None:
+    if os.environ.get("BENCH_TRACEMALLOC"):
+        import tracemalloc
+
+        tracemalloc.start(8)
     for name in filter(None, os.environ.get("BENCH_PATCHES", "").split(",")):
         PATCHES[name.strip()]()
     signal.signal(signal.SIGUSR1, _start)

@@ -142,11 +142,13 @@ class Client:
         async def table(t: int) -> list[Seat]:
             mine = cookies[t * n_seats : (t + 1) * n_seats]
             body = {"seats": n_seats, "timer": self.args.timer, "bot_delay_ms": 0, "private": True}
-            code = (await post("/api/tables", body, mine[0])).json()["code"]
+            created = (await post("/api/tables", body, mine[0])).json()
+            code = created["code"]
             seats = [Seat(code, f"t{t}s{i}", c, i == 0) for i, c in enumerate(mine)]
             for i, seat in enumerate(seats[:-1]):  # the last seat joins on "go": that starts the match
                 await post(f"/api/tables/{code}/join", {"seat": i}, seat.cookie)
-            return seats
+            # Spectators: anonymous connections through the table's watch link.
+            return seats + [Seat(created["watch_code"], f"t{t}w{k}", None, False) for k in range(self.args.spectators)]
 
         for seats in await asyncio.gather(*(table(t) for t in range(self.args.tables))):
             self.seats.extend(seats)
@@ -155,6 +157,7 @@ class Client:
     def prepare_bare(self) -> None:
         for t in range(self.args.tables):
             self.seats.extend(Seat(f"g{t}", f"t{t}s{i}", None, i == 0) for i in range(self.args.seats))
+            self.seats.extend(Seat(f"g{t}", f"t{t}w{k}", None, False) for k in range(self.args.spectators))
 
     # --- websockets ---
 
@@ -166,7 +169,9 @@ class Client:
         async def one(seat: Seat) -> None:
             if self.args.mode == "durak":
                 url = f"{self.ws_base}/ws/tables/{seat.code}"
-                headers = {"cookie": f"durak_session={seat.cookie}", "origin": self.base}
+                headers = {"origin": self.base}
+                if seat.cookie:
+                    headers["cookie"] = f"durak_session={seat.cookie}"
             else:
                 url = f"{self.ws_base}/ws/{seat.code}?n={self.args.seats}&bytes={self.args.update_bytes}"
                 headers = {}
@@ -359,6 +364,7 @@ def client_main(argv: list[str]) -> None:
     parser.add_argument("--timer", type=int, default=30)
     parser.add_argument("--throw-in-p", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--spectators", type=int, default=0)
     parser.add_argument("--update-bytes", type=int, default=2000, help="bare mode: size of an update")
     parser.add_argument("--settle", type=float, default=1.0)
     args = parser.parse_args(argv)
@@ -426,6 +432,7 @@ def _drive(
     profile: Path | None,
     update_bytes: int = 2000,
     cprofile: bool = False,
+    tracemalloc: bool = False,
 ) -> Run:
     """One measured run of the client process against a started server."""
     argv = [
@@ -449,6 +456,8 @@ def _drive(
         str(args.throw_in_p),
         "--seed",
         str(args.seed),
+        "--spectators",
+        str(args.spectators),
         "--update-bytes",
         str(update_bytes),
     ]
@@ -465,11 +474,15 @@ def _drive(
             if kind == "prepared":
                 time.sleep(args.settle)
                 marks["rss_before"] = server.rss_kib()
+                if tracemalloc:
+                    os.kill(server.pid, signal.SIGUSR1)
                 client.stdin.write("connect\n")
                 client.stdin.flush()
             elif kind == "connected":
                 time.sleep(args.settle)  # let the greetings' pushes finish before measuring memory
                 marks["rss_connected"] = server.rss_kib()
+                if tracemalloc:
+                    os.kill(server.pid, signal.SIGUSR2)
                 client.stdin.write("go\n")
                 client.stdin.flush()
             elif kind == "window_start":
@@ -544,6 +557,7 @@ def _py_spy(pid: int, out: Path, duration: float) -> subprocess.Popen[bytes] | N
         fmt,
         "--output",
         str(out),
+        "--nonblocking",  # pausing the server for every sample would distort it more than torn stacks
     ]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -594,6 +608,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default 5)")
     parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 20)")
     parser.add_argument("--throw-in-p", type=float, default=0.2, help="chance a free seat throws in")
+    parser.add_argument("--spectators", type=int, default=0, help="spectator connections per table")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
@@ -602,6 +617,12 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         default=None,
         help="profile the server with cProfile (bench/instrumented_server.py) during the window; pstats output",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        type=Path,
+        default=None,
+        help="report where the server's Python memory for the idle connections goes (slows everything)",
     )
     parser.add_argument(
         "--patch",
@@ -617,9 +638,10 @@ def main(argv: list[str] | None = None) -> None:
     args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 20.0)
     args.settle = 0.5 if args.quick else 1.5
 
-    connections = args.tables * args.seats
+    connections = args.tables * (args.seats + args.spectators)
+    watchers = f" + {args.spectators} spectators" if args.spectators else ""
     print(
-        f"bench.load: {args.tables} tables x {args.seats} seats = {connections} connections, "
+        f"bench.load: {args.tables} tables x {args.seats} seats{watchers} = {connections} connections, "
         + (f"server patched with {args.patch}, " if args.patch else "")
         + f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
     )
@@ -627,11 +649,13 @@ def main(argv: list[str] | None = None) -> None:
         workdir = Path(tmp)
         extra_env = {"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"}
         argv = None
-        if args.cprofile is not None or args.patch:
+        if args.cprofile is not None or args.patch or args.tracemalloc is not None:
             argv = [PY, "-m", "bench.instrumented_server"]
             extra_env["BENCH_PATCHES"] = args.patch
         if args.cprofile is not None:
             extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
+        if args.tracemalloc is not None:
+            extra_env["BENCH_TRACEMALLOC"] = str(args.tracemalloc.resolve())
         server = durak_server(workdir, extra_env=extra_env, argv=argv)
         floor = None if args.skip_bare else _bare_server(workdir).spawn()  # idle until its turn
         try:
@@ -641,7 +665,14 @@ def main(argv: list[str] | None = None) -> None:
             if args.verbose:
                 print(f"  [{time.perf_counter() - START:6.2f}s] servers up", file=sys.stderr)
             try:
-                durak = _drive(server, "durak", args, args.profile, cprofile=args.cprofile is not None)
+                durak = _drive(
+                    server,
+                    "durak",
+                    args,
+                    args.profile,
+                    cprofile=args.cprofile is not None,
+                    tracemalloc=args.tracemalloc is not None,
+                )
             finally:
                 server.stop()
             _print_run(durak)
