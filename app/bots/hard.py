@@ -1,17 +1,19 @@
-"""Hard: remembers every card, infers hands, searches the endgame.
+"""Hard: remembers every card, infers what opponents hold, searches.
 
-* Memory: the discard pile, the cards each opponent picked up (``bout_end`` "taken"), the turned
-  trump, soft hints from takes (see ``memory``). Unseen cards are in opponents' unknown slots or the
-  stock.
-* While the stock is large it plays the value model of ``normal`` with its knowledge: the mean of
-  the unseen cards prices refills, and throw-ins prefer cards the defender is known or likely to be
-  unable to beat.
-* Once the stock is empty and one opponent is left, every unseen card is in his hand: an exact
-  alpha-beta search over the engine (a position built from its own knowledge) plays the endgame,
-  keeping its transposition table from one decision to the next. With more opponents, or a few
-  cards left in the stock, it samples deals consistent with what it knows and searches each.
-* Every decision respects the time budget: search is bounded by a node count derived from the
-  budget (deterministic), with a wall-clock guard as a safety net.
+* Memory (``memory``): the discard pile, the cards each opponent picked up (``bout_end`` "taken"),
+  the turned trump, the cards of a trump exchange, soft hints from takes. Unseen cards are in
+  opponents' unknown slots or the stock.
+* Its value model is normal's, with knowledge: the mean of the unseen cards prices refills, and
+  throw-ins prefer cards the defender is known or likely to be unable to beat.
+* Stock empty, one opponent left: every unseen card is in his hand, and an exact alpha-beta search
+  (``fast`` for two players with single-card play, ``solver`` over the engine otherwise) plays the
+  endgame, keeping its transposition table from one decision to the next.
+* Stock phase, two players: Monte Carlo over deals consistent with what it knows (``world``), the
+  value model's top candidates played out with a fast heuristic player (``rollout``).
+* Three or more players in play, or Durac 1993, late in the match: the same with engine playouts
+  (``enginemc``).
+* Every decision keeps to the time budget: searches are sized by node and ply counts derived from
+  it (reproducible), with a wall-clock guard as a safety net on a starved machine.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ MC_MIN_WORLDS = 16
 MC_MAX_WORLDS = 400
 MC_MARGIN = 0.02  # another move must beat the preferred one by this much per deal
 FAST_FACTOR = 3  # the bit-mask model searches about three times as many nodes in the same time
+TABLE_LIMIT = 200_000  # transposition entries kept between decisions (memory bound)
 HARD = Weights()
 
 
@@ -241,6 +244,8 @@ class HardBot(NormalBot):
             self._search_key = key
         search = self._search
         assert isinstance(search, Search)
+        if len(search.tt) > TABLE_LIMIT:
+            search.tt.clear()
         search.game = game
         search.nodes = 0
         search.node_limit = self.node_budget() * FAST_FACTOR
@@ -253,6 +258,8 @@ class HardBot(NormalBot):
             self._solver = Solver(self.seat, self.node_budget())
             self._solver_key = key
         solver = self._solver
+        if len(solver.table) > TABLE_LIMIT:
+            solver.table.clear()
         solver.nodes = 0
         solver.node_limit = self.node_budget()
         solver.deadline = self.deadline

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from app.bots import make_bot
@@ -59,3 +61,48 @@ def test_levels_finish_against_random_players() -> None:
         ]
         result = play_match(rules, 11, players)
         assert result.cheats == [] and result.challenges == []
+
+
+MORE: list[tuple[str, Rules, tuple[str, ...]]] = [
+    ("24 cards, 3 seats, transfer, no draws", Rules(deck=24, seats=3, transfer=True, draws=False), ("hard", "normal") * 2),
+    ("52 cards, 3 seats, neighbours", Rules(deck=52, seats=3, circle="neighbours", transfer=True), ("hard",) * 3),
+    ("52 cards, 5 seats, no draws", Rules(deck=52, seats=5, draws=False), ("normal", "hard", "easy", "hard", "normal")),
+    ("36 cards, 6 seats, neighbours", Rules(deck=36, seats=6, circle="neighbours", transfer=True), ("hard",) * 6),
+    ("Durac 1993, 24 cards, 2 seats", Rules.for_preset("durac1993", deck=24, seats=2), ("hard", "easy")),
+    ("Durac 1993, 6 seats", Rules.for_preset("durac1993", seats=6), ("hard", "normal", "easy") * 2),
+]
+
+
+@pytest.mark.parametrize(("name", "rules", "levels"), MORE, ids=[c[0] for c in MORE])
+def test_more_tables_with_searching_hard_bots(name: str, rules: Rules, levels: tuple[str, ...]) -> None:
+    levels = levels[: rules.seats]
+    players = [make_bot(level, seat, seed=seat, time_budget_ms=40) for seat, level in enumerate(levels)]
+    result = play_match(rules, 3, players)
+    assert result.outcome and result.cheats == [] and result.challenges == [], name
+
+
+class JoinsLate:
+    """A seat whose bot is replaced by a fresh one (no history) half-way through the match."""
+
+    def __init__(self, level: str, seat: int, switch_at: int) -> None:
+        self.level, self.seat, self.switch_at = level, seat, switch_at
+        self.bot = make_bot(level, seat, seed=1, time_budget_ms=40)
+        self.calls = 0
+
+    def observe(self, event_json: dict[str, Any]) -> None:
+        self.bot.observe(event_json)
+
+    def choose(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None:
+        self.calls += 1
+        if self.calls == self.switch_at:
+            self.bot = make_bot(self.level, self.seat, seed=2, time_budget_ms=40)
+        return self.bot.choose(view, legal)
+
+
+def test_a_bot_that_joins_a_running_match_plays_on() -> None:
+    for level in ("easy", "normal", "hard"):
+        for switch_at in (5, 25, 45):
+            rules = Rules(deck=36, seats=3, transfer=True)
+            players = [JoinsLate(level, 0, switch_at), make_bot("normal", 1, seed=1), make_bot("hard", 2, 2, 40)]
+            result = play_match(rules, switch_at, players)
+            assert result.outcome and result.cheats == []
