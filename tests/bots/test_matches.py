@@ -64,7 +64,7 @@ def test_levels_finish_against_random_players() -> None:
 
 
 MORE: list[tuple[str, Rules, tuple[str, ...]]] = [
-    ("24 cards, 3 seats, transfer, no draws", Rules(deck=24, seats=3, transfer=True, draws=False), ("hard", "normal") * 2),
+    ("24 cards, 3 seats, no draws", Rules(deck=24, seats=3, transfer=True, draws=False), ("hard", "normal") * 2),
     ("52 cards, 3 seats, neighbours", Rules(deck=52, seats=3, circle="neighbours", transfer=True), ("hard",) * 3),
     ("52 cards, 5 seats, no draws", Rules(deck=52, seats=5, draws=False), ("normal", "hard", "easy", "hard", "normal")),
     ("36 cards, 6 seats, neighbours", Rules(deck=36, seats=6, circle="neighbours", transfer=True), ("hard",) * 6),
