@@ -59,9 +59,6 @@ class Judge:
                 total += self.value(Card(rank, suit))
         return total / (4 * len(self.ranks))
 
-    def pos(self, c: Card) -> float:
-        return (c.rank - self.ranks[0]) / self.span
-
     def value(self, c: Card) -> float:
         p = (c.rank - self.ranks[0]) / self.span
         if c.suit == self.trump:

@@ -37,7 +37,6 @@ class Memory:
     first_limit: int | None = None  # the defender's hand when this bout began (bout_start)
     transfer_limits: list[int] = field(default_factory=list)  # the new defender's hand, per transfer
     table: list[list[Card | None]] = field(default_factory=list)  # replay of the current bout
-    dealt_trump_seen: bool = False
     events: int = 0
     deck_size: int | None = None
 

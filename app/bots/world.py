@@ -14,7 +14,7 @@ from typing import Any
 from app.bots.memory import Memory
 from app.bots.table import Json, Table
 from app.engine import Rules, position
-from app.engine.cards import Card, deck
+from app.engine.cards import Card
 
 SimState = Any  # an engine position this seat built itself (never the server's state)
 
@@ -144,7 +144,3 @@ def exact_position(view: Json, t: Table, memory: Memory) -> SimState | None:
     if slots.get(others[0], 0) != len(pool):
         return None
     return build(view, t, memory, {others[0]: pool}, [])
-
-
-def all_cards(t: Table) -> tuple[Card, ...]:
-    return deck(t.deck)
