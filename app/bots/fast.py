@@ -287,7 +287,7 @@ class Search:
     def _search(self, p: Pos, alpha: float, beta: float) -> tuple[float, Move | None]:
         self.nodes += 1
         if self.nodes > self.node_limit or (
-            self.nodes & 1023 == 0 and self.deadline is not None and self.deadline()
+            self.nodes & 255 == 0 and self.deadline is not None and self.deadline()
         ):
             raise OutOfBudget
         if p[6] == 0:

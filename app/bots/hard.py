@@ -189,6 +189,10 @@ class HardBot(NormalBot):
                 value, plies = playout.run(child, self.seat)
                 values.append(value)
                 spent += plies + 1
+                if worlds and self.deadline():
+                    break  # engine playouts are long: do not finish a deal past the deadline
+            if len(values) < len(actions):
+                break
             for k, value in enumerate(values):
                 results[k].append(value)
         if len(results[0]) < ENGINE_MC_MIN_WORLDS:
@@ -198,7 +202,7 @@ class HardBot(NormalBot):
     # ------------------------------------------------------------------ exact endgame
 
     def node_budget(self) -> int:
-        return max(2000, self.time_budget_ms * NODES_PER_MS)
+        return max(100, self.time_budget_ms * NODES_PER_MS)
 
     def endgame(self, t: Table, honest: list[Json], ranked: list[Json]) -> Json | None:
         """With the stock empty and one opponent left: alpha-beta to the end of the match."""

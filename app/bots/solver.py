@@ -106,7 +106,7 @@ class Solver:
         if state.outcome is not None:
             return result_for(state, self.me), None
         self.nodes += 1
-        if self.nodes > self.node_limit or (self.nodes & 255 == 0 and self.deadline and self.deadline()):
+        if self.nodes > self.node_limit or (self.nodes & 63 == 0 and self.deadline and self.deadline()):
             raise OutOfBudget
         key = self.key(state)
         if state.phase == "lead":
