@@ -125,9 +125,17 @@ class Client:
 
         async def post(path: str, body: dict[str, Any], cookie: str | None = None) -> httpx.Response:
             headers = {"cookie": f"durak_session={cookie}"} if cookie else {}
-            async with sem:
-                response = await self.http.post(path, json=body, headers=headers)
+            for attempt in range(3):
+                try:
+                    async with sem:
+                        response = await self.http.post(path, json=body, headers=headers)
+                    break
+                except httpx.TransportError:  # a kept-alive connection the server closed meanwhile
+                    if attempt == 2:
+                        raise
             self.http.cookies.clear()
+            if response.status_code == 409 and attempt and "already_seated" in response.text:
+                return response  # the first attempt did get through
             if response.status_code >= 300:
                 raise RuntimeError(f"{path}: {response.status_code} {response.text}")
             return response
