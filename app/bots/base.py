@@ -13,6 +13,8 @@ from app.bots.cheats import provable_cheats
 from app.bots.memory import Memory
 from app.bots.table import Json, Table, honest_actions
 
+REPEATS_BEFORE_VARYING = 2  # the third time the very same situation comes back, vary the choice
+
 
 class BaseBot:
     """Subclasses implement :meth:`decide` (the seat must act) and may override :meth:`optional`."""
@@ -25,6 +27,7 @@ class BaseBot:
         self.time_budget_ms = time_budget_ms
         self.rng = random.Random(f"{self.level}:{seat}:{seed}")
         self.memory = Memory(seat)
+        self.repeats: dict[tuple[Any, ...], int] = {}
 
     def observe(self, event_json: dict[str, Any]) -> None:
         self.memory.observe(event_json)
@@ -44,8 +47,38 @@ class BaseBot:
                 return action  # the turned trump is always worth more than the lowest one
         if not t.must_act:
             return self.optional(t, honest)
+        repeats = self._count_repeat(view, t)
+        if repeats >= REPEATS_BEFORE_VARYING and len(honest) > 1:
+            # The match is going round in circles (takes and transfers can send the same cards
+            # back and forth for ever, and the engine has no repetition rule): play differently.
+            options = self.ranked(t, honest)
+            return options[(repeats - REPEATS_BEFORE_VARYING + 1) % len(options)]
         choice = self.decide(t, honest)
         return choice if choice is not None else honest[0]
+
+    def _count_repeat(self, view: Json, t: Table) -> int:
+        """How many times this seat has faced exactly this situation before (its hand, every
+        count, the stock, the discard pile's size and the table)."""
+        key = (
+            t.decision_kind,
+            t.hand,
+            t.counts,
+            t.stock,
+            view.get("discard"),
+            t.attacks,
+            t.covers,
+            t.attacker,
+            t.defender,
+            t.taking,
+        )
+        seen = self.repeats.get(key, 0)
+        self.repeats[key] = seen + 1
+        return seen
+
+    def ranked(self, t: Table, honest: list[Json]) -> list[Json]:
+        """The honest actions, best first; by default the policy's choice, then the rest."""
+        first = self.decide(t, honest)
+        return [first, *(a for a in honest if a is not first)] if first is not None else list(honest)
 
     def _challenge(self, view: Json, t: Table, legal: list[Json]) -> Json | None:
         if not t.rules.get("cheating") or not view.get("moves"):

@@ -134,7 +134,7 @@ class Memory:
         for seat, known in self.known.items():
             if seat != self.seat:
                 pool.difference_update(known)
-        if t.stock > 0:
+        if t.trump_in_stock:
             pool.discard(t.trump_card)
         return pool
 

@@ -40,6 +40,7 @@ class Table:
     allowance: int
     cap: int
     stock: int
+    trump_in_stock: bool  # the turned trump still lies in the stock (Durac 1993 draws it first)
     counts: tuple[int, ...]  # cards in each seat's hand
     out: tuple[bool, ...]
     passed: tuple[bool, ...]
@@ -70,6 +71,7 @@ class Table:
             allowance=int(view.get("allowance") or 0),
             cap=int(view.get("cap") or 6),
             stock=int(view.get("stock") or 0),
+            trump_in_stock=bool(view.get("trump_card_in_stock")) and int(view.get("stock") or 0) > 0,
             counts=tuple(int(p["cards"]) for p in players),
             out=tuple(bool(p["out"]) for p in players),
             passed=tuple(bool(p.get("passed")) for p in players),

@@ -35,7 +35,7 @@ def hidden_layout(t: Table, memory: Memory) -> tuple[dict[int, int], int, list[C
     """Unknown slots per opponent, unknown stock cards, and the pool of unseen cards."""
     pool = sorted(memory.unseen(t))
     slots = {s: memory.unknown_slots(s, t) for s in range(t.n) if s != t.seat and not t.out[s]}
-    stock_unknown = t.stock - (1 if t.stock > 0 else 0)
+    stock_unknown = t.stock - (1 if t.trump_in_stock else 0)
     need = sum(slots.values()) + stock_unknown
     if need > len(pool):
         return None
@@ -87,7 +87,7 @@ def build(view: Json, t: Table, memory: Memory, hands: dict[int, list[Card]], st
         else:
             full_hands.append(sorted(memory.known_cards(seat, t)) + hands.get(seat, []))
     full_stock = list(stock)
-    if t.stock > 0:
+    if t.trump_in_stock:
         if rules.durac:
             full_stock.insert(0, t.trump_card)
         else:

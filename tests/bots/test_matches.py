@@ -106,3 +106,27 @@ def test_a_bot_that_joins_a_running_match_plays_on() -> None:
             players = [JoinsLate(level, 0, switch_at), make_bot("normal", 1, seed=1), make_bot("hard", 2, 2, 40)]
             result = play_match(rules, switch_at, players)
             assert result.outcome and result.cheats == []
+
+
+def test_bots_break_out_of_circles() -> None:
+    # Durac 1993 with three hard bots once went round for ever: each led six cards it had picked
+    # up, the next took them, nobody drew. Bots now vary their choice when a situation recurs.
+    rules = Rules.for_preset("durac1993", seats=3)
+    players = [make_bot("hard", s, seed=s, time_budget_ms=10) for s in range(3)]
+    for player in players:
+        player.clock_guard = False  # type: ignore[attr-defined]
+    result = play_match(rules, 3, players, max_steps=3000)
+    assert result.outcome
+
+
+def test_a_recurring_situation_gets_a_different_answer() -> None:
+    from app.engine import new_match, view
+
+    state = new_match(Rules(deck=36, seats=2), 4)
+    seat = state.attacker
+    seen = view(state, seat)
+    for level in ("easy", "normal"):  # (hard's first answers come from fresh random deals)
+        bot = make_bot(level, seat, seed=1)
+        answers = [bot.choose(seen, seen["legal"]) for _ in range(3)]
+        assert answers[0] == answers[1]
+        assert answers[2] != answers[0] and answers[2] in seen["legal"]
