@@ -220,6 +220,13 @@ class Client:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    async def send_later(self, seat: Seat, text: str, delay: float) -> None:
+        """A player who thinks before acting (``--think-ms``)."""
+        await asyncio.sleep(delay)
+        seat.sent_at = time.perf_counter()
+        with contextlib.suppress(Exception):
+            await seat.ws.send(text)
+
     async def rematch(self, seat: Seat) -> None:
         with contextlib.suppress(Exception):
             await self.post(f"/api/tables/{seat.code}/rematch", {}, seat.cookie)
@@ -299,6 +306,9 @@ class Client:
                     self.ids += 1
                     seat.outstanding = f"c{self.ids}"
                     text = f'{{"type":"cmd","id":"{seat.outstanding}","version":{seat.version}}}'
+                if self.args.think_ms > 0:
+                    self.spawn(self.send_later(seat, text, self.rng.uniform(0, 2 * self.args.think_ms) / 1000))
+                    continue
                 seat.sent_at = clock()
                 await ws.send(text)
         except Exception as exc:  # a closed connection ends this seat
@@ -387,6 +397,7 @@ def client_main(argv: list[str]) -> None:
     parser.add_argument("--throw-in-p", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--spectators", type=int, default=0)
+    parser.add_argument("--think-ms", type=float, default=0)
     parser.add_argument("--update-bytes", type=int, default=2000, help="bare mode: size of an update")
     parser.add_argument("--settle", type=float, default=1.0)
     args = parser.parse_args(argv)
@@ -480,6 +491,8 @@ def _drive(
         str(args.seed),
         "--spectators",
         str(args.spectators),
+        "--think-ms",
+        str(args.think_ms),
         "--update-bytes",
         str(update_bytes),
     ]
@@ -631,6 +644,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 20)")
     parser.add_argument("--throw-in-p", type=float, default=0.2, help="chance a free seat throws in")
     parser.add_argument("--spectators", type=int, default=0, help="spectator connections per table")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0,
+        help="players think a random 0..2x this long before each command (default 0: as fast as answered)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
@@ -662,6 +681,7 @@ def main(argv: list[str] | None = None) -> None:
 
     connections = args.tables * (args.seats + args.spectators)
     watchers = f" + {args.spectators} spectators" if args.spectators else ""
+    watchers += f", {args.think_ms:.0f} ms mean think time" if args.think_ms else ""
     print(
         f"bench.load: {args.tables} tables x {args.seats} seats{watchers} = {connections} connections, "
         + (f"server patched with {args.patch}, " if args.patch else "")
