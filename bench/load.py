@@ -466,6 +466,7 @@ def _drive(
     update_bytes: int = 2000,
     cprofile: bool = False,
     tracemalloc: bool = False,
+    loopstats: bool = False,
 ) -> Run:
     """One measured run of the client process against a started server."""
     argv = [
@@ -521,7 +522,7 @@ def _drive(
                 client.stdin.write("go\n")
                 client.stdin.flush()
             elif kind == "window_start":
-                if cprofile:
+                if cprofile or loopstats:
                     os.kill(server.pid, signal.SIGUSR1)
                 marks["cpu0"], marks["t0"] = server.cpu_split_s(), time.perf_counter()
                 marks["pressure0"] = _cpu_pressure_total()
@@ -529,7 +530,7 @@ def _drive(
                     spy = _py_spy(server.pid, profile, args.duration)
             elif kind == "window_end":
                 marks["cpu1"], marks["t1"] = server.cpu_split_s(), time.perf_counter()
-                if cprofile:
+                if cprofile or loopstats:
                     os.kill(server.pid, signal.SIGUSR2)
                 marks["pressure1"] = _cpu_pressure_total()
                 marks["rss_end"] = server.rss_kib()
@@ -660,6 +661,12 @@ def main(argv: list[str] | None = None) -> None:
         help="profile the server with cProfile (bench/instrumented_server.py) during the window; pstats output",
     )
     parser.add_argument(
+        "--loopstats",
+        type=Path,
+        default=None,
+        help="record the server's event-loop stalls and GC pauses during the window (JSON)",
+    )
+    parser.add_argument(
         "--tracemalloc",
         type=Path,
         default=None,
@@ -669,7 +676,7 @@ def main(argv: list[str] | None = None) -> None:
         "--patch",
         default="",
         help="measure a proposed change: comma-separated patches of bench/instrumented_server.py "
-        "(rules_json, forward_raw, no_persist)",
+        "(rules_json, forward_raw, shared_view, no_persist, gc_freeze, gc_threshold)",
     )
     parser.add_argument("--verbose", action="store_true", help="time stamps of each phase on stderr")
     parser.add_argument("--json", type=Path, default=None, help="write the measurements here")
@@ -691,13 +698,15 @@ def main(argv: list[str] | None = None) -> None:
         workdir = Path(tmp)
         extra_env = {"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"}
         argv = None
-        if args.cprofile is not None or args.patch or args.tracemalloc is not None:
+        if args.cprofile is not None or args.patch or args.tracemalloc is not None or args.loopstats is not None:
             argv = [PY, "-m", "bench.instrumented_server"]
             extra_env["BENCH_PATCHES"] = args.patch
         if args.cprofile is not None:
             extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
         if args.tracemalloc is not None:
             extra_env["BENCH_TRACEMALLOC"] = str(args.tracemalloc.resolve())
+        if args.loopstats is not None:
+            extra_env["BENCH_LOOPSTATS"] = str(args.loopstats.resolve())
         server = durak_server(workdir, extra_env=extra_env, argv=argv)
         floor = None if args.skip_bare else _bare_server(workdir).spawn()  # idle until its turn
         try:
@@ -714,6 +723,7 @@ def main(argv: list[str] | None = None) -> None:
                     args.profile,
                     cprofile=args.cprofile is not None,
                     tracemalloc=args.tracemalloc is not None,
+                    loopstats=args.loopstats is not None,
                 )
             finally:
                 server.stop()
