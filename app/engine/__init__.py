@@ -35,7 +35,7 @@ from app.engine.replay import replay, replay_views
 from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError
 from app.engine.seating import allowance
 from app.engine.state import Outcome, State
-from app.engine.views import decision, public_cards, timeout_actions, view
+from app.engine.views import decision, public_cards, public_view, seat_view, timeout_actions, view
 
 __all__ = [
     "PRESETS",
@@ -73,8 +73,10 @@ __all__ = [
     "payout",
     "position",
     "public_cards",
+    "public_view",
     "replay",
     "replay_views",
+    "seat_view",
     "series_update",
     "shuffled",
     "state_from_json",

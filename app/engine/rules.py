@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 Circle = Literal["neighbours", "all"]
@@ -96,7 +97,7 @@ class Rules:
         return replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(_rules_json(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Rules:
@@ -118,3 +119,8 @@ class Rules:
         else:
             raise RulesError("preset", f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         return cls(**{**defaults, **changes, "preset": preset})
+
+
+@lru_cache(maxsize=1024)
+def _rules_json(rules: Rules) -> dict[str, Any]:
+    return asdict(rules)

@@ -44,6 +44,23 @@ def timeout_actions(state: State) -> list[Action]:
 def view(state: State, seat: int | None) -> dict[str, Any]:
     """The state as ``seat`` sees it (``None``: a spectator). Never another hand, the stock order
     or the seed."""
+    data = public_view(state)
+    data["seat"] = seat
+    if seat is not None:
+        data.update(seat_view(state, seat))
+    return data
+
+
+def seat_view(state: State, seat: int) -> dict[str, Any]:
+    """What only ``seat`` sees on top of the public view: its hand and its legal actions."""
+    return {
+        "hand": [str(card) for card in sort_hand(state.hands[seat], state.trump)],
+        "legal": [action_to_json(action) for action in legal_actions(state, seat)],
+    }
+
+
+def public_view(state: State) -> dict[str, Any]:
+    """The part of every view that is the same for all recipients (no ``seat`` key)."""
     trump = state.trump
     roles: dict[int, str] = {}
     if state.phase in (LEAD, BOUT):
@@ -70,7 +87,6 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
             }
         )
     data: dict[str, Any] = {
-        "seat": seat,
         "phase": state.phase,
         "ply": state.ply,
         "rules": state.rules.to_json(),
@@ -82,8 +98,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "discard": len(state.discard),
         "players": players,
         "table": [
-            {"attack": str(attack), "cover": None if cover is None else str(cover)}
-            for attack, cover in state.table
+            {"attack": str(attack), "cover": None if cover is None else str(cover)} for attack, cover in state.table
         ],
         "attacker": state.attacker if state.phase != OVER else None,
         "defender": state.defender if state.phase != OVER else None,
@@ -96,9 +111,6 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "exchange_open": state.exchange_open,
         "outcome": outcome.to_json() if outcome is not None else None,
     }
-    if seat is not None:
-        data["hand"] = [str(card) for card in sort_hand(state.hands[seat], trump)]
-        data["legal"] = [action_to_json(action) for action in legal_actions(state, seat)]
     return data
 
 

@@ -34,6 +34,8 @@ from app.engine import (
     new_match,
     payout,
     public_cards,
+    public_view,
+    seat_view,
     series_update,
     timeout_actions,
     view,
@@ -228,11 +230,16 @@ class TableActor:
         if message.get("reply"):
             await self._publish(message["reply"], reply)
         elif message.get("conn"):
-            await self._publish(channels.person(self.code, principal.key), {**reply, "conn": message["conn"]})
+            await self._publish(channels.person(self.code, principal.key), reply, conn=message["conn"])
 
-    async def _publish(self, channel: str, payload: dict[str, Any]) -> None:
+    async def _publish(self, channel: str, payload: dict[str, Any], conn: str | None = None) -> None:
+        """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
+        if channel.startswith("reply:"):
+            text = json.dumps(payload, separators=(",", ":"))
+        else:
+            text = channels.frame(payload, conn)
         try:
-            await self.broker.publish(channel, json.dumps(payload, separators=(",", ":")))
+            await self.broker.publish(channel, text)
         except Exception as exc:  # broker down: clients resync when it returns
             log.warning("table %s: publish to %s failed: %s", self.code[:8], channel, exc)
 
@@ -617,6 +624,8 @@ class TableActor:
     async def _persist(self, entry: dict[str, Any] | None) -> None:
         if self.fenced:
             raise Refused("moved", "this table is now served by another server; reconnect")
+        if isinstance(self.store, MemoryStore) and self.store.private and entry is not None:
+            return  # one process, nobody to take over: the log lives in memory; seats etc. still saved
         record = self.record()
         try:
             if entry is None or self._dirty:
@@ -748,11 +757,14 @@ class TableActor:
         }
 
     def _snapshot(self, seat: int | None, principal: Principal | None) -> dict[str, Any]:
+        table = self.info(principal)
+        if principal is not None and principal.key.startswith("anon:"):
+            table["code"] = None  # watchers without a session may hold only the spectator link
         return {
             "version": self.version,
             "seat": seat,
             "view": view(self.game, seat) if self.game is not None else None,
-            "table": self.info(principal),
+            "table": table,
         }
 
     def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
@@ -785,29 +797,52 @@ class TableActor:
         self._schedule_bots()
 
     async def _push(self, events: list[dict[str, Any]]) -> None:
+        """Push the change to every connected seat and to the spectators. The parts every recipient
+        shares (the public view, the table facts) are encoded once and spliced into each message."""
         base = self.info()
+        base.pop("you", None)
+        table_json = _dumps(base)
+        public = public_view(self.game) if self.game is not None else None
+        public_json = _dumps(public)[:-1] if public is not None else ""
+        version = self.version
         for seat in self.seats:
             if seat.kind == "bot":
                 self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
                 continue
             if seat.principal is None or not seat.connections:
                 continue
-            payload = {
-                "type": "update",
-                "version": self.version,
-                "seat": seat.seat,
-                "events": [{**event_to_json(public_cards(e, seat.seat)), "version": self.version} for e in events],
-                "view": view(self.game, seat.seat) if self.game is not None else None,
-                "table": {**base, "you": seat.principal.key},
-            }
-            await self._publish(channels.person(self.code, seat.principal.key), payload)
+            assert self.game is None or public is not None
+            if self.game is not None:
+                private = _dumps({"seat": seat.seat, **seat_view(self.game, seat.seat)})
+                view_json = public_json + "," + private[1:]
+            else:
+                view_json = "null"
+            events_json = _dumps([{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events])
+            you = _dumps(seat.principal.key)
+            text = (
+                f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{events_json},'
+                f'"view":{view_json},"table":{table_json[:-1]},"you":{you}}}}}'
+            )
+            await self._publish_text(
+                channels.person(self.code, seat.principal.key),
+                channels.frame_text("update", text, version=version, seat=seat.seat),
+            )
         if self.spectators:
-            payload = {
-                "type": "update",
-                "version": self.version,
-                "seat": None,
-                "events": [{**event_to_json(public_cards(e, None)), "version": self.version} for e in events],
-                "view": view(self.game, None) if self.game is not None else None,
-                "table": {**base, "code": None},  # a spectator link never reveals the invite code
-            }
-            await self._publish(channels.watch(self.code), payload)
+            view_json = public_json + ',"seat":null}' if public is not None else "null"
+            events_json = _dumps([{**event_to_json(public_cards(e, None)), "version": version} for e in events])
+            watch_table = _dumps({**base, "code": None})  # a spectator link never reveals the invite code
+            text = (
+                f'{{"type":"update","version":{version},"seat":null,"events":{events_json},'
+                f'"view":{view_json},"table":{watch_table}}}'
+            )
+            await self._publish_text(channels.watch(self.code), channels.frame_text("update", text, version=version))
+
+    async def _publish_text(self, channel: str, text: str) -> None:
+        try:
+            await self.broker.publish(channel, text)
+        except Exception as exc:  # broker down: clients resync when it returns
+            log.warning("table %s: publish to %s failed: %s", self.code[:8], channel, exc)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))

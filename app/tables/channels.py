@@ -1,4 +1,11 @@
-"""Broker channel names of a table (the broker adds its own prefix)."""
+"""Broker channel names of a table (the broker adds its own prefix), and the frame format on the
+person and spectator channels: one header line, then the exact JSON text the client receives, so
+that a connection forwards a frame without parsing or re-encoding it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
 
 
 def inbox(code: str) -> str:
@@ -14,3 +21,37 @@ def watch(code: str) -> str:
 
 
 LOBBY = "lobby"
+
+
+class Frame(NamedTuple):
+    kind: str  # the message type: update, welcome, ack, error, _rehello
+    conn: str  # the connection the message is for, or "" for every connection of the channel
+    version: int
+    seat: int | None
+    cmd_id: str
+    text: str  # the JSON to send
+
+
+def frame(payload: dict[str, Any], conn: str | None = None) -> str:
+    return frame_text(
+        str(payload.get("type", "")),
+        json.dumps(payload, separators=(",", ":")),
+        conn=conn,
+        version=int(payload.get("version", -1)),
+        seat=payload.get("seat"),
+        cmd_id=str(payload.get("id") or ""),
+    )
+
+
+def frame_text(
+    kind: str, text: str, *, conn: str | None = None, version: int = -1, seat: int | None = None, cmd_id: str = ""
+) -> str:
+    """A frame around JSON text that is already encoded."""
+    clean_id = cmd_id.replace("|", "").replace("\n", "")
+    return f"{kind}|{conn or ''}|{version}|{'' if seat is None else seat}|{clean_id}\n{text}"
+
+
+def parse_frame(data: bytes) -> Frame:
+    header, _, text = data.decode("utf-8").partition("\n")
+    kind, conn, version, seat, cmd_id = header.split("|", 4)
+    return Frame(kind, conn, int(version), int(seat) if seat else None, cmd_id, text)

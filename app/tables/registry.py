@@ -220,7 +220,8 @@ class TableRegistry:
             records = [actor.record() for actor in self.tables.values() if not actor.spec.private]
         rows = []
         for record in records:
-            info = record["info"]
+            code = record["spec"]["code"]
+            info = self.tables[code].info() if code in self.tables else record["info"]  # local: live
             free = sum(1 for seat in info["seats"] if seat["kind"] == "empty")
             rows.append({**info, "free_seats": free, "created": record["created"]})
         rows.sort(key=lambda row: -row["created"])

@@ -68,6 +68,7 @@ class MemoryStore:
             if name:
                 _named[name] = data
         self._data = data  # strong reference keeps a named store alive while someone uses it
+        self.private = not name  # nobody else can read it: there is nothing to take over
 
     def _fence(self, code: str, token: int) -> None:
         if self._data.fences.get(code, 0) > token:

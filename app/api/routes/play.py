@@ -80,7 +80,6 @@ async def table_socket(websocket: WebSocket, code: str) -> None:
     sockets.add(websocket)
     CONNECTIONS.inc()
     connection = Connection(websocket, registry, table_code, principal, conn)
-    connection.watch_only = watch_only
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
     try:
         await connection.run()
@@ -100,7 +99,6 @@ class Connection:
         self.principal = principal
         self.conn = conn
         self.seated = False
-        self.watch_only = False
         self.last_version = -1
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
@@ -139,6 +137,8 @@ class Connection:
                     await self.to_actor({"op": "bye"})
 
     async def forward(self, sub: Any, *, personal: bool) -> None:
+        """Pass frames from the table to the client: a frame's header says whom it is for, its body is
+        the JSON text itself, so nothing is parsed or encoded again here."""
         async for item in sub:
             if isinstance(item, Gap):
                 # Messages may be lost: ask the actor for a fresh snapshot from the last version seen.
@@ -146,33 +146,32 @@ class Connection:
                     await self.to_actor({"op": "hello", "last_version": self.last_version})
                 continue
             try:
-                message = json.loads(item.data)
+                frame = channels.parse_frame(item.data)
             except ValueError:
                 continue
-            if message.get("type") == "_rehello":  # the table moved to another process
+            if frame.kind == "_rehello":  # the table moved to another process
                 with contextlib.suppress(Exception):
                     await self.to_actor({"op": "hello", "last_version": self.last_version})
                 continue
             if personal:
-                target = message.pop("conn", None)
-                if target is not None and target != self.conn:
+                if frame.conn and frame.conn != self.conn:
                     continue
-                if message.get("type") in ("update", "welcome"):
-                    self.seated = message.get("seat") is not None
+                if frame.kind in ("update", "welcome"):
+                    self.seated = frame.seat is not None
             elif self.seated:
                 continue
-            if message.get("type") in ("update", "welcome"):
-                self.last_version = max(self.last_version, int(message.get("version", -1)))
-                if self.watch_only and isinstance(message.get("table"), dict):
-                    message["table"]["code"] = None
-            if message.get("type") in ("ack", "error") and isinstance(message.get("id"), str):
-                started = self.sent_at.pop(message["id"], None)
+            if frame.kind in ("update", "welcome"):
+                self.last_version = max(self.last_version, frame.version)
+            elif frame.kind in ("ack", "error") and frame.cmd_id:
+                started = self.sent_at.pop(frame.cmd_id, None)
                 if started is not None:
                     COMMAND_LATENCY.observe(time.perf_counter() - started)
-                if message.get("type") == "error":
-                    ERRORS.labels(str(message.get("code"))).inc()
+                if frame.kind == "error":
+                    with contextlib.suppress(ValueError, AttributeError):
+                        ERRORS.labels(str(json.loads(frame.text).get("code"))).inc()
             try:
-                await self.send(message)
+                async with self.send_lock:
+                    await self.ws.send_text(frame.text)
             except Exception:
                 return
 
