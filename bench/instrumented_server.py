@@ -3,19 +3,12 @@
 The app's code is untouched: this wraps its entry point and, for measuring what a proposed change
 to ``app/`` would gain, can monkeypatch a few hot spots first (``BENCH_PATCHES``, comma-separated):
 
-* ``rules_json``: ``Rules.to_json`` memoised per (immutable) ``Rules`` instead of
-  ``dataclasses.asdict`` on every call (about eight calls per applied command today).
-* ``forward_raw``: ``Connection.forward`` sends an ``update`` on as the text the actor published,
-  reading only its leading ``type``/``version``/``seat`` fields, instead of ``json.loads`` followed
-  by ``json.dumps`` of the same message (the actor already wrote it as JSON).
-* ``no_persist``: ``TableActor._persist`` does nothing: an upper bound on what building and storing
-  the table record on every action costs with the memory:// store.
 * ``gc_freeze``: ``gc.freeze()`` once the app has started, so that the collector's full passes skip
   everything created at startup.
 * ``gc_threshold``: ``gc.set_threshold(10_000, 20, 10)``.
-* ``shared_view``: ``TableActor._push`` builds and serializes the part of the update that is the
-  same for every seat (the public view, the table info) once per version, and only each seat's
-  hand, legal actions and redacted events per seat, splicing the JSON texts together.
+
+(Earlier patches, ``rules_json``, ``forward_raw``, ``shared_view`` and ``no_persist``, measured the
+changes that commit 075cce0 then made in ``app/``; see ``docs/performance.md``.)
 
 cProfile (``$BENCH_CPROFILE`` set): SIGUSR1 starts profiling the event loop's thread, SIGUSR2 stops
 it and writes pstats to ``$BENCH_CPROFILE``. tracemalloc (``$BENCH_TRACEMALLOC`` set instead): SIGUSR1
@@ -33,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import cProfile
 import os
-import re
 import signal
 from types import FrameType
 from typing import Any
@@ -152,66 +144,6 @@ def _stop(signum: int, frame: FrameType | None) -> None:
         _profile.dump_stats(os.environ["BENCH_CPROFILE"])
 
 
-def _patch_rules_json() -> None:
-    from app.engine.rules import Rules
-
-    original = Rules.to_json
-    cache: dict[Any, dict[str, Any]] = {}
-
-    def to_json(self: Rules) -> dict[str, Any]:
-        cached = cache.get(self)
-        if cached is None:
-            cached = cache[self] = original(self)
-        return dict(cached)  # callers may change their copy; every value is a scalar
-
-    Rules.to_json = to_json  # type: ignore[method-assign]
-
-
-_UPDATE_HEAD = re.compile(rb'^\{"type":"update","version":(\d+),"seat":(null|\d+),')
-
-
-def _patch_forward_raw() -> None:
-    from app.api.routes import play
-    from app.broker import Gap
-
-    original_forward = play.Connection.forward
-
-    async def forward(self: play.Connection, sub: Any, *, personal: bool) -> None:
-        async for item in sub:
-            head = None if isinstance(item, Gap) else _UPDATE_HEAD.match(item.data)
-            if head is None:  # anything but an update: the original, field by field
-                await original_forward(self, _once(item), personal=personal)
-                continue
-            seat = head.group(2)
-            if personal:
-                self.seated = seat != b"null"
-            elif self.seated:
-                continue
-            self.last_version = max(self.last_version, int(head.group(1)))
-            try:
-                await self.send(item.data.decode())
-            except Exception:
-                return
-
-    play.Connection.forward = forward  # type: ignore[method-assign]
-
-
-class _once:
-    """A one-item subscription, to hand a single message to the original forward()."""
-
-    def __init__(self, item: Any) -> None:
-        self.item = item
-
-    def __aiter__(self) -> _once:
-        return self
-
-    async def __anext__(self) -> Any:
-        if self.item is None:
-            raise StopAsyncIteration
-        item, self.item = self.item, None
-        return item
-
-
 def _patch_gc_freeze() -> None:
     """After startup (imports, app, database engine), move every object the collector tracks into
     the permanent generation, so that full collections stop re-scanning them."""
@@ -240,74 +172,7 @@ def _patch_gc_threshold() -> None:
     gc.set_threshold(10_000, 20, 10)
 
 
-def _patch_no_persist() -> None:
-    from app.tables.actor import TableActor
-
-    async def _persist(self: TableActor, entry: Any) -> None:
-        return None
-
-    TableActor._persist = _persist  # type: ignore[method-assign]
-
-
-def _patch_shared_view() -> None:
-    import json
-
-    from app.engine import event_to_json, legal_actions, public_cards, view
-    from app.engine.actions import action_to_json
-    from app.engine.views import sort_hand
-    from app.tables import channels
-    from app.tables.actor import TableActor, log
-
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
-
-    async def publish(actor: TableActor, channel: str, text: str) -> None:
-        try:
-            await actor.broker.publish(channel, text)
-        except Exception as exc:
-            log.warning("table %s: publish to %s failed: %s", actor.code[:8], channel, exc)
-
-    async def _push(self: TableActor, events: list[dict[str, Any]]) -> None:
-        base = self.info()
-        game = self.game
-        version = self.version
-        public = dumps(view(game, None))[len('{"seat":null,') :] if game is not None else None
-        table = dumps(base)[:-1]  # ends with "you":null
-        table = table[: table.rfind(',"you":')]
-        for seat in self.seats:
-            if seat.kind == "bot":
-                self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
-                continue
-            if seat.principal is None or not seat.connections:
-                continue
-            mine = [{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events]
-            if public is None:
-                seat_view = "null"
-            else:
-                hand = [str(card) for card in sort_hand(game.hands[seat.seat], game.trump)]
-                legal = [action_to_json(action) for action in legal_actions(game, seat.seat)]
-                seat_view = f'{{"seat":{seat.seat},{public[:-1]},"hand":{dumps(hand)},"legal":{dumps(legal)}}}'
-            text = (
-                f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{dumps(mine)},'
-                f'"view":{seat_view},"table":{table},"you":{dumps(seat.principal.key)}}}}}'
-            )
-            await publish(self, channels.person(self.code, seat.principal.key), text)
-        if self.spectators:
-            mine = [{**event_to_json(public_cards(e, None)), "version": version} for e in events]
-            seat_view = "null" if public is None else '{"seat":null,' + public
-            text = (
-                f'{{"type":"update","version":{version},"seat":null,"events":{dumps(mine)},'
-                f'"view":{seat_view},"table":{dumps({**base, "code": None})}}}'
-            )
-            await publish(self, channels.watch(self.code), text)
-
-    TableActor._push = _push  # type: ignore[method-assign]
-
-
 PATCHES = {
-    "rules_json": _patch_rules_json,
-    "forward_raw": _patch_forward_raw,
-    "no_persist": _patch_no_persist,
-    "shared_view": _patch_shared_view,
     "gc_freeze": _patch_gc_freeze,
     "gc_threshold": _patch_gc_threshold,
 }
