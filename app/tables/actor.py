@@ -626,16 +626,16 @@ class TableActor:
             raise Refused("moved", "this table is now served by another server; reconnect")
         if isinstance(self.store, MemoryStore) and self.store.private and entry is not None:
             return  # one process, nobody to take over: the log lives in memory; seats etc. still saved
-        record = self.record()
         try:
             if entry is None or self._dirty:
-                await self.store.save(self.code, self.token, record, self.log)
+                await self.store.save(self.code, self.token, self.record(), self.log)
                 self._dirty = False
             else:
+                live = {"version": self.version, "deadline": self._deadline_epoch()}
                 try:
-                    await self.store.append(self.code, self.token, record, entry, len(self.log) - 1)
+                    await self.store.append(self.code, self.token, live, entry, len(self.log) - 1)
                 except LogGap:
-                    await self.store.save(self.code, self.token, record, self.log)
+                    await self.store.save(self.code, self.token, self.record(), self.log)
         except Fenced:
             self.fenced = True
             log.warning("table %s: fenced out by a newer owner; stopping here", self.code[:8])
@@ -646,10 +646,13 @@ class TableActor:
         """Write the whole record and log (a new table, or after the store lost data)."""
         await self._persist(None)
 
+    def _deadline_epoch(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return time.time() + (self.deadline - self.clock())
+
     def record(self) -> dict[str, Any]:
-        deadline = None
-        if self.deadline is not None:
-            deadline = time.time() + (self.deadline - self.clock())
+        deadline = self._deadline_epoch()
         return {
             "spec": self.spec.to_json(),
             "seats": [

@@ -31,8 +31,9 @@ class TableStore(Protocol):
     async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
         """Write the record; with ``log`` also make the action log exactly that list."""
 
-    async def append(self, code: str, token: int, record: dict[str, Any], entry: dict[str, Any], index: int) -> None:
-        """Write the record and put ``entry`` at position ``index`` of the action log."""
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+        """Put ``entry`` at position ``index`` of the action log and note ``live`` (the version and
+        the decision deadline after it), which ``load`` lays over the last saved record."""
 
     async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None: ...
 
@@ -54,6 +55,7 @@ class _MemoryData:
         self.logs: dict[str, list[dict[str, Any]]] = {}
         self.fences: dict[str, int] = {}
         self.watch: dict[str, str] = {}
+        self.live: dict[str, dict[str, Any]] = {}
 
 
 _named: weakref.WeakValueDictionary[str, _MemoryData] = weakref.WeakValueDictionary()
@@ -78,24 +80,25 @@ class MemoryStore:
     async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
         self._fence(code, token)
         self._data.records[code] = record
+        self._data.live.pop(code, None)
         self._data.watch[record["spec"]["watch_code"]] = code
         if log is not None:
             self._data.logs[code] = list(log)
 
-    async def append(self, code: str, token: int, record: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
         self._fence(code, token)
         log = self._data.logs.setdefault(code, [])
-        if len(log) < index:
+        if len(log) < index or code not in self._data.records:
             raise LogGap(code)
         del log[index:]
         log.append(entry)
-        self._data.records[code] = record
+        self._data.live[code] = live
 
     async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         record = self._data.records.get(code)
         if record is None:
             return None
-        return record, list(self._data.logs.get(code, []))
+        return _overlay(record, self._data.live.get(code)), list(self._data.logs.get(code, []))
 
     async def codes(self) -> list[str]:
         return list(self._data.records)
@@ -110,6 +113,7 @@ class MemoryStore:
         self._fence(code, token)
         record = self._data.records.pop(code, None)
         self._data.logs.pop(code, None)
+        self._data.live.pop(code, None)
         if record is not None:
             self._data.watch.pop(record["spec"]["watch_code"], None)
 
@@ -142,6 +146,20 @@ end
 return 1
 """
 
+# KEYS: fence, record, log, live. ARGV: token, index, entry json, live json.
+_APPEND = """
+local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
+if fence > tonumber(ARGV[1]) then return -1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return -2 end
+local index = tonumber(ARGV[2])
+local length = redis.call('LLEN', KEYS[3])
+if length < index then return -2 end
+if length > index then redis.call('LTRIM', KEYS[3], 0, index - 1) end
+redis.call('RPUSH', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[4], ARGV[4])
+return 1
+"""
+
 _REMOVE = """
 local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
 if fence > tonumber(ARGV[1]) then return -1 end
@@ -160,6 +178,7 @@ class RedisStore:
         self._redis = Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
         self._p = prefix + "store:"
         self._write = self._redis.register_script(_WRITE)
+        self._append = self._redis.register_script(_APPEND)
         self._remove = self._redis.register_script(_REMOVE)
 
     def _keys(self, code: str) -> list[str]:
@@ -196,8 +215,12 @@ class RedisStore:
     async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
         await self._write_record(code, token, record, "save" if log is None else "replace", 0, log or [])
 
-    async def append(self, code: str, token: int, record: dict[str, Any], entry: dict[str, Any], index: int) -> None:
-        result = await self._write_record(code, token, record, "append", index, [entry])
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+        keys = self._keys(code)
+        args = [token, index, json.dumps(entry, separators=(",", ":")), json.dumps(live, separators=(",", ":"))]
+        result = await self._run(self._append, [keys[0], keys[1], keys[2], f"{self._p}live:{code}"], args)
+        if result == -1:
+            raise Fenced(code)
         if result == -2:
             raise LogGap(code)
 
@@ -207,12 +230,13 @@ class RedisStore:
         keys = self._keys(code)
         try:
             raw = await self._redis.get(keys[1])
+            live = await self._redis.get(f"{self._p}live:{code}")
             entries = await self._redis.lrange(keys[2], 0, -1)
         except (RedisError, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if raw is None:
             return None
-        return json.loads(raw), [json.loads(entry) for entry in entries]
+        return _overlay(json.loads(raw), json.loads(live) if live else None), [json.loads(e) for e in entries]
 
     async def codes(self) -> list[str]:
         from redis.exceptions import RedisError
@@ -251,6 +275,13 @@ class RedisStore:
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+def _overlay(record: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+    """The saved record with the version and deadline of the moves appended since."""
+    if live is None or live.get("version", -1) <= record.get("version", -1):
+        return record
+    return {**record, "version": live["version"], "deadline": live["deadline"]}
 
 
 class LogGap(Exception):
