@@ -808,6 +808,7 @@ class TableActor:
         public = public_view(self.game) if self.game is not None else None
         public_json = _dumps(public)[:-1] if public is not None else ""
         version = self.version
+        outbox: list[tuple[str, str]] = []
         for seat in self.seats:
             if seat.kind == "bot":
                 self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
@@ -826,9 +827,11 @@ class TableActor:
                 f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{events_json},'
                 f'"view":{view_json},"table":{table_json[:-1]},"you":{you}}}}}'
             )
-            await self._publish_text(
-                channels.person(self.code, seat.principal.key),
-                channels.frame_text("update", text, version=version, seat=seat.seat),
+            outbox.append(
+                (
+                    channels.person(self.code, seat.principal.key),
+                    channels.frame_text("update", text, version=version, seat=seat.seat),
+                )
             )
         if self.spectators:
             view_json = public_json + ',"seat":null}' if public is not None else "null"
@@ -838,7 +841,11 @@ class TableActor:
                 f'{{"type":"update","version":{version},"seat":null,"events":{events_json},'
                 f'"view":{view_json},"table":{watch_table}}}'
             )
-            await self._publish_text(channels.watch(self.code), channels.frame_text("update", text, version=version))
+            outbox.append((channels.watch(self.code), channels.frame_text("update", text, version=version)))
+        if len(outbox) == 1:
+            await self._publish_text(*outbox[0])
+        elif outbox:  # different channels: their round trips to a remote broker may overlap
+            await asyncio.gather(*(self._publish_text(channel, text) for channel, text in outbox))
 
     async def _publish_text(self, channel: str, text: str) -> None:
         try:

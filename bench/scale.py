@@ -1,0 +1,213 @@
+"""Does the service scale past one process? ``python -m bench.scale [--quick]``
+
+Runs the load benchmark's client (``bench.load``'s scripted websocket players) first against one
+server process and then against two server processes joined by Redis (their own redis-server on a
+free loopback port) and sharing one database (PostgreSQL when it is reachable, else one SQLite file).
+Both phases use the Redis broker, so the speed-up measures what a second process adds, not the
+difference between brokers. In the two-process phase each process owns half of the tables (they are
+created through it) and its players connect to it; commands still travel through Redis.
+
+Last line: ``scale: 1 proc <N1> commands/s, 2 procs <N2> commands/s, speed-up <S>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from bench._server import ROOT, ServerProcess, durak_server, free_port
+
+PY = sys.executable
+
+
+def _reachable(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        return True
+    return False
+
+
+class Redis:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Redis:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(100):
+            if _reachable(self.port):
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+@contextlib.contextmanager
+def database(workdir: Path) -> Any:
+    """A scratch PostgreSQL database when the server is reachable, else a SQLite file."""
+    if not _reachable(5432):
+        yield f"sqlite+aiosqlite:///{workdir / 'scale.sqlite3'}"
+        return
+    import psycopg
+
+    name = f"durak_scale_{uuid.uuid4().hex[:8]}"
+    admin = "postgresql://postgres@127.0.0.1:5432/test"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> list[ServerProcess]:
+    ports = [free_port() for _ in range(count)]
+    origins = [f"http://127.0.0.1:{p}" for p in ports]
+    servers = []
+    for index, port in enumerate(ports):
+        folder = workdir / f"node{index}"
+        folder.mkdir(exist_ok=True)
+        servers.append(
+            durak_server(
+                folder,
+                port=port,
+                extra_env={
+                    "DURAK_DATABASE_URL": database_url,
+                    "DURAK_BROKER_URL": redis_url,
+                    "DURAK_ALLOWED_ORIGINS": json.dumps(origins),
+                    "DURAK_WS_RATE_PER_S": "10000",
+                    "DURAK_WS_BURST": "10000",
+                    "DURAK_NODE_NAME": f"node{index}",
+                },
+            )
+        )
+    return servers
+
+
+def _clients(servers: list[ServerProcess], tables: int, args: argparse.Namespace) -> list[subprocess.Popen[str]]:
+    clients = []
+    share = [tables // len(servers) + (1 if i < tables % len(servers) else 0) for i in range(len(servers))]
+    for index, (server, count) in enumerate(zip(servers, share, strict=True)):
+        argv = [
+            PY, "-m", "bench.load", "client", "--mode", "durak", "--url", server.base_url,
+            "--tables", str(count), "--seats", str(args.seats), "--warmup", str(args.warmup),
+            "--duration", str(args.duration), "--seed", str(args.seed + index),
+        ]  # fmt: skip
+        clients.append(subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    return clients
+
+
+def _lockstep(clients: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
+    """Walk every client through prepared → connect → connected → go → result together."""
+    results: list[dict[str, Any]] = [{} for _ in clients]
+
+    def wait_for(kind: str) -> None:
+        for index, client in enumerate(clients):
+            assert client.stdout is not None
+            for line in client.stdout:
+                event = json.loads(line)
+                if event["event"] == "result":
+                    results[index] = event["result"]
+                if event["event"] == kind:
+                    break
+            else:
+                raise RuntimeError(f"a client ended before {kind!r} (exit {client.wait()})")
+
+    def say(word: str) -> None:
+        for client in clients:
+            assert client.stdin is not None
+            client.stdin.write(word + "\n")
+            client.stdin.flush()
+
+    wait_for("prepared")
+    say("connect")
+    wait_for("connected")
+    say("go")
+    wait_for("result")
+    for client in clients:
+        client.wait(60)
+    return results
+
+
+def phase(workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis_url: str) -> dict[str, Any]:
+    folder = workdir / f"phase{processes}"
+    folder.mkdir()
+    servers = _servers(folder, processes, database_url, redis_url)
+    for server in servers:
+        server.start()
+    try:
+        cpu0 = [sum(s.cpu_split_s()) for s in servers]
+        t0 = time.perf_counter()
+        results = _lockstep(_clients(servers, args.tables, args))
+        elapsed = time.perf_counter() - t0
+        cpu = [100 * (sum(s.cpu_split_s()) - c) / elapsed for s, c in zip(servers, cpu0, strict=True)]
+    finally:
+        for server in servers:
+            server.stop()
+    commands = sum(r["commands_per_s"] for r in results)
+    p99 = max(r["latency_ms"]["p99"] for r in results)
+    errors = sum(sum(r["errors"].values()) for r in results)
+    client_cpu = sum(r["client_cpu_pct"] for r in results)
+    print(
+        f"  {processes} proc: {commands:.0f} commands/s, p99 {p99:.1f} ms, errors {errors}, "
+        f"server CPU {' + '.join(f'{c:.0f}%' for c in cpu)} (whole run), client CPU {client_cpu:.0f}%",
+        file=sys.stderr,
+    )
+    return {"commands_per_s": commands, "p99_ms": p99, "errors": errors}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer tables and a short window (< 30 s)")
+    parser.add_argument("--tables", type=int, default=None)
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--warmup", type=float, default=None)
+    parser.add_argument("--duration", type=float, default=None)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    args.tables = args.tables or (16 if args.quick else 100)
+    args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
+    args.duration = args.duration if args.duration is not None else (3.0 if args.quick else 15.0)
+    if shutil.which("redis-server") is None:
+        raise SystemExit("bench.scale needs redis-server on PATH")
+    print(f"bench.scale: {args.tables} tables x {args.seats} seats, {os.cpu_count()} CPUs", file=sys.stderr)
+    workdir = Path(tempfile.mkdtemp(prefix="durak-scale-"))
+    try:
+        with database(workdir) as database_url:
+            from app.db import migrate
+
+            migrate.upgrade_sync(database_url)
+            with Redis() as redis:
+                one = phase(workdir, 1, args, database_url, f"redis://127.0.0.1:{redis.port}/0")
+            with Redis() as redis:
+                two = phase(workdir, 2, args, database_url, f"redis://127.0.0.1:{redis.port}/0")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    speedup = two["commands_per_s"] / max(1e-9, one["commands_per_s"])
+    print(
+        f"scale: 1 proc {one['commands_per_s']:.0f} commands/s, 2 procs {two['commands_per_s']:.0f} commands/s, "
+        f"speed-up {speedup:.2f} (p99 {one['p99_ms']:.1f} / {two['p99_ms']:.1f} ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
