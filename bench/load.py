@@ -676,7 +676,7 @@ def main(argv: list[str] | None = None) -> None:
         "--patch",
         default="",
         help="measure a proposed change: comma-separated patches of bench/instrumented_server.py "
-        "(gc_freeze, gc_threshold, sequential_publish)",
+        "(gc_freeze, gc_threshold, sequential_publish, one_subscription)",
     )
     parser.add_argument("--verbose", action="store_true", help="time stamps of each phase on stderr")
     parser.add_argument("--json", type=Path, default=None, help="write the measurements here")
