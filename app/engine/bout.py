@@ -44,9 +44,7 @@ def end_bout(state: State, taken: bool, events: list[Event]) -> None:
     else:
         state.discard = state.discard + cards
         state.defended_once = True
-    events.append(
-        {"type": "bout_end", "result": "taken" if taken else "beaten", "defender": defender, "cards": cards}
-    )
+    events.append({"type": "bout_end", "result": "taken" if taken else "beaten", "defender": defender, "cards": cards})
     state.table = ()
     state.moves = ()
     state.passed = frozenset()

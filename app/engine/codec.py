@@ -55,9 +55,7 @@ def state_to_json(state: State) -> dict[str, Any]:
         "taking": state.taking,
         "thrown_in": state.thrown_in,
         "passed": sorted(state.passed),
-        "moves": [
-            {"seat": m.seat, "action": action_to_json(m.action), "cheat": m.cheat} for m in state.moves
-        ],
+        "moves": [{"seat": m.seat, "action": action_to_json(m.action), "cheat": m.cheat} for m in state.moves],
         "emptied": list(state.emptied),
         "out": list(state.out),
         "exchange_open": state.exchange_open,

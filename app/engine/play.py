@@ -83,6 +83,7 @@ def _group_plays(hand: tuple[Card, ...], limit: int) -> list[tuple[Card, ...]]:
             for size in range(2, len(cards) + 1):
                 groups.extend(combinations(cards, size))
             options.append(groups)
+
     # Depth-first over the ranks, pruning as soon as a choice is over ``limit``: the plays come out in
     # the same order as ``product(*options)`` filtered by size, without enumerating the (exponential)
     # product of a big hand.
@@ -219,9 +220,7 @@ def _take_cards(state: State, action: Action, cards: tuple[Card, ...]) -> None:
         try:
             hand.remove(card)
         except ValueError:
-            raise _refuse(
-                errors.CardNotInHand, action, state, f"{card} is not in seat {action.seat}'s hand"
-            ) from None
+            raise _refuse(errors.CardNotInHand, action, state, f"{card} is not in seat {action.seat}'s hand") from None
     hands = list(state.hands)
     hands[action.seat] = tuple(hand)
     state.hands = tuple(hands)
@@ -259,9 +258,7 @@ def _apply_lead(state: State, action: Lead, events: list[Event]) -> None:
         if min(counts.values()) < 2:
             raise _refuse(errors.BadPlay, action, state, "several cards are led only in groups of a rank")
         if len(cards) > allowance(state):
-            raise _refuse(
-                errors.LimitExceeded, action, state, f"only {allowance(state)} attacks fit in this bout"
-            )
+            raise _refuse(errors.LimitExceeded, action, state, f"only {allowance(state)} attacks fit in this bout")
     _take_cards(state, action, cards)
     state.exchange_open = False
     state.phase = BOUT
@@ -330,9 +327,7 @@ def _apply_cover(state: State, action: Cover, events: list[Event]) -> None:
 def _apply_transfer(state: State, action: Transfer, events: list[Event]) -> None:
     seat = action.seat
     if state.phase != BOUT or seat != state.defender:
-        raise _refuse(
-            errors.NotYourTurn, action, state, f"only the defender (seat {state.defender}) transfers"
-        )
+        raise _refuse(errors.NotYourTurn, action, state, f"only the defender (seat {state.defender}) transfers")
     if not state.rules.transfer:
         raise _refuse(errors.NotAllowedHere, action, state, "this table plays without transfer")
     if not _transfer_open(state):
@@ -409,18 +404,14 @@ def _apply_challenge(state: State, action: Challenge, events: list[Event]) -> No
     else:
         loser, ruling = action.seat, "rejected"
         detail = f"seat {action.seat} challenged an honest move of seat {move.seat}"
-    events.append(
-        {"type": "challenge", "seat": action.seat, "move": action.move, "ruling": ruling, "loser": loser}
-    )
+    events.append({"type": "challenge", "seat": action.seat, "move": action.move, "ruling": ruling, "loser": loser})
     finish(state, events, durak=loser, forfeit=loser, reason="challenge", detail=detail)
 
 
 def _apply_exchange(state: State, action: ExchangeTrump, events: list[Event]) -> None:
     low = _lowest_trump(state)
     if not state.exchange_open:
-        raise _refuse(
-            errors.NotAllowedHere, action, state, "the trump can be exchanged only before the first attack"
-        )
+        raise _refuse(errors.NotAllowedHere, action, state, "the trump can be exchanged only before the first attack")
     if low not in state.hands[action.seat]:
         raise _refuse(errors.CardNotInHand, action, state, f"{low} is not in seat {action.seat}'s hand")
     turned = state.trump_card
