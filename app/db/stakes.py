@@ -223,8 +223,6 @@ async def _close(
     escrow.closed_at = utcnow()
     await session.flush()
     if record is not None:
-        from app.db.matches import record_match
-
         changes = record.coin_changes
         if changes is None:
             by_account = {a: amounts.get(a, 0) - put for a, put in info.stakes.items()}
@@ -233,21 +231,28 @@ async def _close(
                 for seat in record.seats
                 if seat.get("account_id") is not None
             }
-        await record_match(
-            session,
-            match_id=record.match_id,
-            table_id=record.table_id,
-            rules=record.rules,
-            seed=record.seed,
-            dealer=record.dealer,
-            seats=record.seats,
-            actions=record.actions,
-            result=record.result,
-            created_at=record.created_at,
-            finished_at=record.finished_at,
-            coin_changes=changes,
-        )
+        await record_finished(session, record, changes)
     return await _info(session, escrow)
+
+
+async def record_finished(session: AsyncSession, record: MatchRecord, coin_changes: Mapping[int, int]) -> None:
+    """Store ``record`` in the match history (inside the caller's transaction)."""
+    from app.db.matches import record_match
+
+    await record_match(
+        session,
+        match_id=record.match_id,
+        table_id=record.table_id,
+        rules=record.rules,
+        seed=record.seed,
+        dealer=record.dealer,
+        seats=record.seats,
+        actions=record.actions,
+        result=record.result,
+        created_at=record.created_at,
+        finished_at=record.finished_at,
+        coin_changes=coin_changes,
+    )
 
 
 async def open_escrow(db: Database, *, match_id: str, stake: int, account_ids: Sequence[int]) -> EscrowInfo:

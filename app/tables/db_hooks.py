@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 from app.db import stakes
 from app.db.errors import EscrowClosed, InsufficientFunds, NoWallet
-from app.db.matches import record_match
 from app.db.session import Database
 from app.tables.hooks import CannotStart, FinishedMatch
 
@@ -41,22 +40,7 @@ class DbHooks:
             coin_changes=match.coin_changes,
         )
         if match.stake <= 0:
-            await self.db.write(
-                lambda session: record_match(
-                    session,
-                    match_id=record.match_id,
-                    table_id=record.table_id,
-                    rules=record.rules,
-                    seed=record.seed,
-                    dealer=record.dealer,
-                    seats=record.seats,
-                    actions=record.actions,
-                    result=record.result,
-                    created_at=record.created_at,
-                    finished_at=record.finished_at,
-                    coin_changes=record.coin_changes or {},
-                )
-            )
+            await self.db.write(lambda session: stakes.record_finished(session, record, match.coin_changes))
             return
         try:
             if match.outcome.get("draw"):
