@@ -129,7 +129,7 @@ async def test_rate_limit_closes_with_4008(server: ServerProcess) -> None:
     try:
         code = (await open_table(person, timer=0))["code"]
         async with connect(f"{server.ws_url}/ws/tables/{code}", additional_headers=person.headers) as ws:
-            for i in range(600):
+            for i in range(2000):  # far past the burst even if the server reads them slowly
                 await ws.send(json.dumps({"type": "ping", "id": f"p{i}"}))
             seen: list[dict[str, Any]] = []
             with pytest.raises(ConnectionClosed) as closed:
@@ -138,7 +138,7 @@ async def test_rate_limit_closes_with_4008(server: ServerProcess) -> None:
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4008
         assert seen[-1] == {"type": "bye", "code": "rate_limited", "message": "too many messages"}
         pongs = sum(1 for m in seen if m["type"] == "pong")
-        assert 200 <= pongs < 600
+        assert 200 <= pongs < 2000
     finally:
         await person.aclose()
 
