@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.broker import Broker, BrokerError, Gap
+from app.broker.memory import MemoryBroker
 from app.engine import (
     Forfeit,
     IllegalAction,
@@ -842,10 +843,12 @@ class TableActor:
                 f'"view":{view_json},"table":{watch_table}}}'
             )
             outbox.append((channels.watch(self.code), channels.frame_text("update", text, version=version)))
-        if len(outbox) == 1:
-            await self._publish_text(*outbox[0])
-        elif outbox:  # different channels: their round trips to a remote broker may overlap
+        if len(outbox) > 1 and not isinstance(self.broker, MemoryBroker):
+            # Different channels: their round trips to a remote broker may overlap.
             await asyncio.gather(*(self._publish_text(channel, text) for channel, text in outbox))
+        else:  # in process nothing waits: tasks would only cost time
+            for channel, text in outbox:
+                await self._publish_text(channel, text)
 
     async def _publish_text(self, channel: str, text: str) -> None:
         try:
