@@ -183,8 +183,6 @@ class TableActor:
         if op == "bye":
             await self._on_bye(conn)
             return
-        if op == "noop":
-            return
         if op == "wake":
             self._schedule_bots()
             return
@@ -732,8 +730,6 @@ class TableActor:
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
             await self._finish_match(bump=False)
-        if self.status == "playing" and self.rules.stake > 0 and self.match_id is not None:
-            pass  # escrow stays open until the match ends
         self._schedule_bots()
 
     # ------------------------------------------------------------------ pushing state
