@@ -185,10 +185,11 @@ class Player:
         self.seat: int | None = None
         self.reconnects = 0
         self.outcome: dict[str, Any] | None = None
+        self.pending: dict[str, Any] | None = None
 
     async def run(self, deadline_s: float = 90.0) -> None:
         stop_at = time.monotonic() + deadline_s
-        pending: dict[str, Any] | None = None
+        self.pending = None
         while time.monotonic() < stop_at and self.outcome is None:
             port = self.ports[0]
             try:
@@ -200,7 +201,7 @@ class Player:
                     await ws.send(
                         json.dumps({"type": "hello", "last_version": self.version if self.version >= 0 else None})
                     )
-                    pending = await self._play(ws, pending, stop_at)
+                    await self._play(ws, stop_at)
             except (OSError, websockets.ConnectionClosed, TimeoutError):
                 pass
             if self.outcome is None:
@@ -218,19 +219,21 @@ class Player:
                         self.acked.add(cmd_id)
                         return
 
-    async def _play(self, ws: Any, pending: dict[str, Any] | None, stop_at: float) -> dict[str, Any] | None:
+    async def _play(self, ws: Any, stop_at: float) -> None:
+        """Play on one connection. The unanswered command lives in ``self.pending`` so that it survives
+        the connection: a move the dying server applied but never acked is sent again, same id."""
         sent_at = 0.0
-        if pending is not None:
-            await ws.send(json.dumps(pending))
+        if self.pending is not None:
+            await ws.send(json.dumps(self.pending))
             sent_at = time.monotonic()
         while time.monotonic() < stop_at:
             try:
                 raw = await asyncio.wait_for(ws.recv(), timeout=1.0)
             except TimeoutError:
-                if pending is not None and time.monotonic() - sent_at > 2.0:
-                    await ws.send(json.dumps({**pending, "version": self.version}))  # same id: at most once
+                if self.pending is not None and time.monotonic() - sent_at > 2.0:
+                    await ws.send(json.dumps({**self.pending, "version": self.version}))  # same id: at most once
                     sent_at = time.monotonic()
-                elif pending is None:
+                elif self.pending is None:
                     await ws.send(json.dumps({"type": "hello", "last_version": self.version}))
                 continue
             message = json.loads(raw)
@@ -241,27 +244,26 @@ class Player:
                     self.seat = message["seat"]
                 if self.view is not None and self.view.get("outcome"):
                     self.outcome = self.view["outcome"]
-                    if pending is not None:  # the update comes before the ack of the final move
-                        await self._await_ack(ws, pending["id"])
-                    return None
+                    if self.pending is not None:  # the update comes before the ack of the final move
+                        await self._await_ack(ws, self.pending["id"])
+                    return
             elif message["type"] == "ack":
-                if pending is not None and message.get("id") == pending["id"]:
-                    self.acked.add(pending["id"])
-                    pending = None
+                if self.pending is not None and message.get("id") == self.pending["id"]:
+                    self.acked.add(self.pending["id"])
+                    self.pending = None
             elif message["type"] == "error":
                 self.errors.append(message)
-                if pending is not None and message.get("id") == pending["id"]:
-                    pending = None  # refused (stale, or storage down): decide again from a fresh view
-            if pending is None and self.view is not None and self.seat is not None:
+                if self.pending is not None and message.get("id") == self.pending["id"]:
+                    self.pending = None  # refused (stale, or storage down): decide again from a fresh view
+            if self.pending is None and self.view is not None and self.seat is not None:
                 waiting = self.view["decision"]["seats"]
                 legal = [a for a in self.view["legal"] if a["type"] != "challenge"]
                 if self.seat in waiting and legal:
                     action = self.rng.choice(legal)
-                    pending = {
+                    self.pending = {
                         **{k: v for k, v in action.items() if k != "seat"},
                         "id": uuid.uuid4().hex,
                         "version": self.version,
                     }
-                    await ws.send(json.dumps(pending))
+                    await ws.send(json.dumps(self.pending))
                     sent_at = time.monotonic()
-        return pending
