@@ -233,14 +233,8 @@ class TableActor:
 
     async def _publish(self, channel: str, payload: dict[str, Any], conn: str | None = None) -> None:
         """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
-        if channel.startswith("reply:"):
-            text = json.dumps(payload, separators=(",", ":"))
-        else:
-            text = channels.frame(payload, conn)
-        try:
-            await self.broker.publish(channel, text)
-        except Exception as exc:  # broker down: clients resync when it returns
-            log.warning("table %s: publish to %s failed: %s", self.code[:8], channel, exc)
+        text = _dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)
+        await self._publish_text(channel, text)
 
     # ------------------------------------------------------------------ seats and connections
 

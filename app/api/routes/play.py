@@ -136,22 +136,24 @@ class Connection:
                 with contextlib.suppress(Exception):
                     await self.to_actor({"op": "bye"})
 
+    async def resync(self) -> None:
+        """Ask the table for a fresh snapshot and the events since the last version seen."""
+        with contextlib.suppress(Exception):
+            await self.to_actor({"op": "hello", "last_version": self.last_version})
+
     async def forward(self, sub: Any, *, personal: bool) -> None:
         """Pass frames from the table to the client: a frame's header says whom it is for, its body is
         the JSON text itself, so nothing is parsed or encoded again here."""
         async for item in sub:
-            if isinstance(item, Gap):
-                # Messages may be lost: ask the actor for a fresh snapshot from the last version seen.
-                with contextlib.suppress(Exception):
-                    await self.to_actor({"op": "hello", "last_version": self.last_version})
+            if isinstance(item, Gap):  # messages may be lost
+                await self.resync()
                 continue
             try:
                 frame = channels.parse_frame(item.data)
             except ValueError:
                 continue
             if frame.kind == "_rehello":  # the table moved to another process
-                with contextlib.suppress(Exception):
-                    await self.to_actor({"op": "hello", "last_version": self.last_version})
+                await self.resync()
                 continue
             if personal:
                 if frame.conn and frame.conn != self.conn:

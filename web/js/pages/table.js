@@ -7,8 +7,8 @@ import { formatNumber, formatSigned, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
-import { displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
-import { botLevelText, discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
+import { botLevelText, displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
+import { discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
 import { TableSocket } from '../table/socket.js';
 
 const LOG_LIMIT = 120;

@@ -2,7 +2,8 @@
 import { cardShort } from '../cards.js';
 import { t } from '../i18n.js';
 
-function botLevel(level) {
+/** A bot level in words, in the current language. */
+export function botLevelText(level) {
   switch (level) {
     case 'easy':
       return t('bot.easy');
@@ -15,7 +16,7 @@ function botLevel(level) {
 
 /** A seat's name as shown: a bot is "Easy bot #2" (in the current language), a person their name. */
 export function displayName(seat) {
-  if (seat.kind === 'bot' || seat.bot_level) return t('bot.display', { level: botLevel(seat.level || seat.bot_level), n: seat.seat + 1 });
+  if (seat.kind === 'bot' || seat.bot_level) return t('bot.display', { level: botLevelText(seat.level || seat.bot_level), n: seat.seat + 1 });
   return seat.name || seat.display_name || '';
 }
 

@@ -71,17 +71,6 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
   );
 }
 
-export function botLevelText(level) {
-  switch (level) {
-    case 'easy':
-      return t('bot.easy');
-    case 'hard':
-      return t('bot.hard');
-    default:
-      return t('bot.normal');
-  }
-}
-
 /** The stock with the turned trump under it, or the trump suit alone once the stock is gone. */
 export function stockPile(view) {
   const trump = view.trump;
