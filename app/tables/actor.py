@@ -566,10 +566,11 @@ class TableActor:
     def _schedule_bots(self) -> None:
         if self.status != "playing" or self.game is None:
             return
+        idle_bots = [seat for seat in self.seats if seat.kind == "bot" and seat.seat not in self._bot_tasks]
+        if not idle_bots:
+            return  # the common case on every change at a table of people: nothing to compute
         waiting = set(decision(self.game)["seats"])
-        for seat in self.seats:
-            if seat.kind != "bot" or seat.seat in self._bot_tasks:
-                continue
+        for seat in idle_bots:
             legal = legal_actions(self.game, seat.seat)
             if not legal:
                 continue
