@@ -18,7 +18,7 @@ import abc
 import asyncio
 import enum
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -250,6 +250,14 @@ class Broker(abc.ABC):
         Raises :class:`BrokerUnavailable` when the backend cannot be reached: a publish is
         never dropped silently on this side.
         """
+
+    async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        """Publish several ``(channel, message)`` pairs, in order. Backends that talk to a server
+        send them in one round trip; each pair is delivered exactly as :meth:`publish` would.
+        Raises :class:`BrokerUnavailable` when the backend cannot be reached (some may have been sent).
+        """
+        for channel, message in messages:
+            await self.publish(channel, message)
 
     @asynccontextmanager
     async def subscribe(self, channel: str, *, max_queue: int | None = None) -> AsyncIterator[Subscription]:
