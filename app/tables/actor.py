@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -18,8 +17,9 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from app.broker import Broker, BrokerError, Gap
-from app.broker.memory import MemoryBroker
 from app.engine import (
     Forfeit,
     IllegalAction,
@@ -160,7 +160,7 @@ class TableActor:
             if isinstance(item, Gap):
                 continue  # commands lost in a gap are answered by the clients' own timeouts
             try:
-                message = json.loads(item.data)
+                message = orjson.loads(item.data)
             except ValueError:
                 continue
             if isinstance(message, dict):
@@ -174,7 +174,8 @@ class TableActor:
 
     async def _handle(self, message: dict[str, Any]) -> None:
         op = message.get("op")
-        principal = Principal.from_json(message["principal"]) if "principal" in message else None
+        sender = message.get("principal")  # a Principal from this process, its JSON from another
+        principal = sender if isinstance(sender, Principal) or sender is None else Principal.from_json(sender)
         conn = message.get("conn")
         cmd_id = message.get("id")
         if op == "bot":
@@ -721,7 +722,11 @@ class TableActor:
     async def resume(self) -> None:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
-        await self._publish(channels.watch(self.code), {"type": "_rehello"})
+        rehello = channels.frame({"type": "_rehello"})
+        people = {seat.principal.key for seat in self.seats if seat.principal is not None}
+        await self.broker.publish_many(
+            [(channels.watch(self.code), rehello), *((channels.person(self.code, key), rehello) for key in people)]
+        )
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
             await self._finish_match(bump=False)
@@ -834,12 +839,10 @@ class TableActor:
                 f'"view":{view_json},"table":{watch_table}}}'
             )
             outbox.append((channels.watch(self.code), channels.frame_text("update", text, version=version)))
-        if len(outbox) > 1 and not isinstance(self.broker, MemoryBroker):
-            # Different channels: their round trips to a remote broker may overlap.
-            await asyncio.gather(*(self._publish_text(channel, text) for channel, text in outbox))
-        else:  # in process nothing waits: tasks would only cost time
-            for channel, text in outbox:
-                await self._publish_text(channel, text)
+        try:
+            await self.broker.publish_many(outbox)
+        except Exception as exc:  # broker down: clients resync when it returns
+            log.warning("table %s: push of version %d failed: %s", self.code[:8], version, exc)
 
     async def _publish_text(self, channel: str, text: str) -> None:
         try:
@@ -849,4 +852,4 @@ class TableActor:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()

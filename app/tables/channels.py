@@ -4,8 +4,9 @@ that a connection forwards a frame without parsing or re-encoding it."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
+
+import orjson
 
 
 def inbox(code: str) -> str:
@@ -35,7 +36,7 @@ class Frame(NamedTuple):
 def frame(payload: dict[str, Any], conn: str | None = None) -> str:
     return frame_text(
         str(payload.get("type", "")),
-        json.dumps(payload, separators=(",", ":")),
+        orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode(),
         conn=conn,
         version=int(payload.get("version", -1)),
         seat=payload.get("seat"),

@@ -14,6 +14,7 @@ import secrets
 import time
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
@@ -89,6 +90,13 @@ async def table_socket(websocket: WebSocket, code: str) -> None:
 
 
 class Connection:
+    """One websocket: reads commands for the table's actor and forwards the frames meant for it.
+
+    It always listens on its person channel (its seat's views, replies to its commands) and, only
+    while it has no seat, on the table's spectator channel: a seated player gets everything on its
+    own channel, so an idle seated connection holds one subscription.
+    """
+
     def __init__(
         self, websocket: WebSocket, registry: TableRegistry, code: str, principal: Principal, conn: str
     ) -> None:
@@ -103,9 +111,10 @@ class Connection:
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
         self.send_lock = asyncio.Lock()
+        self.watching: asyncio.Task[None] | None = None
 
     async def send(self, payload: dict[str, Any] | str) -> None:
-        text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+        text = payload if isinstance(payload, str) else orjson.dumps(payload).decode()
         async with self.send_lock:
             await self.ws.send_text(text)
 
@@ -116,25 +125,60 @@ class Connection:
         )
 
     async def to_actor(self, message: dict[str, Any]) -> None:
+        actor = self.registry.tables.get(self.code)
+        if actor is not None and not actor.fenced:  # the actor lives here: hand it over as is
+            actor.post({**message, "principal": self.principal, "conn": self.conn})
+            return
         message = {**message, "principal": self.principal.to_json(), "conn": self.conn}
-        await self.broker.publish(channels.inbox(self.code), json.dumps(message))
+        await self.broker.publish(channels.inbox(self.code), orjson.dumps(message))
 
     async def run(self) -> None:
-        async with (
-            self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine,
-            self.broker.subscribe(channels.watch(self.code)) as watching,
-        ):
-            pumps = [
-                asyncio.create_task(self.forward(mine, personal=True)),
-                asyncio.create_task(self.forward(watching, personal=False)),
-            ]
+        async with self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine:
+            subscribed = asyncio.get_running_loop().create_future()
+            self.watching = asyncio.create_task(self.watch(subscribed, resync=False))
+            await subscribed
+            pump = asyncio.create_task(self.forward(mine, personal=True))
             try:
                 await self.read()
             finally:
-                for task in pumps:
-                    task.cancel()
+                pump.cancel()
+                if self.watching is not None:
+                    self.watching.cancel()
                 with contextlib.suppress(Exception):
                     await self.to_actor({"op": "bye"})
+
+    async def watch(self, subscribed: asyncio.Future[None] | None, *, resync: bool) -> None:
+        """Listen on the spectator channel until this connection gets a seat. Started again after
+        leaving a seat, then with a resync for what was published before the subscription."""
+        try:
+            while True:
+                try:
+                    async with self.broker.subscribe(channels.watch(self.code)) as sub:
+                        if subscribed is not None and not subscribed.done():
+                            subscribed.set_result(None)
+                        if resync:
+                            await self.resync()
+                        await self.forward(sub, personal=False)
+                        return
+                except BrokerError:  # the broker is down: try again; the client sees its errors
+                    if subscribed is not None and not subscribed.done():
+                        subscribed.set_exception(BrokerError("cannot subscribe to the table"))
+                        return
+                    resync = True
+                    await asyncio.sleep(1.0)
+        finally:
+            if self.watching is asyncio.current_task():
+                self.watching = None
+
+    def _seat_changed(self, seated: bool) -> None:
+        if seated == self.seated:
+            return
+        self.seated = seated
+        if seated and self.watching is not None:
+            self.watching.cancel()
+            self.watching = None
+        elif not seated and self.watching is None:
+            self.watching = asyncio.create_task(self.watch(None, resync=True))
 
     async def resync(self) -> None:
         """Ask the table for a fresh snapshot and the events since the last version seen."""
@@ -152,6 +196,7 @@ class Connection:
                 frame = channels.parse_frame(item.data)
             except ValueError:
                 continue
+            del item
             if frame.kind == "_rehello":  # the table moved to another process
                 await self.resync()
                 continue
@@ -159,7 +204,7 @@ class Connection:
                 if frame.conn and frame.conn != self.conn:
                     continue
                 if frame.kind in ("update", "welcome"):
-                    self.seated = frame.seat is not None
+                    self._seat_changed(frame.seat is not None)
             elif self.seated:
                 continue
             if frame.kind in ("update", "welcome"):
@@ -170,12 +215,15 @@ class Connection:
                     COMMAND_LATENCY.observe(time.perf_counter() - started)
                 if frame.kind == "error":
                     with contextlib.suppress(ValueError, AttributeError):
-                        ERRORS.labels(str(json.loads(frame.text).get("code"))).inc()
+                        ERRORS.labels(str(orjson.loads(frame.text).get("code"))).inc()
+            text = frame.text
+            del frame  # an idle connection keeps no message alive
             try:
                 async with self.send_lock:
-                    await self.ws.send_text(frame.text)
+                    await self.ws.send_text(text)
             except Exception:
                 return
+            del text
 
     async def read(self) -> None:
         while True:
@@ -199,24 +247,13 @@ class Connection:
                 await self.handle(text)
             except BrokerError as exc:
                 await self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+            del text
 
     async def handle(self, text: str) -> None:
         try:
-            raw = json.loads(text)
-        except ValueError:
-            await self.error(None, "bad_json", "the frame is not valid JSON")
-            return
-        cmd_id = raw.get("id") if isinstance(raw, dict) else None
-        kind = raw.get("type") if isinstance(raw, dict) else None
-        try:
-            message = client_message.validate_python(raw)
-        except ValidationError as exc:
-            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "ping"):
-                await self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
-            else:
-                first = exc.errors()[0]
-                where = ".".join(str(part) for part in first["loc"][1:]) or kind
-                await self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
+            message = client_message.validate_json(text)  # the common case: one pass, no dicts
+        except ValidationError:
+            await self.refuse(text)
             return
         COMMANDS.labels(message.type).inc()
         if message.type == "ping":
@@ -231,3 +268,24 @@ class Connection:
         if len(self.sent_at) > 256:
             self.sent_at.pop(next(iter(self.sent_at)))
         await self.to_actor({"op": op, **data})
+
+    async def refuse(self, text: str) -> None:
+        """Say precisely what is wrong with a frame that is not a valid message."""
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            await self.error(None, "bad_json", "the frame is not valid JSON")
+            return
+        cmd_id = raw.get("id") if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        try:
+            client_message.validate_python(raw)
+        except ValidationError as exc:
+            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "ping"):
+                await self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
+            else:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"][1:]) or kind
+                await self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
+            return
+        await self.error(cmd_id, "bad_message", "the frame does not match the protocol")
