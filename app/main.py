@@ -89,7 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(matches.router)
     app.include_router(admin.router)
     app.include_router(tables.router)
-    app.include_router(play.router)
+    app.add_middleware(play.TableSockets)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
