@@ -96,7 +96,7 @@ class Subscription:
         self.channel = channel
         self._max_queue = max_queue
         self._items: deque[Event] = deque()
-        self._wakeup = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None  # the consumer's, while it waits
         self._closed = False
 
     def __repr__(self) -> str:
@@ -118,7 +118,14 @@ class Subscription:
             self._replace_with_gap(GapReason.OVERFLOW, extra_dropped=1)
         else:
             self._items.append(message)
-        self._wakeup.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _signal_gap(self, reason: GapReason) -> None:
         if self._closed:
@@ -129,7 +136,7 @@ class Subscription:
             if self._items and isinstance(self._items[-1], Gap):
                 self._items.pop()  # two gaps in a row say no more than one
             self._items.append(Gap(self.channel, reason, None))
-        self._wakeup.set()
+        self._wake()
 
     def _replace_with_gap(self, reason: GapReason, extra_dropped: int) -> None:
         dropped: int | None = extra_dropped
@@ -145,18 +152,21 @@ class Subscription:
 
     def _close(self) -> None:
         self._closed = True
-        self._wakeup.set()
+        self._wake()
 
     # --- consumer side ---
 
     async def receive(self) -> Event:
         """The next message or gap; raises ``StopAsyncIteration`` once closed and drained."""
-        while not self._items:
+        items = self._items
+        while not items:
             if self._closed:
                 raise StopAsyncIteration
-            self._wakeup.clear()
-            await self._wakeup.wait()
-        return self._items.popleft()
+            waiter = self._waiter
+            if waiter is None or waiter.done():  # done: cancelled along with an earlier receive
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await waiter
+        return items.popleft()
 
     def __aiter__(self) -> Self:
         return self

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -106,6 +107,18 @@ class MemoryBroker(Broker):
         data = encode_message(message)
         for broker in tuple(self._hub.channels.get(full, ())):
             broker._dispatch(full, data)
+
+    async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        """Every message checked first, then all delivered in one go (nothing here ever waits)."""
+        self._check_open()
+        prefix = self.prefix
+        batch = [(prefix + check_name("channel", channel), encode_message(message)) for channel, message in messages]
+        channels = self._hub.channels
+        for full, data in batch:
+            brokers = channels.get(full)
+            if brokers:
+                for broker in tuple(brokers):
+                    broker._dispatch(full, data)
 
     def _dispatch(self, full: str, data: bytes) -> None:
         channel = full[len(self.prefix) :]

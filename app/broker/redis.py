@@ -1,13 +1,18 @@
 """``redis://`` (and ``rediss://``) backend, on redis-py's asyncio client.
 
-Two kinds of connection:
+Three kinds of connection:
 
-* a pool for commands (PUBLISH, the lease scripts, hashes and sets). Any connection-level
-  failure there is raised as :class:`BrokerUnavailable`;
+* a redis-py pool for the occasional commands (the lease scripts, hashes and sets). Any
+  connection-level failure there is raised as :class:`BrokerUnavailable`;
+* one pipelined command connection for PUBLISH (:class:`Commands`, also used by the table
+  store's append): the hot path, with no pool checkout, lock or task per call;
 * one *link*: a dedicated connection in pub/sub mode that carries one SUBSCRIBE per channel that
-  has at least one local subscriber. A reader task parses everything arriving on it and fans
-  messages out into the subscribers' bounded queues; a watchdog PINGs it every
-  ``health_interval_s`` so a silent peer is noticed too, not only a closed socket.
+  has at least one local subscriber. What arrives on it is parsed (hiredis) and fanned out into
+  the subscribers' bounded queues right in the transport's read callback; a watchdog PINGs it
+  every ``health_interval_s`` so a silent peer is noticed too, not only a closed socket.
+
+redis-py opens the two dedicated connections (handshake included) and :func:`_open_wire` then
+takes their sockets over with an :class:`asyncio.Protocol` of ours.
 
 When the link breaks, a supervisor task marks the broker unhealthy, reconnects with
 exponential backoff (``reconnect_initial_s`` doubling up to ``reconnect_max_s``), subscribes
@@ -27,17 +32,18 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import hiredis
 from redis.asyncio import ConnectionPool, Redis
 from redis.asyncio.connection import AbstractConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.broker.base import (
@@ -112,58 +118,273 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
         fut.exception()  # mark as retrieved so asyncio does not log it
 
 
-class _Link:
-    """One pub/sub connection, its reader task and its watchdog task."""
+def _arg(value: bytes | str | int) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return str(int(value)).encode()
 
-    def __init__(
-        self,
-        conn: AbstractConnection,
-        on_message: Callable[[bytes, bytes], None],
-        health_interval_s: float,
-    ) -> None:
-        self.conn = conn
-        self._on_message = on_message
-        self._health_interval_s = health_interval_s
+
+def pack_command(*args: bytes | str | int) -> bytes:
+    """One command in RESP (what redis-py's ``pack_command`` makes, without its per-call overhead)."""
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = _arg(arg)
+        parts.append(b"$%d\r\n%b\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
+def _pack_publish(full_channel: bytes, data: bytes) -> bytes:
+    return b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(full_channel), full_channel, len(data), data)
+
+
+_INCOMPLETE = object()  # what hiredis' Reader.gets() returns until a whole reply has arrived
+
+
+class _Wire(asyncio.Protocol):
+    """One RESP2 connection read by callbacks: what arrives is parsed (hiredis) and handled right in
+    the event loop's read callback, with no reader task, stream or timeout context per reply.
+
+    redis-py opens the connection (TLS, AUTH, SELECT, client name: everything the URL asks for),
+    then :func:`_open_wire` takes its transport over.
+    """
+
+    def __init__(self) -> None:
         loop = asyncio.get_running_loop()
+        self._loop = loop
         self.last_seen = loop.time()
         self.lost: asyncio.Future[str] = loop.create_future()
-        self._pending: dict[tuple[bytes, bytes], deque[asyncio.Future[None]]] = {}
-        self._reader = asyncio.create_task(self._read(), name="broker-redis-reader")
-        self._watchdog = asyncio.create_task(self._watch(), name="broker-redis-watchdog")
+        self._transport: asyncio.Transport | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._parser = hiredis.Reader(notEnoughData=_INCOMPLETE)
 
     @property
     def up(self) -> bool:
         return not self.lost.done()
 
+    def _attach(self, transport: asyncio.Transport, writer: asyncio.StreamWriter) -> None:
+        self._transport = transport
+        self._writer = writer  # kept alive: a collected StreamWriter closes its transport
+
+    def data_received(self, data: bytes) -> None:
+        self.last_seen = self._loop.time()
+        parser = self._parser
+        parser.feed(data)
+        try:
+            while (reply := parser.gets()) is not _INCOMPLETE:
+                self._reply(reply)
+        except Exception as exc:  # a protocol error, or a bug in a handler: the stream is unusable
+            log.exception("broker: failed to handle a reply from redis")
+            self.close(f"bad reply from redis: {exc!r}")
+
+    def eof_received(self) -> bool | None:
+        return None  # close our side too; connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(f"connection lost: {exc!r}" if exc is not None else "connection closed by redis")
+
+    def _reply(self, reply: Any) -> None:
+        raise NotImplementedError
+
     def fail(self, reason: str) -> None:
+        """Mark the wire dead (once), fail whoever waits on it, and close the socket."""
         if not self.lost.done():
             self.lost.set_result(reason)
+        self._failed(reason)
+        if self._transport is not None:
+            self._transport.close()
+
+    def close(self, reason: str) -> None:
+        self.fail(reason)
+
+    def _failed(self, reason: str) -> None:
+        """Subclasses fail their waiters here."""
+
+    def _write(self, data: bytes) -> None:
+        if not self.up:
+            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
+        assert self._transport is not None
+        self._transport.write(data)
+
+
+async def _open_wire(pool: ConnectionPool, wire: _Wire, timeout: float) -> None:
+    """Connect with redis-py (handshake included), then hand the socket to ``wire``."""
+    conn: AbstractConnection = pool.make_connection()  # type: ignore[no-untyped-call]
+    try:
+        async with asyncio.timeout(timeout):
+            await conn.connect()  # type: ignore[no-untyped-call]
+    except BaseException as exc:  # cancellation included: never leak the half-open socket
+        with contextlib.suppress(Exception):
+            await conn.disconnect(nowait=True)
+        if isinstance(exc, (*_LOST, RedisError)):
+            raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
+        raise
+    reader, writer = conn._reader, conn._writer
+    assert reader is not None and writer is not None
+    conn._reader = conn._writer = None  # the socket is the wire's now: redis-py must not close it
+    transport = writer.transport
+    buffered = bytes(getattr(reader, "_buffer", b""))  # anything read past the handshake
+    wire._attach(transport, writer)  # type: ignore[arg-type]
+    transport.set_protocol(wire)
+    if buffered:
+        wire.data_received(buffered)
+    if reader.at_eof() or transport.is_closing():
+        wire.fail("connection closed during the handshake")
+        raise BrokerUnavailable("redis closed the connection during the handshake")
+
+
+class _Pipe(_Wire):
+    """A command connection: each request's commands are written at once and their replies come
+    back in order; requests of concurrent callers overlap (pipelining), and those made in one
+    turn of the event loop leave in one write (one system call)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiting: deque[tuple[asyncio.Future[list[Any]], list[Any], int]] = deque()
+        self._outbox: list[bytes] = []
+
+    def request(self, data: bytes, count: int) -> asyncio.Future[list[Any]]:
+        """Send ``count`` packed commands; the future gets their ``count`` replies."""
+        if not self.up:
+            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
+        if not self._outbox:
+            self._loop.call_soon(self._flush)
+        self._outbox.append(data)
+        fut: asyncio.Future[list[Any]] = self._loop.create_future()
+        self._waiting.append((fut, [], count))
+        return fut
+
+    def _flush(self) -> None:
+        outbox, self._outbox = self._outbox, []
+        if self.up and outbox:
+            self._write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
+
+    def _reply(self, reply: Any) -> None:
+        if not self._waiting:
+            raise RuntimeError(f"unexpected reply from redis: {reply!r}")
+        fut, replies, count = self._waiting[0]
+        replies.append(reply)
+        if len(replies) == count:
+            self._waiting.popleft()
+            if not fut.done():  # a caller that gave up (timeout, cancel) left a done future
+                fut.set_result(replies)
+
+    def _failed(self, reason: str) -> None:
+        waiting, self._waiting = self._waiting, deque()
+        for fut, _, _ in waiting:
+            if not fut.done():
+                fut.set_exception(BrokerUnavailable(reason))
+                fut.exception()  # nobody may be waiting any more: do not log it as unretrieved
+
+
+class Commands:
+    """Commands on one dedicated, pipelined connection, for the hot paths (PUBLISH, the store's
+    append script). No pool checkout, lock or task per call: a call writes its packed commands and
+    awaits one future. Connects lazily, and again after the connection failed.
+
+    Connection failures, and replies that take longer than ``command_timeout_s`` (the connection
+    is then dropped: its stream is out of step), raise :class:`BrokerUnavailable`; an error reply
+    raises redis-py's ``ResponseError``.
+    """
+
+    def __init__(self, pool: ConnectionPool, connect_timeout_s: float, command_timeout_s: float) -> None:
+        self._pool = pool
+        self._connect_timeout_s = connect_timeout_s
+        self._command_timeout_s = command_timeout_s
+        self._pipe: _Pipe | None = None
+        self._attempt: asyncio.Task[_Pipe] | None = None  # the connection attempt in progress
+        self._closed = False
+
+    async def _connect(self) -> _Pipe:
+        """Wait for a connection; callers that need one at the same time share one attempt."""
+        if self._closed:
+            raise BrokerUnavailable("the connection is closed")
+        attempt = self._attempt
+        if attempt is None:
+            attempt = self._attempt = asyncio.create_task(self._open(), name="broker-redis-connect")
+            attempt.add_done_callback(self._attempt_done)
+        try:
+            return await asyncio.shield(attempt)  # a cancelled caller leaves the attempt to the others
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if attempt.cancelled() and task is not None and not task.cancelling():
+                raise BrokerUnavailable("the connection was closed while connecting") from None
+            raise
+
+    def _attempt_done(self, attempt: asyncio.Task[_Pipe]) -> None:
+        if self._attempt is attempt:
+            self._attempt = None
+        if not attempt.cancelled():
+            attempt.exception()  # retrieved: whoever waited has it
+
+    async def _open(self) -> _Pipe:
+        pipe = _Pipe()
+        await _open_wire(self._pool, pipe, self._connect_timeout_s)
+        if self._closed:
+            pipe.close("closed")
+            raise BrokerUnavailable("the connection is closed")
+        self._pipe = pipe
+        return pipe
+
+    async def call(self, data: bytes, count: int, what: str) -> list[Any]:
+        """Send ``count`` packed commands (``data``) and return their replies."""
+        pipe = self._pipe
+        if pipe is None or not pipe.up:
+            pipe = await self._connect()
+        fut = pipe.request(data, count)
+        try:
+            async with asyncio.timeout(self._command_timeout_s):
+                replies = await fut
+        except TimeoutError as exc:
+            pipe.close(f"no reply to {what} within {self._command_timeout_s}s")
+            raise BrokerUnavailable(f"redis did not answer {what} within {self._command_timeout_s}s") from exc
+        for reply in replies:
+            if isinstance(reply, hiredis.ReplyError):
+                raise ResponseError(str(reply))
+        return replies
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._attempt is not None:
+            self._attempt.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._attempt
+        if self._pipe is not None:
+            self._pipe.close("closed")
+            self._pipe = None
+
+
+class _Link(_Wire):
+    """The pub/sub connection (RESP2): messages are fanned out as they are parsed; a watchdog task
+    PINGs it so a silent peer is noticed too, not only a closed socket."""
+
+    def __init__(self, on_message: Callable[[bytes, bytes], None], health_interval_s: float) -> None:
+        super().__init__()
+        self._on_message = on_message
+        self._health_interval_s = health_interval_s
+        self._pending: dict[tuple[bytes, bytes], deque[asyncio.Future[None]]] = {}
+        self._watchdog: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._watchdog = asyncio.create_task(self._watch(), name="broker-redis-watchdog")
+
+    def _failed(self, reason: str) -> None:
         for waiters in self._pending.values():
             for fut in waiters:
                 if not fut.done():
                     fut.set_exception(BrokerUnavailable(reason))
         self._pending.clear()
 
-    async def _read(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            while True:
-                response = await self.conn.read_response()
-                self.last_seen = loop.time()
-                self._handle(response)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # anything here means the stream is unusable
-            self.fail(f"pub/sub connection lost: {exc!r}")
-
-    def _handle(self, response: Any) -> None:
-        if not isinstance(response, list) or len(response) < 2:
+    def _reply(self, reply: Any) -> None:
+        if type(reply) is list and len(reply) == 3 and reply[0] == b"message":
+            self._on_message(reply[1], reply[2])
+            return
+        if not isinstance(reply, list) or len(reply) < 2:
             return  # +PONG outside subscribed mode, or anything else without a payload for us
-        kind = response[0]
-        if kind == b"message" and len(response) == 3:
-            self._on_message(response[1], response[2])
-        elif kind in (b"subscribe", b"unsubscribe"):
-            waiters = self._pending.get((kind, response[1]))
+        kind = reply[0]
+        if kind in (b"subscribe", b"unsubscribe"):
+            waiters = self._pending.get((kind, reply[1]))
             if waiters:
                 fut = waiters.popleft()
                 if not fut.done():
@@ -172,13 +393,14 @@ class _Link:
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()
         interval = self._health_interval_s
+        ping = pack_command("PING")
         while self.up:
             await asyncio.sleep(interval)
             if loop.time() - self.last_seen > 2.5 * interval:
                 self.fail(f"no reply from redis for {loop.time() - self.last_seen:.1f}s")
                 return
             try:
-                await self.conn.send_command("PING", check_health=False)
+                self._write(ping)
             except Exception as exc:
                 self.fail(f"PING failed: {exc!r}")
                 return
@@ -189,14 +411,13 @@ class _Link:
         """Send a (UN)SUBSCRIBE and wait for one confirmation per ``(kind, channel)`` in ``expect``."""
         if not self.up:
             raise BrokerUnavailable(f"redis pub/sub link is down: {self.lost.result()}")
-        loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[None]] = []
         for key in expect:
-            fut: asyncio.Future[None] = loop.create_future()
+            fut: asyncio.Future[None] = self._loop.create_future()
             self._pending.setdefault(key, deque()).append(fut)
             futures.append(fut)
         try:
-            await self.conn.send_command(*args, check_health=False)
+            self._write(pack_command(*args))
             async with asyncio.timeout(timeout):
                 await asyncio.gather(*futures)
         except BrokerUnavailable:
@@ -204,9 +425,6 @@ class _Link:
         except TimeoutError as exc:
             self.fail(f"no confirmation of {args[0]!r} within {timeout}s")
             raise BrokerUnavailable(f"redis did not confirm {args[0]!r} within {timeout}s") from exc
-        except _LOST as exc:
-            self.fail(f"pub/sub connection lost: {exc!r}")
-            raise BrokerUnavailable(f"redis pub/sub link lost: {exc}") from exc
         finally:
             for key, fut in zip(expect, futures, strict=True):
                 waiters = self._pending.get(key)
@@ -218,13 +436,10 @@ class _Link:
 
     async def aclose(self, reason: str = "closed") -> None:
         self.fail(reason)
-        for task in (self._reader, self._watchdog):
-            task.cancel()
-        for task in (self._reader, self._watchdog):
+        if self._watchdog is not None:
+            self._watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        with contextlib.suppress(Exception):
-            await self.conn.disconnect(nowait=True)
+                await self._watchdog
 
 
 class RedisBroker(Broker):
@@ -264,6 +479,8 @@ class RedisBroker(Broker):
         # The pub/sub link speaks RESP2 on purpose: its replies then come back from
         # read_response() as plain arrays instead of going to RESP3's push-message handlers.
         self._link_pool = ConnectionPool(**{**options, "protocol": 2})
+        # PUBLISH goes over a dedicated pipelined connection of its own (no pool checkout per call).
+        self._commands = Commands(self._link_pool, connect_timeout_s, command_timeout_s)
         self._redis = Redis(connection_pool=self._pool)
         self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
         self._renew: AsyncScript = self._redis.register_script(_RENEW)
@@ -312,6 +529,7 @@ class RedisBroker(Broker):
                 sub._close()
         self._subs.clear()
         self._remote.clear()
+        await self._commands.aclose()
         await self._redis.aclose()
         await self._pool.disconnect()
         await self._link_pool.disconnect()
@@ -336,34 +554,27 @@ class RedisBroker(Broker):
         subs = self._subs.get(channel)
         if subs:
             message = Message(channel, data)
-            for sub in tuple(subs):
+            for sub in subs:  # _deliver never changes the set: no copy needed
                 sub._deliver(message)
 
     async def _open_link(self, *, reconnect: bool) -> _Link:
         """Connect, subscribe every channel that has subscribers, and signal them a gap if asked."""
         async with self._lock:
-            conn: AbstractConnection = self._link_pool.make_connection()  # type: ignore[no-untyped-call]
-            link: _Link | None = None
+            link = _Link(self._dispatch, self._health_interval_s)
             try:
-                async with asyncio.timeout(self._connect_timeout_s):
-                    await conn.connect()  # type: ignore[no-untyped-call]
-                    conn.socket_timeout = None  # the reader blocks; the watchdog detects silence
-                    link = _Link(conn, self._dispatch, self._health_interval_s)
-                    channels = [channel for channel, subs in self._subs.items() if subs]
-                    if channels:
-                        fulls = [self._full_channel(channel) for channel in channels]
-                        await link.request(
-                            ("SUBSCRIBE", *fulls),
-                            [(b"subscribe", full) for full in fulls],
-                            self._command_timeout_s,
-                        )
+                await _open_wire(self._link_pool, link, self._connect_timeout_s)
+                link.start()
+                channels = [channel for channel, subs in self._subs.items() if subs]
+                if channels:
+                    fulls = [self._full_channel(channel) for channel in channels]
+                    await link.request(
+                        ("SUBSCRIBE", *fulls),
+                        [(b"subscribe", full) for full in fulls],
+                        self._command_timeout_s,
+                    )
             except BaseException as exc:  # cancellation included: never leak the half-open link
-                if link is not None:
-                    await link.aclose(f"connect failed: {exc!r}")
-                else:
-                    with contextlib.suppress(Exception):
-                        await conn.disconnect(nowait=True)
-                if isinstance(exc, (*_LOST, RedisError, BrokerUnavailable)):
+                await link.aclose(f"connect failed: {exc!r}")
+                if isinstance(exc, (*_LOST, RedisError)):
                     raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
                 raise
             self._link = link
@@ -445,11 +656,21 @@ class RedisBroker(Broker):
                 await link.request(("UNSUBSCRIBE", full), [(b"unsubscribe", full)], self._command_timeout_s)
 
     async def publish(self, channel: str, message: bytes | str) -> None:
-        client = self._client()
-        data = encode_message(message)
-        full = self._full_channel(check_name("channel", channel))
-        with _unavailable("publish"):
-            await client.publish(full, data)
+        self._check_open()
+        data = _pack_publish(self._full_channel(check_name("channel", channel)), encode_message(message))
+        await self._commands.call(data, 1, "PUBLISH")
+
+    async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        """All of ``messages`` in one write and one round trip (a pipeline without MULTI)."""
+        self._check_open()
+        if not messages:
+            return
+        full_channel = self._full_channel
+        data = b"".join(
+            _pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
+            for channel, message in messages
+        )
+        await self._commands.call(data, len(messages), "PUBLISH")
 
     # --- leases ---
 

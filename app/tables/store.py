@@ -15,10 +15,13 @@ nothing on disk) writes it again whole.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import weakref
 from typing import Any, Protocol
 from urllib.parse import urlsplit
+
+import orjson
 
 from app.broker import BrokerUnavailable
 
@@ -171,15 +174,28 @@ return 1
 """
 
 
+def _dumps(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:  # what orjson refuses (integers beyond 64 bits...), json takes
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
 class RedisStore:
     def __init__(self, url: str, prefix: str = "durak:") -> None:
-        from redis.asyncio import Redis
+        from redis.asyncio import ConnectionPool, Redis
+
+        from app.broker.redis import Commands
 
         self._redis = Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
         self._p = prefix + "store:"
         self._write = self._redis.register_script(_WRITE)
-        self._append = self._redis.register_script(_APPEND)
         self._remove = self._redis.register_script(_REMOVE)
+        # The per-move append runs on a dedicated pipelined connection: no pool checkout, lock or
+        # task per call (see app.broker.redis.Commands).
+        self._append_pool = ConnectionPool.from_url(url, protocol=2, socket_timeout=5, socket_connect_timeout=5)
+        self._commands = Commands(self._append_pool, connect_timeout_s=5, command_timeout_s=5)
+        self._append_sha = hashlib.sha1(_APPEND.encode()).hexdigest().encode()
 
     def _keys(self, code: str) -> list[str]:
         p = self._p
@@ -200,12 +216,12 @@ class RedisStore:
         args: list[Any] = [
             token,
             code,
-            json.dumps(record, separators=(",", ":")),
+            _dumps(record),
             record["spec"]["watch_code"],
             "0" if record["spec"]["private"] else "1",
             mode,
             index,
-            *(json.dumps(entry, separators=(",", ":")) for entry in entries),
+            *(_dumps(entry) for entry in entries),
         ]
         result = await self._run(self._write, self._keys(code), args)
         if result == -1:
@@ -216,9 +232,33 @@ class RedisStore:
         await self._write_record(code, token, record, "save" if log is None else "replace", 0, log or [])
 
     async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
-        keys = self._keys(code)
-        args = [token, index, json.dumps(entry, separators=(",", ":")), json.dumps(live, separators=(",", ":"))]
-        result = await self._run(self._append, [keys[0], keys[1], keys[2], f"{self._p}live:{code}"], args)
+        from redis.exceptions import RedisError, ResponseError
+
+        from app.broker.redis import pack_command
+
+        p = self._p
+        keys_args = (
+            b"4",
+            f"{p}fence:{code}",
+            f"{p}rec:{code}",
+            f"{p}log:{code}",
+            f"{p}live:{code}",
+            token,
+            index,
+            _dumps(entry),
+            _dumps(live),
+        )
+        call = self._commands.call
+        try:
+            try:
+                (result,) = await call(pack_command(b"EVALSHA", self._append_sha, *keys_args), 1, "append")
+            except ResponseError as exc:
+                if not str(exc).startswith("NOSCRIPT"):
+                    raise
+                # Not in this server's script cache yet (first use, or it restarted): EVAL caches it.
+                (result,) = await call(pack_command(b"EVAL", _APPEND, *keys_args), 1, "append")
+        except RedisError as exc:
+            raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if result == -1:
             raise Fenced(code)
         if result == -2:
@@ -236,7 +276,7 @@ class RedisStore:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if raw is None:
             return None
-        return _overlay(json.loads(raw), json.loads(live) if live else None), [json.loads(e) for e in entries]
+        return _overlay(orjson.loads(raw), orjson.loads(live) if live else None), [orjson.loads(e) for e in entries]
 
     async def codes(self) -> list[str]:
         from redis.exceptions import RedisError
@@ -265,7 +305,7 @@ class RedisStore:
             rows = await self._redis.hvals(f"{self._p}lobby")
         except (RedisError, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
-        return [json.loads(row) for row in rows]
+        return [orjson.loads(row) for row in rows]
 
     async def remove(self, code: str, token: int) -> None:
         record = await self.load(code)
@@ -274,7 +314,9 @@ class RedisStore:
             raise Fenced(code)
 
     async def close(self) -> None:
+        await self._commands.aclose()
         await self._redis.aclose()
+        await self._append_pool.disconnect()
 
 
 def _overlay(record: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:

@@ -61,6 +61,45 @@ async def test_str_is_sent_as_utf8_and_bytes_as_is(broker: Broker) -> None:
             await broker.publish("c", 42)  # type: ignore[arg-type]
 
 
+async def test_publish_many_delivers_each_pair_in_order(make_broker: MakeBroker) -> None:
+    first, second = await make_broker(), await make_broker()
+    async with first.subscribe("a") as sub_a, second.subscribe("a") as other_a, second.subscribe("b") as sub_b:
+        await first.publish_many([("a", "1"), ("b", b"2"), ("a", "козырь"), ("a", b"\x00")])
+        await first.publish_many([])
+        await first.publish("a", "after")
+        expected = [Message("a", b"1"), Message("a", "козырь".encode()), Message("a", b"\x00"), Message("a", b"after")]
+        for sub in (sub_a, other_a):
+            assert [await next_event(sub) for _ in range(4)] == expected
+        assert await next_event(sub_b) == Message("b", b"2")
+        await assert_silent(sub_b)
+
+
+async def test_publish_many_checks_everything_before_sending(broker: Broker) -> None:
+    async with broker.subscribe("a") as sub:
+        with pytest.raises(ValueError):
+            await broker.publish_many([("a", "x"), ("", "y")])
+        with pytest.raises(TypeError):
+            await broker.publish_many([("a", "x"), ("a", 42)])  # type: ignore[list-item]
+        await assert_silent(sub)
+
+
+async def test_concurrent_publishes_all_arrive_in_order_per_publisher(broker: Broker) -> None:
+    async def publisher(channel: str) -> None:
+        for i in range(30):
+            if i % 2:
+                await broker.publish(channel, str(i))
+            else:
+                await broker.publish_many([(channel, str(i))])
+
+    async with contextlib.AsyncExitStack() as stack:
+        channels = [f"c{n}" for n in range(8)]
+        subs = [await stack.enter_async_context(broker.subscribe(channel)) for channel in channels]
+        await asyncio.gather(*(publisher(channel) for channel in channels))
+        for sub in subs:
+            got = [(await next_event(sub)).data for _ in range(30)]  # type: ignore[union-attr]
+            assert got == [str(i).encode() for i in range(30)]
+
+
 async def test_only_messages_after_subscribing_arrive(broker: Broker) -> None:
     await broker.publish("c", "too early")
     async with broker.subscribe("c") as sub:
@@ -169,6 +208,8 @@ async def test_healthy_while_open_and_closed_after(make_broker: MakeBroker) -> N
     assert not broker.healthy
     with pytest.raises(BrokerClosed):
         await broker.publish("c", "x")
+    with pytest.raises(BrokerClosed):
+        await broker.publish_many([("c", "x")])
     with pytest.raises(BrokerClosed):
         await broker.acquire_lease("L", "me", 1)
     with pytest.raises(BrokerClosed):

@@ -30,6 +30,8 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         with pytest.raises(BrokerUnavailable):
             await broker.publish("table:1", "lost")
         with pytest.raises(BrokerUnavailable):
+            await broker.publish_many([("table:1", "lost"), ("table:2", "lost")])
+        with pytest.raises(BrokerUnavailable):
             await broker.renew_lease("table:1", "proc-a", token, 30)
         with pytest.raises(BrokerUnavailable):
             await broker.hincrby("seats", "table:1", 1)
@@ -49,6 +51,9 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         await broker.publish("table:1", "after")
         assert await next_event(sub) == Message("table:1", b"after")
         await assert_silent(other)
+        await broker.publish_many([("table:2", "both"), ("table:1", "both")])
+        assert await next_event(sub) == Message("table:1", b"both")
+        assert await next_event(other) == Message("table:2", b"both")
 
         # The restarted server lost the lease; a new one gets a larger fencing token
         # because the fence counter is reseeded from the server clock.
@@ -87,12 +92,33 @@ async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
             await wait_until(lambda: not broker.healthy, 3, "the watchdog notices the silence")
             with pytest.raises(BrokerUnavailable):
                 await broker.publish("c", "into the void")
+            with pytest.raises(BrokerUnavailable):
+                await broker.publish_many([("c", "into"), ("c", "the void")])
         finally:
             own_redis.resume()
         await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
         assert await next_event(sub) == Gap("c", GapReason.RECONNECT, None)
         await broker.publish("c", "back")
         assert await next_event(sub) == Message("c", b"back")
+
+
+async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -> None:
+    async with open_broker(own_redis.url, prefix="outage:", command_timeout_s=1.0) as broker:
+        await broker.publish("c", "warm")  # the command connection is open
+        own_redis.pause()
+        try:
+            pending = asyncio.ensure_future(broker.publish_many([("c", "a"), ("c", "b")]))
+            await asyncio.sleep(0.1)
+            own_redis.kill()
+            with pytest.raises(BrokerUnavailable):
+                await asyncio.wait_for(pending, 3)
+        finally:
+            own_redis.kill()
+        own_redis.start()
+        await wait_until(lambda: broker.healthy, 6, "the broker reconnects")
+        async with broker.subscribe("c") as sub:
+            await broker.publish("c", "again")
+            assert await next_event(sub) == Message("c", b"again")
 
 
 async def test_closing_during_an_outage_leaves_no_tasks_behind(own_redis: OwnRedis) -> None:
