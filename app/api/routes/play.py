@@ -69,12 +69,12 @@ class TableSockets:
         if scope["type"] == "websocket" and scope["path"].startswith(PATH_PREFIX):
             code = scope["path"][len(PATH_PREFIX) :]
             if code and "/" not in code:
-                await table_socket(WebSocket(scope, receive, send), code)
+                await table_socket(WebSocket(scope, receive, send), code, send)
                 return
         await self.app(scope, receive, send)
 
 
-async def table_socket(websocket: WebSocket, code: str) -> None:
+async def table_socket(websocket: WebSocket, code: str, send: Send) -> None:
     app = websocket.app
     settings = app.state.settings
     registry: TableRegistry = app.state.tables
@@ -102,7 +102,7 @@ async def table_socket(websocket: WebSocket, code: str) -> None:
     sockets: set[WebSocket] = app.state.sockets
     sockets.add(websocket)
     CONNECTIONS.inc()
-    connection = Connection(websocket, registry, table_code, principal, conn)
+    connection = Connection(websocket, send, registry, table_code, principal, conn)
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
     try:
         await connection.run()
@@ -120,9 +120,10 @@ class Connection:
     """
 
     def __init__(
-        self, websocket: WebSocket, registry: TableRegistry, code: str, principal: Principal, conn: str
+        self, websocket: WebSocket, send: Send, registry: TableRegistry, code: str, principal: Principal, conn: str
     ) -> None:
         self.ws = websocket
+        self.asgi_send = send  # sends go straight to the server: each is one whole frame, so no lock
         self.registry = registry
         self.broker = registry.broker
         self.code = code
@@ -132,13 +133,11 @@ class Connection:
         self.last_version = -1
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
-        self.send_lock = asyncio.Lock()
         self.watching: asyncio.Task[None] | None = None
 
     async def send(self, payload: dict[str, Any] | str) -> None:
         text = payload if isinstance(payload, str) else orjson.dumps(payload).decode()
-        async with self.send_lock:
-            await self.ws.send_text(text)
+        await self.asgi_send({"type": "websocket.send", "text": text})
 
     async def error(self, cmd_id: Any, code: str, message: str) -> None:
         ERRORS.labels(code).inc()
@@ -241,8 +240,7 @@ class Connection:
             text = frame.text
             del frame  # an idle connection keeps no message alive
             try:
-                async with self.send_lock:
-                    await self.ws.send_text(text)
+                await self.asgi_send({"type": "websocket.send", "text": text})
             except Exception:
                 return
             del text
