@@ -33,7 +33,7 @@ class Card(NamedTuple):
         return card
 
     def __str__(self) -> str:
-        return RANK_NAMES.get(self.rank, str(self.rank)) + self.suit
+        return CARD_TEXT[self]
 
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"
@@ -45,7 +45,32 @@ class Card(NamedTuple):
 
 
 ALL_CARDS: tuple[Card, ...] = tuple(Card(rank, suit) for suit in SUITS for rank in range(2, 15))
-_BY_TEXT: dict[str, Card] = {str(card).upper(): card for card in ALL_CARDS}
+
+
+class _CardTexts(dict[Card, str]):
+    """``str(card)`` looked up instead of built: printing cards is most of the work of a view."""
+
+    def __missing__(self, card: Card) -> str:
+        if not isinstance(card, Card):  # not a card at all: print it as ``str`` would
+            return str(card)
+        return RANK_NAMES.get(card.rank, str(card.rank)) + card.suit  # outside the deck, e.g. Card(1, "x")
+
+
+CARD_TEXT = _CardTexts()
+CARD_TEXT.update((card, CARD_TEXT[card]) for card in ALL_CARDS)  # each text made once, by __missing__
+_BY_TEXT: dict[str, Card] = {text.upper(): card for card, text in CARD_TEXT.items()}
+
+
+def hand_key(card: Card, trump: str) -> tuple[bool, int, str]:
+    """How a hand is sorted: non-trumps by rank then suit, trumps last by rank."""
+    return (card.suit == trump, card.rank, card.suit)
+
+
+# HAND_ORDER[trump][card]: the card's place in that order among all 52, a cheaper sort key.
+HAND_ORDER: dict[str, dict[Card, int]] = {
+    trump: {card: place for place, card in enumerate(sorted(ALL_CARDS, key=lambda card: hand_key(card, trump)))}
+    for trump in SUITS
+}
 
 
 def deck(size: int) -> tuple[Card, ...]:
@@ -64,4 +89,4 @@ def beats(cover: Card, attack: Card, trump: str) -> bool:
 
 
 def cards_text(cards: tuple[Card, ...] | list[Card]) -> str:
-    return " ".join(str(card) for card in cards) if cards else "-"
+    return " ".join([CARD_TEXT[card] for card in cards]) if cards else "-"

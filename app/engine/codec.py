@@ -4,24 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.engine.actions import Action, action_from_json, action_to_json
-from app.engine.cards import Card
+from app.engine.actions import ACTION_TYPES, Action, action_from_json, action_to_json
+from app.engine.cards import CARD_TEXT, Card
 from app.engine.rules import Rules
 from app.engine.state import Move, Outcome, State
 
 
 def _cards(cards: tuple[Card, ...] | list[Card]) -> list[str]:
-    return [str(card) for card in cards]
+    return [CARD_TEXT[card] for card in cards]
 
 
 def _parse(texts: list[str]) -> tuple[Card, ...]:
     return tuple(Card.parse(text) for text in texts)
 
 
+_AS_IS = frozenset({str, int, bool, float, type(None)})
+_ACTION_CLASSES = frozenset(ACTION_TYPES.values())
+
+
 def jsonable(value: Any) -> Any:
     """Cards become strings, actions their JSON; tuples become lists (for events)."""
+    kind = type(value)
+    if kind in _AS_IS:
+        return value
+    if kind is Card:
+        return CARD_TEXT[value]
+    if kind is tuple:  # usually cards: spare a call per card
+        return [CARD_TEXT[item] if type(item) is Card else jsonable(item) for item in value]
+    if kind in _ACTION_CLASSES:
+        return action_to_json(value)
+    # The general rules (the cases above are their quick paths for the values events hold):
     if isinstance(value, Card):
-        return str(value)
+        return CARD_TEXT[value]
     if isinstance(value, dict):
         return {key: jsonable(item) for key, item in value.items()}
     if isinstance(value, tuple | list):
@@ -32,8 +46,10 @@ def jsonable(value: Any) -> Any:
 
 
 def event_to_json(event: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = jsonable(event)
-    return result
+    if type(event) is not dict:
+        result: dict[str, Any] = jsonable(event)
+        return result
+    return {key: value if type(value) in _AS_IS else jsonable(value) for key, value in event.items()}
 
 
 def state_to_json(state: State) -> dict[str, Any]:
@@ -44,9 +60,9 @@ def state_to_json(state: State) -> dict[str, Any]:
         "dealer": state.dealer,
         "hands": [_cards(hand) for hand in state.hands],
         "stock": _cards(state.stock),
-        "trump_card": str(state.trump_card),
+        "trump_card": CARD_TEXT[state.trump_card],
         "discard": _cards(state.discard),
-        "table": [[str(a), None if c is None else str(c)] for a, c in state.table],
+        "table": [[CARD_TEXT[a], None if c is None else CARD_TEXT[c]] for a, c in state.table],
         "attacker": state.attacker,
         "defender": state.defender,
         "bout_limit": state.bout_limit,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
 from itertools import combinations, product
 from typing import Any
 
@@ -32,6 +34,14 @@ MAX_GROUP_PLAY = 6
 # --------------------------------------------------------------------------- legal actions
 
 
+@lru_cache(maxsize=8192, typed=True)
+def _action(kind: Callable[..., Action], *args: Any) -> Action:
+    """``kind(*args)``, made once: actions are immutable values, and building a frozen dataclass
+    costs several times a cache look-up. For the single-card actions ``legal_actions`` offers over
+    and over (a few thousand at most); groups of cards are built as they come."""
+    return kind(*args)
+
+
 def legal_actions(state: State, seat: int) -> list[Action]:
     """Every action ``apply`` accepts from ``seat`` now (cheats too, at a cheating table)."""
     if state.phase == OVER or seat in state.out or not 0 <= seat < len(state.hands):
@@ -39,7 +49,7 @@ def legal_actions(state: State, seat: int) -> list[Action]:
     actions: list[Action] = []
     hand = state.hands[seat]
     if state.exchange_open and _lowest_trump(state) in hand:
-        actions.append(ExchangeTrump(seat))
+        actions.append(_action(ExchangeTrump, seat))
     if state.phase == LEAD:
         if seat == state.attacker:
             actions.extend(_leads(state, seat, hand))
@@ -49,13 +59,13 @@ def legal_actions(state: State, seat: int) -> list[Action]:
         if not state.taking and not all_covered(state):
             actions.extend(_covers(state, seat, hand))
             actions.extend(_transfers(state, seat, hand))
-            actions.append(Take(seat))
+            actions.append(_action(Take, seat))
     elif seat not in state.passed and is_thrower(state, seat):
         actions.extend(_throw_ins(state, seat, hand))
         if state.taking or all_covered(state):
-            actions.append(Pass(seat))
+            actions.append(_action(Pass, seat))
     if state.rules.cheating:
-        actions.extend(Challenge(seat, i) for i, move in enumerate(state.moves) if move.seat != seat)
+        actions.extend([_action(Challenge, seat, i) for i, move in enumerate(state.moves) if move.seat != seat])
     return actions
 
 
@@ -65,7 +75,7 @@ def _lowest_trump(state: State) -> Card:
 
 def _leads(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
     if not state.rules.durac:
-        return [Lead(seat, (card,)) for card in hand]
+        return [_action(Lead, seat, (card,)) for card in hand]
     limit = min(MAX_GROUP_PLAY, allowance(state))
     return [Lead(seat, group) for group in _group_plays(hand, limit)]
 
@@ -110,10 +120,10 @@ def _throw_ins(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
             for size in range(1, min(room, MAX_GROUP_PLAY, len(matching)) + 1):
                 actions.extend(ThrowIn(seat, combo) for combo in combinations(matching, size))
         else:
-            actions.extend(ThrowIn(seat, (card,)) for card in matching)
+            actions.extend([_action(ThrowIn, seat, (card,)) for card in matching])
     if state.rules.cheating:
         # One illegal card at a time: a rank not on the table, or any card beyond the limit.
-        actions.extend(ThrowIn(seat, (card,)) for card in hand if card.rank not in ranks or room <= 0)
+        actions.extend([_action(ThrowIn, seat, (card,)) for card in hand if card.rank not in ranks or room <= 0])
     return actions
 
 
@@ -129,7 +139,7 @@ def _covers(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
             # beats(card, attack, trump), inlined: this is the innermost loop of legal_actions.
             rank, suit = card
             if cheating or (rank > attack_rank if suit == attack_suit else suit == trump):
-                actions.append(Cover(seat, index, card))
+                actions.append(_action(Cover, seat, index, card))
     return actions
 
 
@@ -151,7 +161,7 @@ def _transfers(state: State, seat: int, hand: tuple[Card, ...]) -> list[Action]:
     actions: list[Action] = []
     if state.rules.cheating:
         # A cheat is one card: any card of the hand (a wrong rank, or over a limit).
-        actions.extend(Transfer(seat, (card,)) for card in hand)
+        actions.extend([_action(Transfer, seat, (card,)) for card in hand])
     if len(ranks) == 1 and state.rules.cheating:
         return actions  # the honest single-card transfers are among those
     if len(ranks) > 1 and not state.rules.durac:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.engine.actions import Action, action_to_json
-from app.engine.cards import Card
+from app.engine.cards import CARD_TEXT, HAND_ORDER, Card, hand_key
 from app.engine.play import legal_actions
 from app.engine.seating import all_covered, allowance, cap, pending, throwers
 from app.engine.state import BOUT, LEAD, OVER, State
@@ -13,7 +13,10 @@ from app.engine.state import BOUT, LEAD, OVER, State
 
 def sort_hand(hand: tuple[Card, ...], trump: str) -> list[Card]:
     """Non-trumps by rank then suit, trumps last by rank."""
-    return sorted(hand, key=lambda card: (card.suit == trump, card.rank, card.suit))
+    try:
+        return sorted(hand, key=HAND_ORDER[trump].__getitem__)
+    except KeyError:  # a card (or trump) outside the deck
+        return sorted(hand, key=lambda card: hand_key(card, trump))
 
 
 def decision(state: State) -> dict[str, Any]:
@@ -54,62 +57,64 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
 def seat_view(state: State, seat: int) -> dict[str, Any]:
     """What only ``seat`` sees on top of the public view: its hand and its legal actions."""
     return {
-        "hand": [str(card) for card in sort_hand(state.hands[seat], state.trump)],
+        "hand": [CARD_TEXT[card] for card in sort_hand(state.hands[seat], state.trump)],
         "legal": [action_to_json(action) for action in legal_actions(state, seat)],
     }
 
 
 def public_view(state: State) -> dict[str, Any]:
     """The part of every view that is the same for all recipients (no ``seat`` key)."""
-    trump = state.trump
+    phase = state.phase
+    over = phase == OVER
+    out = state.out
+    passed = state.passed
+    outcome = state.outcome
     roles: dict[int, str] = {}
-    if state.phase in (LEAD, BOUT):
-        for other in throwers(state) if state.phase == BOUT else ():
+    if phase in (LEAD, BOUT):
+        for other in throwers(state) if phase == BOUT else ():
             roles[other] = "thrower"
         roles[state.attacker] = "attacker"
         roles[state.defender] = "defender"
-    outcome = state.outcome
-    players = []
-    for other in range(state.n):
-        place = (
-            outcome.place_of(other)
-            if outcome is not None
-            else (state.out.index(other) + 1 if other in state.out else None)
-        )
-        players.append(
-            {
-                "seat": other,
-                "cards": len(state.hands[other]),
-                "out": other in state.out,
-                "place": place,
-                "role": roles.get(other),
-                "passed": other in state.passed,
-            }
-        )
+    if outcome is not None:
+        places: list[int | None] = [outcome.place_of(other) for other in range(state.n)]
+    else:
+        places = [out.index(other) + 1 if other in out else None for other in range(state.n)]
+    players = [
+        {
+            "seat": other,
+            "cards": len(hand),
+            "out": other in out,
+            "place": places[other],
+            "role": roles.get(other),
+            "passed": other in passed,
+        }
+        for other, hand in enumerate(state.hands)
+    ]
     data: dict[str, Any] = {
-        "phase": state.phase,
+        "phase": phase,
         "ply": state.ply,
         "rules": state.rules.to_json(),
         "dealer": state.dealer,
-        "trump": trump,
-        "trump_card": str(state.trump_card),
+        "trump": state.trump_card.suit,
+        "trump_card": CARD_TEXT[state.trump_card],
         "trump_card_in_stock": state.trump_card in state.stock,
         "stock": len(state.stock),
         "discard": len(state.discard),
         "players": players,
         "table": [
-            {"attack": str(attack), "cover": None if cover is None else str(cover)} for attack, cover in state.table
+            {"attack": CARD_TEXT[attack], "cover": None if cover is None else CARD_TEXT[cover]}
+            for attack, cover in state.table
         ],
-        "attacker": state.attacker if state.phase != OVER else None,
-        "defender": state.defender if state.phase != OVER else None,
+        "attacker": None if over else state.attacker,
+        "defender": None if over else state.defender,
         "taking": state.taking,
         "cap": cap(state),
-        "allowance": allowance(state) if state.phase != OVER else 0,
+        "allowance": 0 if over else allowance(state),
         "decision": decision(state),
         "moves": [action_to_json(move.action) for move in state.moves],
-        "order": list(state.out),
+        "order": list(out),
         "exchange_open": state.exchange_open,
-        "outcome": outcome.to_json() if outcome is not None else None,
+        "outcome": None if outcome is None else outcome.to_json(),
     }
     return data
 
