@@ -112,6 +112,7 @@ class TableActor:
         self._bot_tasks: dict[int, asyncio.Task[None]] = {}
         self._settle_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        self._outbox: list[tuple[str, str]] | None = None  # set while one command is handled
 
     # ------------------------------------------------------------------ lifetime
 
@@ -145,15 +146,19 @@ class TableActor:
                 try:
                     message = await asyncio.wait_for(self._inbox.get(), timeout)
                 except TimeoutError:
+                    self._outbox = []
                     try:
                         await self._on_deadline()
                     except Exception:
                         log.exception("table %s: timer handling failed", self.code[:8])
+                    await self._flush()
                     continue
+                self._outbox = []  # what this command publishes goes out together, in order
                 try:
                     await self._handle(message)
                 except Exception:  # one bad command must never kill the table
                     log.exception("table %s: command failed: %r", self.code[:8], message.get("op"))
+                await self._flush()
 
     async def _pump_from(self, sub: Any) -> None:
         async for item in sub:
@@ -839,16 +844,26 @@ class TableActor:
                 f'"view":{view_json},"table":{watch_table}}}'
             )
             outbox.append((channels.watch(self.code), channels.frame_text("update", text, version=version)))
+        await self._send(outbox)
+
+    async def _publish_text(self, channel: str, text: str) -> None:
+        await self._send([(channel, text)])
+
+    async def _send(self, outbox: list[tuple[str, str]]) -> None:
+        """Publish now, or, while the actor handles a command, with everything else it publishes
+        (the updates, then the ack: one round trip to a remote broker)."""
+        if self._outbox is not None:
+            self._outbox.extend(outbox)
+            return
         try:
             await self.broker.publish_many(outbox)
         except Exception as exc:  # broker down: clients resync when it returns
-            log.warning("table %s: push of version %d failed: %s", self.code[:8], version, exc)
+            log.warning("table %s: publish failed (%d messages): %s", self.code[:8], len(outbox), exc)
 
-    async def _publish_text(self, channel: str, text: str) -> None:
-        try:
-            await self.broker.publish(channel, text)
-        except Exception as exc:  # broker down: clients resync when it returns
-            log.warning("table %s: publish to %s failed: %s", self.code[:8], channel, exc)
+    async def _flush(self) -> None:
+        outbox, self._outbox = self._outbox, None
+        if outbox:
+            await self._send(outbox)
 
 
 def _dumps(value: Any) -> str:
