@@ -5,7 +5,9 @@
 
 It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker, the
 websocket rate limit raised) as its own process and drives it from one separate client process
-(uvloop, plain json): every table is four guests who play random legal moves as fast as the server
+(uvloop, picows websockets, orjson; every message is handled in the websocket's frame callback and
+an update's view is parsed only when its seat acts on it, so that the client costs the shared CPUs
+as little as it can): every table is four guests who play random legal moves as fast as the server
 answers, each seat acting when the table waits for it (``decision.seats``) and now and then throwing
 in when it may; when a match ends the table's creator asks for a rematch. Measured over a window
 after a warm-up:
@@ -13,7 +15,7 @@ after a warm-up:
 * commands/s (acked commands) and the command-to-push latency: from sending a command to receiving
   the pushed update that reflects it (the update whose version the ack names);
 * messages/s delivered to the clients (updates, acks, errors) and their mean size;
-* the server's RSS, the server's and the client process's CPU use;
+* the server's RSS, the server's and the client process's CPU use (and the client's CPU per command);
 * the server's memory per idle connection: the RSS growth from connecting and greeting every
   websocket (before any match starts), divided by their number.
 
@@ -44,6 +46,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
 
 from bench._server import ROOT, ServerProcess, durak_server, free_port
 
@@ -74,10 +79,14 @@ class Seat:
         "creator",
         "name",
         "outstanding",
+        "parts",
         "recv_at",
+        "recv_version",
         "sent_at",
+        "update",
         "version",
         "view",
+        "welcome",
         "ws",
     )
 
@@ -86,30 +95,106 @@ class Seat:
         self.name = name
         self.cookie = cookie
         self.creator = creator
-        self.ws: Any = None
-        self.view: dict[str, Any] | None = None
+        self.ws: Any = None  # the picows transport
+        self.welcome: asyncio.Future[None] | None = None  # set while waiting for the welcome
+        self.parts: list[bytes] | None = None  # a fragmented message being assembled
+        self.update: bytes | None = None  # the latest update (durak), its view parsed only to act on it
+        self.view: dict[str, Any] | None = None  # the head of the latest update (bare)
         self.version = -1
         self.acted = -1
         self.outstanding: str | None = None
         self.sent_at = 0.0
-        self.recv_at: dict[int, float] = {}
+        # When the updates of the last versions arrived (version & _RECENT -> version, time).
+        self.recv_version = [-1] * (_RECENT + 1)
+        self.recv_at = [0.0] * (_RECENT + 1)
+
+
+_LISTENER: Any = None
+_RECENT = 15  # an ack finds the arrival time of the update it names among the last 16 versions
+
+
+def _listener_class() -> Any:
+    """The picows listener of one seat (imported lazily: only the client process needs picows).
+
+    Every text message is handled right in picows' frame callback: no task, queue or coroutine per
+    message; the command it prompts is written to the socket from there."""
+    global _LISTENER
+    if _LISTENER is not None:
+        return _LISTENER
+    from picows import WSListener, WSMsgType
+
+    text, continuation, close = WSMsgType.TEXT, WSMsgType.CONTINUATION, WSMsgType.CLOSE
+
+    class Link(WSListener):  # type: ignore[misc]
+        def __init__(self, client: Client, seat: Seat) -> None:
+            super().__init__()
+            self.client = client
+            self.seat = seat
+
+        def on_ws_frame(self, transport: Any, frame: Any) -> None:
+            kind = frame.msg_type
+            seat = self.seat
+            try:
+                if kind == text and frame.fin and seat.parts is None:
+                    raw = frame.get_payload_as_bytes()
+                elif kind == text or (kind == continuation and seat.parts is not None):
+                    parts = seat.parts = seat.parts or []
+                    parts.append(frame.get_payload_as_bytes())
+                    if not frame.fin:
+                        return
+                    raw, seat.parts = b"".join(parts), None
+                else:  # pings are answered by picows itself
+                    if kind == close:  # answer the server's close (unless it answers ours), then hang up
+                        if not transport.is_close_frame_sent:
+                            transport.send_close(frame.get_close_code())
+                        transport.disconnect()
+                    return
+                if seat.welcome is None:
+                    self.client.on_message(seat, raw)
+                elif orjson.loads(raw)["type"] == "welcome":  # (at the table, updates about others come first)
+                    welcome, seat.welcome = seat.welcome, None  # from now on every message is played
+                    welcome.set_result(None)
+            except Exception as exc:  # a broken message or connection ends this seat
+                if not self.client.stopping:
+                    self.client.emit("seat_error", seat=seat.name, error=repr(exc))
+                transport.disconnect()
+
+        def on_ws_disconnected(self, transport: Any) -> None:
+            seat = self.seat
+            if seat.welcome is not None:
+                seat.welcome.set_exception(ConnectionError(f"{seat.name}: closed before the welcome"))
+            elif not self.client.stopping:
+                self.client.emit("seat_error", seat=seat.name, error="connection closed")
+
+    _LISTENER = Link
+    return Link
 
 
 class Client:
     """All the simulated players, in one process."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        from bench._client import choose, command
+
         self.args = args
         self.base = args.url.rstrip("/")
         self.ws_base = "ws" + self.base[4:]
+        url = urlsplit(self.base)
+        self.host, self.port = url.hostname, url.port or 80
         self.rng = random.Random(args.seed)
         self.stats = Stats()
         self.measuring = False
         self.stopping = False
+        self.live = False  # seats act from "go" on
         self.seats: list[Seat] = []
         self.http: Any = None
         self.ids = 0
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.durak = args.mode == "durak"
+        self.think = args.think_ms > 0
+        self.choose = choose
+        self.command = command
+        self.text_type: Any = None
 
     def emit(self, event: str, **data: Any) -> None:
         print(json.dumps({"event": event, **data}), flush=True)
@@ -171,12 +256,15 @@ class Client:
     # --- websockets ---
 
     async def connect_all(self) -> None:
-        from websockets.asyncio.client import connect
+        from picows import WSMsgType, ws_connect
 
+        self.text_type = WSMsgType.TEXT
+        link = _listener_class()
+        loop = asyncio.get_running_loop()
         sem = asyncio.Semaphore(100)
 
         async def one(seat: Seat) -> None:
-            if self.args.mode == "durak":
+            if self.durak:
                 url = f"{self.ws_base}/ws/tables/{seat.code}"
                 headers = {"origin": self.base}
                 if seat.cookie:
@@ -185,27 +273,26 @@ class Client:
                 url = f"{self.ws_base}/ws/{seat.code}?n={self.args.seats}&bytes={self.args.update_bytes}"
                 headers = {}
             async with sem:
-                seat.ws = await connect(
+                welcome = seat.welcome = loop.create_future()
+                seat.ws, _ = await ws_connect(
+                    lambda: link(self, seat),
                     url,
-                    additional_headers=headers,
-                    compression=None,
-                    ping_interval=None,
-                    max_size=2**20,
-                    open_timeout=60,
+                    extra_headers=headers,
+                    max_frame_size=2**20,
+                    websocket_handshake_timeout=60,
+                    use_aiofastnet=False,  # uvloop's own transport: a little cheaper here
                 )
-                await seat.ws.send('{"type":"hello"}')
-                while True:  # the welcome (and, at the table, updates about others connecting)
-                    message = json.loads(await seat.ws.recv())
-                    if message["type"] == "welcome":
-                        break
+                seat.ws.send(self.text_type, b'{"type":"hello"}')
+                await welcome
 
         # Seats in order, so that each seat's connection exists when it plays.
         await asyncio.gather(*(one(seat) for seat in self.seats))
 
     async def go(self) -> None:
-        for seat in self.seats:
-            self.spawn(self.play(seat))
-        if self.args.mode == "durak":
+        self.live = True
+        for seat in self.seats:  # whatever arrived since the welcome (nothing to play yet)
+            self.act(seat)
+        if self.durak:
             last = [s for s in self.seats if s.name.endswith(f"s{self.args.seats - 1}")]
             await asyncio.gather(
                 *(self.post(f"/api/tables/{s.code}/join", {"seat": self.args.seats - 1}, s.cookie) for s in last)
@@ -213,107 +300,132 @@ class Client:
         else:
             for seat in self.seats:
                 if seat.creator:
-                    await seat.ws.send('{"type":"start"}')
+                    seat.ws.send(self.text_type, b'{"type":"start"}')
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def send_later(self, seat: Seat, text: str, delay: float) -> None:
+    async def send_later(self, seat: Seat, data: bytes, delay: float) -> None:
         """A player who thinks before acting (``--think-ms``)."""
         await asyncio.sleep(delay)
         seat.sent_at = time.perf_counter()
         with contextlib.suppress(Exception):
-            await seat.ws.send(text)
+            seat.ws.send(self.text_type, data)
 
     async def rematch(self, seat: Seat) -> None:
+        """``POST /api/tables/{code}/rematch`` as the table's creator: the same request as through
+        httpx, written by hand on a connection of its own (``Connection: close``), since an httpx
+        request costs the client more CPU than a whole match's moves. As before, a refusal is
+        ignored."""
         with contextlib.suppress(Exception):
-            await self.post(f"/api/tables/{seat.code}/rematch", {}, seat.cookie)
+            request = (
+                f"POST /api/tables/{seat.code}/rematch HTTP/1.1\r\nhost: {self.host}:{self.port}\r\n"
+                f"origin: {self.base}\r\ncookie: durak_session={seat.cookie}\r\n"
+                "content-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}"
+            )
+            reader, writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                writer.write(request.encode())
+                await reader.read()  # the response, up to the server's close
+            finally:
+                writer.close()
 
-    def choose_durak(self, seat: Seat) -> dict[str, Any] | None:
-        from bench._client import choose
+    def on_message(self, seat: Seat, raw: bytes, clock: Any = time.perf_counter) -> None:
+        """One message pushed to a seat (called from its picows listener), then maybe its move.
 
-        view = seat.view
-        if view is None or not view.get("legal"):
-            return None
-        return choose(view, self.rng, throw_in_p=self.args.throw_in_p)
-
-    async def play(self, seat: Seat) -> None:
-        ws = seat.ws
+        An update is read only as far as needed: its version from the head; its view only when the
+        seat acts on it (``act``), and the whole of it only for a table creator when the update may
+        finish the match. The floor's clients read only the head of an update (what they need to
+        play it). Acks and refusals are parsed whole."""
+        now = clock()
         stats = self.stats
-        clock = time.perf_counter
-        durak = self.args.mode == "durak"
-        # The floor's clients read only the head of an update (what they need to play it); the
-        # table's clients need the whole view to pick a legal move.
-        loads = json.loads if durak else _bare_parse
-        from bench._client import command
-
-        try:
-            async for raw in ws:
-                now = clock()
-                message = loads(raw)
-                kind = message["type"]
-                measuring = self.measuring
-                if measuring:
-                    stats.messages += 1
-                    stats.bytes += len(raw)
-                if kind == "update":
-                    version = message["version"]
-                    if measuring:
-                        stats.updates += 1
-                        stats.update_bytes += len(raw)
-                    if version >= seat.version:
-                        seat.version = version
-                        seat.recv_at[version] = now
-                        if len(seat.recv_at) > 16:
-                            del seat.recv_at[min(seat.recv_at)]
-                        if durak:
-                            seat.view = message["view"]
-                            if message["table"]["status"] == "finished" and seat.creator and version > seat.acted:
-                                seat.acted = version
-                                if measuring and message["events"]:
-                                    stats.matches += 1
-                                if not self.stopping:
-                                    self.spawn(self.rematch(seat))
-                        else:
-                            seat.view = message
-                elif kind in ("ack", "error") and message.get("id") == seat.outstanding:
+        measuring = self.measuring
+        if measuring:
+            stats.messages += 1
+            stats.bytes += len(raw)
+        message: dict[str, Any] | None = None
+        if raw.startswith(_UPDATE):
+            version = int(raw[27 : raw.index(b",", 27)])
+        else:
+            message = orjson.loads(raw)
+            kind = message["type"]
+            if kind != "update":
+                if (kind == "ack" or kind == "error") and message.get("id") == seat.outstanding:
                     seat.outstanding = None
                     if measuring:
                         if kind == "ack":
                             stats.acks += 1
-                            pushed = seat.recv_at.get(message["version"])
+                            acked = message["version"]
+                            slot = acked & _RECENT
+                            pushed = seat.recv_at[slot] if seat.recv_version[slot] == acked else None
                             if pushed is not None and pushed >= seat.sent_at:
                                 stats.latencies.append(pushed - seat.sent_at)
                             else:
                                 stats.unmatched_acks += 1
                         else:
                             stats.errors[message["code"]] = stats.errors.get(message["code"], 0) + 1
-                if seat.outstanding is not None or self.stopping or seat.version <= seat.acted:
-                    continue
-                seat.acted = seat.version
-                if durak:
-                    action = self.choose_durak(seat)
-                    if action is None:
-                        continue
-                    self.ids += 1
-                    seat.outstanding = f"c{self.ids}"
-                    text = json.dumps(command(action, seat.outstanding, seat.version))
-                else:
-                    if seat.view is None or seat.view["turn"] != seat.view["seat"]:
-                        continue
-                    self.ids += 1
-                    seat.outstanding = f"c{self.ids}"
-                    text = f'{{"type":"cmd","id":"{seat.outstanding}","version":{seat.version}}}'
-                if self.args.think_ms > 0:
-                    self.spawn(self.send_later(seat, text, self.rng.uniform(0, 2 * self.args.think_ms) / 1000))
-                    continue
-                seat.sent_at = clock()
-                await ws.send(text)
-        except Exception as exc:  # a closed connection ends this seat
-            if not self.stopping:
-                self.emit("seat_error", seat=seat.name, error=repr(exc))
+                if self.live and seat.outstanding is None:
+                    self.act(seat)
+                return
+            version = message["version"]
+        if measuring:
+            stats.updates += 1
+            stats.update_bytes += len(raw)
+        if version >= seat.version:
+            seat.version = version
+            slot = version & _RECENT
+            seat.recv_version[slot] = version
+            seat.recv_at[slot] = now
+            if not self.durak:
+                seat.view = _bare_parse(raw)
+            else:
+                seat.update = raw  # its view is read when the seat acts on it
+                if seat.creator and version > seat.acted and _FINISHED in raw:
+                    message = message or orjson.loads(raw)
+                    if message["table"]["status"] == "finished":
+                        seat.acted = version
+                        if measuring and message["events"]:
+                            stats.matches += 1
+                        if not self.stopping:
+                            self.spawn(self.rematch(seat))
+        if self.live and seat.outstanding is None:
+            self.act(seat)
+
+    def act(self, seat: Seat) -> None:
+        """The seat's move on its latest view, if it has none in flight and the view is new."""
+        if seat.outstanding is not None or self.stopping or seat.version <= seat.acted:
+            return
+        seat.acted = seat.version
+        if self.durak:
+            raw = seat.update
+            if raw is None or seat.cookie is None:  # a spectator's view has no legal actions
+                return
+            end = raw.rfind(_TABLE)
+            if end > 0 and raw.endswith(_NO_LEGAL, 0, end):  # no legal action: nothing to read
+                return
+            view = _view_of(raw, end)
+            if view is None or not view.get("legal"):
+                return
+            action = self.choose(view, self.rng, throw_in_p=self.args.throw_in_p)
+            if action is None:
+                return
+            self.ids += 1
+            seat.outstanding = f"c{self.ids}"
+            data = orjson.dumps(self.command(action, seat.outstanding, seat.version))
+        else:
+            view = seat.view
+            if view is None or view["turn"] != view["seat"]:
+                return
+            self.ids += 1
+            seat.outstanding = f"c{self.ids}"
+            data = f'{{"type":"cmd","id":"{seat.outstanding}","version":{seat.version}}}'.encode()
+        if self.think:
+            self.spawn(self.send_later(seat, data, self.rng.uniform(0, 2 * self.args.think_ms) / 1000))
+            return
+        seat.sent_at = time.perf_counter()
+        seat.ws.send(self.text_type, data)
 
     async def run(self) -> None:
         self.emit("started")
@@ -330,11 +442,11 @@ class Client:
         await self.go()
         await asyncio.sleep(self.args.warmup)
         self.measuring = True
-        cpu0, t0 = time.process_time(), time.perf_counter()
+        cpu0, t0, times0 = time.process_time(), time.perf_counter(), os.times()
         self.emit("window_start")
         await asyncio.sleep(self.args.duration)
         self.measuring = False
-        cpu1, t1 = time.process_time(), time.perf_counter()
+        cpu1, t1, times1 = time.process_time(), time.perf_counter(), os.times()
         self.emit("window_end")
         self.stopping = True
         lat = sorted(self.stats.latencies)
@@ -365,22 +477,51 @@ class Client:
             },
             "unmatched_acks": s.unmatched_acks,
             "client_cpu_pct": 100 * (cpu1 - cpu0) / window,
+            "client_cpu_ms_per_command": 1000 * (cpu1 - cpu0) / max(1, s.acks),
+            "client_sys_share": (times1.system - times0.system) / max(1e-9, cpu1 - cpu0),
         }
         self.emit("result", result=result)
         for task in list(self.tasks):
             task.cancel()
-        await asyncio.gather(*(seat.ws.close() for seat in self.seats if seat.ws is not None), return_exceptions=True)
+        links = [seat.ws for seat in self.seats if seat.ws is not None]
+        for ws in links:
+            with contextlib.suppress(Exception):
+                ws.send_close()
+        with contextlib.suppress(Exception):  # the server answers the close; then the link disconnects
+            await asyncio.wait_for(asyncio.gather(*(ws.wait_disconnected() for ws in links)), 10)
+        for ws in links:
+            ws.disconnect()
         if self.http is not None:
             await self.http.aclose()
 
 
-_BARE_HEAD = re.compile(r'^\{"type":"update","version":(\d+),"seat":(\d+),"turn":(\d+),')
+# A durak update is ``{"type":"update","version":N,"seat":S,"events":[...],"view":{...},"table":{...}}``
+# (``app/api/protocol.py``; the server serializes it in this order) and ``legal`` is the view's last
+# key. Quotes inside strings are escaped, so these byte strings are structure, never part of a name.
+_UPDATE = b'{"type":"update","version":'
+_VIEW = b',"view":'
+_TABLE = b',"table":{'
+_NO_LEGAL = b'"legal":[]}'  # just before the table: the seat has no legal action
+_FINISHED = b'"status":"finished"'  # a table status that ends a match (else no need to read the table)
 
 
-def _bare_parse(raw: str) -> dict[str, Any]:
+def _view_of(raw: bytes, end: int) -> dict[str, Any] | None:
+    """The view of a durak update (``end``: where its table starts), parsing only that part."""
+    start = raw.find(_VIEW)
+    if 0 < start < end:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            view: dict[str, Any] | None = orjson.loads(raw[start + len(_VIEW) : end])
+            return view
+    return orjson.loads(raw)["view"]  # some other layout: the whole message
+
+
+_BARE_HEAD = re.compile(rb'^\{"type":"update","version":(\d+),"seat":(\d+),"turn":(\d+),')
+
+
+def _bare_parse(raw: bytes) -> dict[str, Any]:
     head = _BARE_HEAD.match(raw)
     if head is None:
-        message: dict[str, Any] = json.loads(raw)
+        message: dict[str, Any] = orjson.loads(raw)
         return message
     return {"type": "update", "version": int(head[1]), "seat": int(head[2]), "turn": int(head[3])}
 
@@ -609,7 +750,8 @@ def _print_run(run: Run) -> None:
     print(
         f"         server CPU {run.server_cpu_pct:.0f}% ({100 * run.server_sys_share:.0f}% of it in the kernel; "
         f"{run.server_cpu_ms_per_command:.2f} ms per command, "
-        f"{run.server_cpu_us_per_message:.0f} us per delivered message), client CPU {r['client_cpu_pct']:.0f}%, "
+        f"{run.server_cpu_us_per_message:.0f} us per delivered message), client CPU {r['client_cpu_pct']:.0f}% "
+        f"({r['client_cpu_ms_per_command']:.3f} ms per command, {100 * r['client_sys_share']:.0f}% in the kernel), "
         f"CPU pressure (time some task waited for a CPU) {run.cpu_pressure}"
     )
     print(
