@@ -34,8 +34,8 @@ class Settings(BaseSettings):
     @field_validator("broker_url")
     @classmethod
     def _known_broker(cls, value: str) -> str:
-        if not value.startswith(("memory://", "redis://", "rediss://")):
-            raise ValueError("broker_url must be memory:// or redis://host:port/db")
+        if not value.startswith(("memory://", "redis://", "rediss://", "unix://")):
+            raise ValueError("broker_url must be memory://, redis://host:port/db or unix:///path/redis.sock?db=0")
         return value
 
 

@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench._server import ROOT, ServerProcess, durak_server, free_port
+from bench._server import ROOT, ServerProcess, durak_server, free_port, proc_cpu_split_s
 
 PY = sys.executable
 
@@ -38,13 +38,24 @@ def _reachable(port: int) -> bool:
 
 
 class Redis:
-    def __init__(self) -> None:
+    """A redis-server of the benchmark's own, on a free loopback port and a unix socket."""
+
+    def __init__(self, workdir: Path) -> None:
         self.port = free_port()
+        self.socket = workdir / f"redis-{self.port}.sock"
         self.proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, transport: str) -> str:
+        if transport == "unix":
+            return f"unix://{self.socket}?db=0"
+        return f"redis://127.0.0.1:{self.port}/0"
 
     def __enter__(self) -> Redis:
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            [
+                "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+            ],  # fmt: skip
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -148,7 +159,9 @@ def _lockstep(clients: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
     return results
 
 
-def phase(workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis_url: str) -> dict[str, Any]:
+def phase(workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis) -> dict[str, Any]:
+    redis_url = redis.url(args.redis)
+    assert redis.proc is not None
     folder = workdir / f"phase{processes}"
     folder.mkdir()
     servers = _servers(folder, processes, database_url, redis_url)
@@ -156,10 +169,12 @@ def phase(workdir: Path, processes: int, args: argparse.Namespace, database_url:
         server.start()
     try:
         cpu0 = [sum(s.cpu_split_s()) for s in servers]
+        redis0 = sum(proc_cpu_split_s(redis.proc.pid))
         t0 = time.perf_counter()
         results = _lockstep(_clients(servers, args.tables, args))
         elapsed = time.perf_counter() - t0
         cpu = [100 * (sum(s.cpu_split_s()) - c) / elapsed for s, c in zip(servers, cpu0, strict=True)]
+        redis_cpu = 100 * (sum(proc_cpu_split_s(redis.proc.pid)) - redis0) / elapsed
     finally:
         for server in servers:
             server.stop()
@@ -169,7 +184,8 @@ def phase(workdir: Path, processes: int, args: argparse.Namespace, database_url:
     client_cpu = sum(r["client_cpu_pct"] for r in results)
     print(
         f"  {processes} proc: {commands:.0f} commands/s, p99 {p99:.1f} ms, errors {errors}, "
-        f"server CPU {' + '.join(f'{c:.0f}%' for c in cpu)} (whole run), client CPU {client_cpu:.0f}%",
+        f"server CPU {' + '.join(f'{c:.0f}%' for c in cpu)}, redis-server {redis_cpu:.0f}% (whole run), "
+        f"client CPU {client_cpu:.0f}% (window)",
         file=sys.stderr,
     )
     return {"commands_per_s": commands, "p99_ms": p99, "errors": errors}
@@ -183,6 +199,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=None)
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--redis",
+        choices=("unix", "tcp"),
+        default="unix",
+        help="how the servers reach redis-server on this machine (default: its unix socket)",
+    )
     args = parser.parse_args(argv)
     args.tables = args.tables or (16 if args.quick else 100)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
@@ -196,10 +218,10 @@ def main(argv: list[str] | None = None) -> None:
             from app.db import migrate
 
             migrate.upgrade_sync(database_url)
-            with Redis() as redis:
-                one = phase(workdir, 1, args, database_url, f"redis://127.0.0.1:{redis.port}/0")
-            with Redis() as redis:
-                two = phase(workdir, 2, args, database_url, f"redis://127.0.0.1:{redis.port}/0")
+            with Redis(workdir) as redis:
+                one = phase(workdir, 1, args, database_url, redis)
+            with Redis(workdir) as redis:
+                two = phase(workdir, 2, args, database_url, redis)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     speedup = two["commands_per_s"] / max(1e-9, one["commands_per_s"])

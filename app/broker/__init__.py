@@ -71,7 +71,7 @@ def open_broker(
         from app.broker.memory import MemoryBroker
 
         return MemoryBroker(url, prefix=prefix, max_queue=max_queue)
-    if scheme in ("redis", "rediss"):
+    if scheme in ("redis", "rediss", "unix"):
         from app.broker.redis import RedisBroker
 
         return RedisBroker(
@@ -84,4 +84,4 @@ def open_broker(
             connect_timeout_s=connect_timeout_s,
             command_timeout_s=command_timeout_s,
         )
-    raise ValueError(f"unsupported broker URL {url!r}: use memory:// or redis://host:port/db")
+    raise ValueError(f"unsupported broker URL {url!r}: use memory://, redis://host:port/db or unix:///path?db=0")

@@ -456,7 +456,7 @@ class RedisBroker(Broker):
         command_timeout_s: float = 5.0,
     ) -> None:
         super().__init__(prefix=prefix, max_queue=max_queue)
-        if urlsplit(url).scheme not in ("redis", "rediss"):
+        if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
             raise ValueError(f"not a redis:// URL: {url!r}")
         next(backoff_delays(reconnect_initial_s, reconnect_max_s))  # validates the pair
         if not (health_interval_s > 0 and connect_timeout_s > 0 and command_timeout_s > 0):

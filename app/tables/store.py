@@ -332,6 +332,6 @@ class LogGap(Exception):
 
 def open_store(broker_url: str, prefix: str = "durak:") -> TableStore:
     scheme = urlsplit(broker_url).scheme
-    if scheme in ("redis", "rediss"):
+    if scheme in ("redis", "rediss", "unix"):
         return RedisStore(broker_url, prefix)
     return MemoryStore(broker_url)
