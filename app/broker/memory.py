@@ -120,6 +120,10 @@ class MemoryBroker(Broker):
                 for broker in tuple(brokers):
                     broker._dispatch(full, data)
 
+    def subscriber_count(self, channel: str) -> int:
+        """How many open subscriptions this broker holds on ``channel``."""
+        return len(self._subs.get(channel, ()))
+
     def _dispatch(self, full: str, data: bytes) -> None:
         channel = full[len(self.prefix) :]
         message = Message(channel, data)

@@ -316,9 +316,12 @@ class TableActor:
             return {"type": "ack", "version": self.version}
         if self.status == "playing":
             raise Refused("match_running", "you are already out; you can leave when the match ends")
-        self.spectators |= seat.connections
+        moved, self.spectators = seat.connections, self.spectators | seat.connections
         seat.kind, seat.principal, seat.connections = "empty", None, set()
         await self._changed([{"type": "seat", "seat": seat.seat, "name": None, "kind": "empty"}])
+        if moved:  # tell the player's connections they watch now (seated ones listen on one channel)
+            snapshot = {"type": "welcome", **self._snapshot(None, principal)}
+            await self._publish(channels.person(self.code, principal.key), snapshot)
         return {"type": "ack", "version": self.version}
 
     def _require_creator(self, principal: Principal) -> None:

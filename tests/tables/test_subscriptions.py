@@ -1,0 +1,81 @@
+"""What a table connection listens to: its person channel always, the spectator channel only while
+it has no seat (an idle seated connection holds one subscription), and the takeover's ``_rehello``
+reaches seated players on their own channel."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from fastapi.testclient import TestClient
+
+from app.broker import open_broker
+from app.engine import Rules
+from app.tables import channels
+from app.tables.hooks import MemoryHooks
+from app.tables.registry import TableRegistry
+from app.tables.spec import Principal, TableSpec
+from app.tables.store import MemoryStore
+from tests.tables.harness import Player, create_table, signup
+
+
+def _eventually(check, timeout: float = 3.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.01)
+
+
+def test_a_seated_connection_drops_the_spectator_channel_and_takes_it_again_after_leaving(
+    client: TestClient,
+) -> None:
+    alice, bob, carol = signup(client, "alice"), signup(client, "bob"), signup(client, "carol")
+    code = create_table(client, alice, seats=3, timer=0)["code"]
+    broker = client.app.state.tables.broker
+    watchers = lambda: broker.subscriber_count(channels.watch(code))  # noqa: E731
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        me = Player(ws, "alice")
+        assert me.hello()["seat"] is None
+        assert watchers() == 1  # not seated yet: watching like a spectator
+
+        assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice).status_code == 200
+        me.until(lambda m: m["type"] == "update" and m["seat"] == 0)
+        _eventually(lambda: watchers() == 0)
+
+        assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
+        update = me.until(lambda m: m["type"] == "update" and m["table"]["seats"][1]["kind"] == "human")
+        me.send({"type": "ping", "id": "sync"})
+        me.until(lambda m: m["type"] == "pong")
+        assert [m["version"] for m in me.messages if m["type"] == "update"].count(update["version"]) == 1
+
+        assert client.post(f"/api/tables/{code}/leave", headers=alice).status_code == 200
+        me.until(lambda m: m["type"] in ("update", "welcome") and m["seat"] is None)
+        _eventually(lambda: watchers() == 1)
+
+        assert client.post(f"/api/tables/{code}/join", json={"seat": 2}, headers=carol).status_code == 200
+        seen = me.until(lambda m: m["type"] == "update" and m["table"]["seats"][2]["kind"] == "human")
+        assert seen["seat"] is None  # the update for spectators, on the spectator channel
+
+
+async def test_resume_asks_seated_players_and_spectators_to_say_hello_again() -> None:
+    name = f"memory://rehello-{uuid.uuid4().hex}"
+    alice, bob = Principal("a:1", "alice", 1), Principal("a:2", "bob", 2)
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        async with registry:
+            spec = TableSpec(rules=Rules(timer=0), creator=alice, bot_delay_ms=0)
+            actor = await registry.create(spec)
+            await registry.call(spec.code, "join", alice)
+            await registry.call(spec.code, "join", bob)
+            async with (
+                broker.subscribe(channels.person(spec.code, alice.key)) as alices,
+                broker.subscribe(channels.person(spec.code, bob.key)) as bobs,
+                broker.subscribe(channels.watch(spec.code)) as watching,
+            ):
+                await actor.resume()
+                for sub in (alices, bobs, watching):
+                    async with asyncio.timeout(2):
+                        frame = channels.parse_frame((await sub.receive()).data)
+                    assert frame.kind == "_rehello"
