@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -102,11 +103,16 @@ class OwnRedis:
     def __init__(self, binary: str) -> None:
         self.binary = binary
         self.port = free_port()
+        self.socket = os.path.join(tempfile.mkdtemp(prefix="redis-"), "redis.sock")  # short: paths <108 bytes
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def unix_url(self) -> str:
+        return f"unix://{self.socket}?db=0"
 
     def start(self) -> None:
         assert self.proc is None, "already running"
@@ -119,6 +125,8 @@ class OwnRedis:
                 "--appendonly", "no",
                 "--daemonize", "no",
                 "--loglevel", "warning",
+                "--unixsocket", self.socket,
+                "--unixsocketperm", "700",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
