@@ -83,6 +83,7 @@ class TableActor:
         self.token = token  # the lease's fencing token: every write to the store carries it
         self.fenced = False
         self._dirty = False
+        self._log_stored: int | None = None  # entries of our log known to be in the store
         self.broker = broker
         self.hooks = hooks
         self.bots = bots
@@ -631,14 +632,20 @@ class TableActor:
             return  # one process, nobody to take over: the log lives in memory; seats etc. still saved
         try:
             if entry is None or self._dirty:
-                await self.store.save(self.code, self.token, self.record(), self.log)
+                # The stored log is rewritten only when it may differ from ours (a new match, after a
+                # failed append); otherwise the record alone is written (e.g. a match's results).
+                same_log = self._log_stored == len(self.log) and not self._dirty
+                self._log_stored = None
+                await self.store.save(self.code, self.token, self.record(), None if same_log else self.log)
                 self._dirty = False
             else:
                 live = {"version": self.version, "deadline": self._deadline_epoch()}
+                self._log_stored = None  # unknown until the store answers
                 try:
                     await self.store.append(self.code, self.token, live, entry, len(self.log) - 1)
                 except LogGap:
                     await self.store.save(self.code, self.token, self.record(), self.log)
+            self._log_stored = len(self.log)
         except Fenced:
             self.fenced = True
             log.warning("table %s: fenced out by a newer owner; stopping here", self.code[:8])

@@ -114,3 +114,38 @@ async def test_a_fenced_out_owner_stops_writing(monkeypatch) -> None:
         finally:
             await first.close()
             await second.close()
+
+
+async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_end() -> None:
+    name = f"memory://log-{uuid.uuid4().hex}"
+    store = MemoryStore(name)
+    saved_logs: list[int | None] = []
+    original_save = store.save
+
+    async def save(code, token, record, log):  # records how much of the log each save rewrites
+        saved_logs.append(None if log is None else len(log))
+        await original_save(code, token, record, log)
+
+    store.save = save  # type: ignore[method-assign]
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=store, supervise=False)
+        async with registry:
+            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+            actor = await registry.create(spec)
+            await registry.call(spec.code, "join", ALICE)
+            await registry.call(spec.code, "join", BOB)
+            rng = random.Random(3)
+            while actor.status == "playing":
+                await _play(registry, spec.code, 50, rng)
+            loaded = await store.load(spec.code)
+            assert loaded is not None
+            assert loaded[1] == actor.log and len(actor.log) > 10
+            assert loaded[0]["status"] == "finished" and loaded[0]["results"] == actor.results
+            assert saved_logs[-1] is None  # the results: the record alone, the log was already there
+            assert max(n or 0 for n in saved_logs) == 0  # the whole log was never written again
+            assert (await registry.call(spec.code, "rematch", ALICE))["type"] == "ack"
+            for who in (ALICE, BOB):  # nobody is connected, so both seats were freed: sit again
+                if actor.seat_of(who) is None:
+                    assert (await registry.call(spec.code, "join", who))["type"] == "ack"
+            loaded = await store.load(spec.code)
+            assert loaded is not None and loaded[1] == [] and actor.status == "playing"
