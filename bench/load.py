@@ -74,6 +74,7 @@ class Stats:
 class Seat:
     __slots__ = (
         "acted",
+        "base",
         "code",
         "cookie",
         "creator",
@@ -90,7 +91,8 @@ class Seat:
         "ws",
     )
 
-    def __init__(self, code: str, name: str, cookie: str | None, creator: bool) -> None:
+    def __init__(self, code: str, name: str, cookie: str | None, creator: bool, base: str = "") -> None:
+        self.base = base  # the server this seat's table lives on (http://host:port)
         self.code = code
         self.name = name
         self.cookie = cookie
@@ -177,10 +179,7 @@ class Client:
         from bench._client import choose, command
 
         self.args = args
-        self.base = args.url.rstrip("/")
-        self.ws_base = "ws" + self.base[4:]
-        url = urlsplit(self.base)
-        self.host, self.port = url.hostname, url.port or 80
+        self.bases = [url.rstrip("/") for url in args.url]  # tables are spread over these servers
         self.rng = random.Random(args.seed)
         self.stats = Stats()
         self.measuring = False
@@ -205,15 +204,17 @@ class Client:
         import httpx
 
         limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-        self.http = httpx.AsyncClient(base_url=self.base, timeout=60, limits=limits, headers={"origin": self.base})
+        self.http = httpx.AsyncClient(timeout=60, limits=limits)
         sem = asyncio.Semaphore(64)
 
-        async def post(path: str, body: dict[str, Any], cookie: str | None = None) -> httpx.Response:
-            headers = {"cookie": f"durak_session={cookie}"} if cookie else {}
+        async def post(base: str, path: str, body: dict[str, Any], cookie: str | None = None) -> httpx.Response:
+            headers = {"origin": base}
+            if cookie:
+                headers["cookie"] = f"durak_session={cookie}"
             for attempt in range(3):
                 try:
                     async with sem:
-                        response = await self.http.post(path, json=body, headers=headers)
+                        response = await self.http.post(base + path, json=body, headers=headers)
                     break
                 except httpx.TransportError:  # a kept-alive connection the server closed meanwhile
                     if attempt == 2:
@@ -225,24 +226,30 @@ class Client:
                 raise RuntimeError(f"{path}: {response.status_code} {response.text}")
             return response
 
+        n_seats = self.args.seats
+
+        def base_of(table: int) -> str:
+            return self.bases[table % len(self.bases)]
+
         async def guest(i: int) -> str:
-            response = await post("/api/auth/guest", {"name": f"p{i}"})
+            response = await post(base_of(i // n_seats), "/api/auth/guest", {"name": f"p{i}"})
             return str(response.cookies["durak_session"])
 
-        n_seats = self.args.seats
         cookies = await asyncio.gather(*(guest(i) for i in range(self.args.tables * n_seats)))
         self.emit("guests")
 
         async def table(t: int) -> list[Seat]:
             mine = cookies[t * n_seats : (t + 1) * n_seats]
             body = {"seats": n_seats, "timer": self.args.timer, "bot_delay_ms": 0, "private": True}
-            created = (await post("/api/tables", body, mine[0])).json()
+            base = base_of(t)
+            created = (await post(base, "/api/tables", body, mine[0])).json()
             code = created["code"]
-            seats = [Seat(code, f"t{t}s{i}", c, i == 0) for i, c in enumerate(mine)]
+            seats = [Seat(code, f"t{t}s{i}", c, i == 0, base) for i, c in enumerate(mine)]
             for i, seat in enumerate(seats[:-1]):  # the last seat joins on "go": that starts the match
-                await post(f"/api/tables/{code}/join", {"seat": i}, seat.cookie)
+                await post(base, f"/api/tables/{code}/join", {"seat": i}, seat.cookie)
             # Spectators: anonymous connections through the table's watch link.
-            return seats + [Seat(created["watch_code"], f"t{t}w{k}", None, False) for k in range(self.args.spectators)]
+            watchers = range(self.args.spectators)
+            return seats + [Seat(created["watch_code"], f"t{t}w{k}", None, False, base) for k in watchers]
 
         for seats in await asyncio.gather(*(table(t) for t in range(self.args.tables))):
             self.seats.extend(seats)
@@ -250,8 +257,9 @@ class Client:
 
     def prepare_bare(self) -> None:
         for t in range(self.args.tables):
-            self.seats.extend(Seat(f"g{t}", f"t{t}s{i}", None, i == 0) for i in range(self.args.seats))
-            self.seats.extend(Seat(f"g{t}", f"t{t}w{k}", None, False) for k in range(self.args.spectators))
+            base = self.bases[t % len(self.bases)]
+            self.seats.extend(Seat(f"g{t}", f"t{t}s{i}", None, i == 0, base) for i in range(self.args.seats))
+            self.seats.extend(Seat(f"g{t}", f"t{t}w{k}", None, False, base) for k in range(self.args.spectators))
 
     # --- websockets ---
 
@@ -264,13 +272,14 @@ class Client:
         sem = asyncio.Semaphore(100)
 
         async def one(seat: Seat) -> None:
+            ws_base = "ws" + seat.base[4:]
             if self.durak:
-                url = f"{self.ws_base}/ws/tables/{seat.code}"
-                headers = {"origin": self.base}
+                url = f"{ws_base}/ws/tables/{seat.code}"
+                headers = {"origin": seat.base}
                 if seat.cookie:
                     headers["cookie"] = f"durak_session={seat.cookie}"
             else:
-                url = f"{self.ws_base}/ws/{seat.code}?n={self.args.seats}&bytes={self.args.update_bytes}"
+                url = f"{ws_base}/ws/{seat.code}?n={self.args.seats}&bytes={self.args.update_bytes}"
                 headers = {}
             async with sem:
                 welcome = seat.welcome = loop.create_future()
@@ -294,9 +303,8 @@ class Client:
             self.act(seat)
         if self.durak:
             last = [s for s in self.seats if s.name.endswith(f"s{self.args.seats - 1}")]
-            await asyncio.gather(
-                *(self.post(f"/api/tables/{s.code}/join", {"seat": self.args.seats - 1}, s.cookie) for s in last)
-            )
+            seat_no = {"seat": self.args.seats - 1}
+            await asyncio.gather(*(self.post(s.base, f"/api/tables/{s.code}/join", seat_no, s.cookie) for s in last))
         else:
             for seat in self.seats:
                 if seat.creator:
@@ -320,12 +328,14 @@ class Client:
         request costs the client more CPU than a whole match's moves. As before, a refusal is
         ignored."""
         with contextlib.suppress(Exception):
+            url = urlsplit(seat.base)
+            host, port = url.hostname, url.port or 80
             request = (
-                f"POST /api/tables/{seat.code}/rematch HTTP/1.1\r\nhost: {self.host}:{self.port}\r\n"
-                f"origin: {self.base}\r\ncookie: durak_session={seat.cookie}\r\n"
+                f"POST /api/tables/{seat.code}/rematch HTTP/1.1\r\nhost: {host}:{port}\r\n"
+                f"origin: {seat.base}\r\ncookie: durak_session={seat.cookie}\r\n"
                 "content-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}"
             )
-            reader, writer = await asyncio.open_connection(self.host, self.port)
+            reader, writer = await asyncio.open_connection(host, port)
             try:
                 writer.write(request.encode())
                 await reader.read()  # the response, up to the server's close
@@ -529,7 +539,7 @@ def _bare_parse(raw: bytes) -> dict[str, Any]:
 def client_main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench.load client")
     parser.add_argument("--mode", choices=("durak", "bare"), required=True)
-    parser.add_argument("--url", required=True)
+    parser.add_argument("--url", required=True, action="append", help="a server; repeat to spread the tables")
     parser.add_argument("--tables", type=int, required=True)
     parser.add_argument("--seats", type=int, default=4)
     parser.add_argument("--warmup", type=float, default=3)

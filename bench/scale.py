@@ -6,8 +6,9 @@ reached over its unix socket by default, ``--redis tcp`` for its loopback port) 
 database (PostgreSQL when it is reachable, else one SQLite file). Both phases use the Redis broker and
 store, so the speed-up measures what a second process adds, not the difference between brokers: every
 move is written to Redis before it is pushed, and every push travels through Redis. In the
-two-process phase each process owns half of the tables (they are created through it) and its players
-connect to it, so a command reaches its table's actor in the same process without a Redis hop.
+two-process phase each process owns half of the tables (they are created through it) and their
+players connect to it, so a command reaches its table's actor in the same process without a Redis
+hop. One client process drives the tables in both phases.
 
 32 tables by default: enough that one process is saturated (commands queue), few enough that the
 closed loop keeps p99 under 50 ms when two processes serve them.
@@ -120,16 +121,14 @@ def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> li
 
 
 def _clients(servers: list[ServerProcess], tables: int, args: argparse.Namespace) -> list[subprocess.Popen[str]]:
-    clients = []
-    share = [tables // len(servers) + (1 if i < tables % len(servers) else 0) for i in range(len(servers))]
-    for index, (server, count) in enumerate(zip(servers, share, strict=True)):
-        argv = [
-            PY, "-m", "bench.load", "client", "--mode", "durak", "--url", server.base_url,
-            "--tables", str(count), "--seats", str(args.seats), "--warmup", str(args.warmup),
-            "--duration", str(args.duration), "--seed", str(args.seed + index),
-        ]  # fmt: skip
-        clients.append(subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
-    return clients
+    """One load client in both phases; with two servers it spreads the tables over them."""
+    argv = [
+        PY, "-m", "bench.load", "client", "--mode", "durak", "--tables", str(tables), "--seats", str(args.seats),
+        "--warmup", str(args.warmup), "--duration", str(args.duration), "--seed", str(args.seed),
+    ]  # fmt: skip
+    for server in servers:
+        argv += ["--url", server.base_url]
+    return [subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)]
 
 
 def _lockstep(clients: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
