@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -163,10 +164,12 @@ def _lockstep(clients: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
     return results
 
 
-def phase(workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis) -> dict[str, Any]:
+def phase(
+    workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis, round_no: int = 0
+) -> dict[str, Any]:
     redis_url = redis.url(args.redis)
     assert redis.proc is not None
-    folder = workdir / f"phase{processes}"
+    folder = workdir / f"round{round_no}-phase{processes}"
     folder.mkdir()
     servers = _servers(folder, processes, database_url, redis_url)
     for server in servers:
@@ -203,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=None)
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=None, help="1 proc then 2 procs, this many times (3; quick 1)")
     parser.add_argument(
         "--redis",
         choices=("unix", "tcp"),
@@ -211,27 +215,37 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     args.tables = args.tables or (16 if args.quick else 32)
+    args.rounds = args.rounds or (1 if args.quick else 3)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
     args.duration = args.duration if args.duration is not None else (3.0 if args.quick else 15.0)
     if shutil.which("redis-server") is None:
         raise SystemExit("bench.scale needs redis-server on PATH")
     print(f"bench.scale: {args.tables} tables x {args.seats} seats, {os.cpu_count()} CPUs", file=sys.stderr)
     workdir = Path(tempfile.mkdtemp(prefix="durak-scale-"))
+    ones: list[dict[str, Any]] = []
+    twos: list[dict[str, Any]] = []
     try:
         with database(workdir) as database_url:
             from app.db import migrate
 
             migrate.upgrade_sync(database_url)
-            with Redis(workdir) as redis:
-                one = phase(workdir, 1, args, database_url, redis)
-            with Redis(workdir) as redis:
-                two = phase(workdir, 2, args, database_url, redis)
+            for round_no in range(args.rounds):
+                with Redis(workdir) as redis:
+                    ones.append(phase(workdir, 1, args, database_url, redis, round_no))
+                with Redis(workdir) as redis:
+                    twos.append(phase(workdir, 2, args, database_url, redis, round_no))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    speedup = two["commands_per_s"] / max(1e-9, one["commands_per_s"])
+    one = statistics.median(r["commands_per_s"] for r in ones)
+    two = statistics.median(r["commands_per_s"] for r in twos)
+    p99_one = max(r["p99_ms"] for r in ones)
+    p99_two = max(r["p99_ms"] for r in twos)
+    if args.rounds > 1:
+        each = ", ".join(f"{b['commands_per_s'] / a['commands_per_s']:.2f}" for a, b in zip(ones, twos, strict=True))
+        print(f"  {args.rounds} rounds: speed-up per round {each}; medians below, p99 of the worst", file=sys.stderr)
     print(
-        f"scale: 1 proc {one['commands_per_s']:.0f} commands/s, 2 procs {two['commands_per_s']:.0f} commands/s, "
-        f"speed-up {speedup:.2f} (p99 {one['p99_ms']:.1f} / {two['p99_ms']:.1f} ms)"
+        f"scale: 1 proc {one:.0f} commands/s, 2 procs {two:.0f} commands/s, "
+        f"speed-up {two / max(1e-9, one):.2f} (p99 {p99_one:.1f} / {p99_two:.1f} ms)"
     )
 
 
