@@ -437,6 +437,17 @@ class Client:
         seat.sent_at = time.perf_counter()
         seat.ws.send(self.text_type, data)
 
+    async def spin(self) -> None:
+        """Keep this process running instead of sleeping in epoll between messages (``--spin``).
+
+        On loopback, a server writing to a client that sleeps pays for waking it (the kernel's
+        ``try_to_wake_up`` runs in the sender's system call); a remote client costs the server no such
+        thing. A client that never sleeps keeps that cost out of the server's figures, at the price
+        of a whole core on the client's side, so it suits ``bench.load`` (server and client on a core
+        each), not ``bench.scale`` (which needs the second core for the second server)."""
+        while not self.stopping:
+            await asyncio.sleep(0)
+
     async def run(self) -> None:
         self.emit("started")
         if self.args.mode == "durak":
@@ -449,6 +460,8 @@ class Client:
         await self.connect_all()
         self.emit("connected", connections=len(self.seats))
         await loop.run_in_executor(None, sys.stdin.readline)  # "go"
+        if self.args.spin:
+            self.spawn(self.spin())
         await self.go()
         await asyncio.sleep(self.args.warmup)
         self.measuring = True
@@ -551,6 +564,7 @@ def client_main(argv: list[str]) -> None:
     parser.add_argument("--think-ms", type=float, default=0)
     parser.add_argument("--update-bytes", type=int, default=2000, help="bare mode: size of an update")
     parser.add_argument("--settle", type=float, default=1.0)
+    parser.add_argument("--spin", action="store_true", help="never sleep in the event loop (see Client.spin)")
     args = parser.parse_args(argv)
     try:
         import uvloop
@@ -647,6 +661,7 @@ def _drive(
         str(args.think_ms),
         "--update-bytes",
         str(update_bytes),
+        *(["--spin"] if args.spin else []),
     ]
     client = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert client.stdin is not None and client.stdout is not None
@@ -805,6 +820,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
+    parser.add_argument(
+        "--sleeping-client",
+        dest="spin",
+        action="store_false",
+        help="let the client sleep between messages (the server then pays to wake it on loopback)",
+    )
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
     parser.add_argument(
         "--cprofile",
