@@ -17,11 +17,15 @@ import cProfile
 import pstats
 import random
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from app.engine import Action, Rules, State, apply, legal_actions, new_match
 from app.engine.seating import all_covered, throwers
 from app.engine.state import LEAD
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -92,12 +96,21 @@ def run(rules: Rules, seconds: float, seed: int, max_wall: float) -> Result:
             return Result(games, actions, now - start, time.perf_counter() - wall)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.engine", description=__doc__.splitlines()[0])
+def measure_configurations(
+    prog: str,
+    description: str,
+    configs: Sequence[Config],
+    run: Callable[[Rules, float, int, float], R],
+    line: Callable[[R], str],
+    argv: list[str] | None,
+) -> R:
+    """The shared command line of the CPU benchmarks (``--quick``, ``--seconds``, ``--seed``,
+    ``--profile``): runs each configuration, prints a line for it, returns the first one's result."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--quick", action="store_true", help="about 2 s per configuration")
     parser.add_argument("--seconds", type=float, default=None, help="time per configuration")
     parser.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
-    parser.add_argument("--profile", action="store_true", help="cProfile the 2p/36 configuration")
+    parser.add_argument("--profile", action="store_true", help=f"cProfile the {configs[0].name} configuration")
     args = parser.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (2.0 if args.quick else 10.0)
     max_wall = 8.0 if args.quick else 4 * seconds  # --quick stays under 30 s on a loaded machine
@@ -105,23 +118,26 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        run(CONFIGS[0].rules, seconds, args.seed, max_wall)
+        run(configs[0].rules, seconds, args.seed, max_wall)
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
-    headline = None
-    for config in CONFIGS:
-        result = run(config.rules, seconds, args.seed, max_wall)
-        print(
-            f"{config.name:<20} {result.games:>7} games in {result.seconds:5.1f} s CPU "
-            f"({result.wall:5.1f} s wall): "
+    results = []
+    for config in configs:
+        results.append(run(config.rules, seconds, args.seed, max_wall))
+        print(f"{config.name:<22} {line(results[-1])}", flush=True)
+    return results[0]
+
+
+def main(argv: list[str] | None = None) -> None:
+    def line(result: Result) -> str:
+        return (
+            f"{result.games:>7} games in {result.seconds:5.1f} s CPU ({result.wall:5.1f} s wall): "
             f"{result.games_per_s:8.1f} games/s, {result.actions_per_s:10.0f} actions/s, "
-            f"{result.actions / result.games:6.1f} actions/game",
-            flush=True,
+            f"{result.actions / result.games:6.1f} actions/game"
         )
-        if headline is None:
-            headline = result
-    assert headline is not None
+
+    headline = measure_configurations("python -m bench.engine", __doc__.splitlines()[0], CONFIGS, run, line, argv)
     print(f"engine: {headline.games_per_s:.0f} games/s (2p/36 random)")
 
 

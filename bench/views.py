@@ -13,9 +13,6 @@ does not distort the rate. The last line is ``views: <N> pushes/s (4p/36 random)
 
 from __future__ import annotations
 
-import argparse
-import cProfile
-import pstats
 import random
 import time
 from dataclasses import dataclass
@@ -34,15 +31,9 @@ from app.engine import (
     public_view,
     seat_view,
 )
-from bench.engine import actors
+from bench.engine import Config, actors, measure_configurations
 
 Step = tuple[State, list[dict[str, Any]]]  # a state and the events of the move that made it
-
-
-@dataclass(frozen=True)
-class Config:
-    name: str
-    rules: Rules
 
 
 CONFIGS = (
@@ -107,34 +98,13 @@ def run(rules: Rules, seconds: float, seed: int, max_wall: float) -> Result:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.views", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="about 2 s per configuration")
-    parser.add_argument("--seconds", type=float, default=None, help="push time per configuration")
-    parser.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
-    parser.add_argument("--profile", action="store_true", help="cProfile the 4p/36 configuration")
-    args = parser.parse_args(argv)
-    seconds = args.seconds if args.seconds is not None else (2.0 if args.quick else 10.0)
-    max_wall = 8.0 if args.quick else 4 * seconds  # --quick stays under 30 s on a loaded machine
-
-    if args.profile:
-        profiler = cProfile.Profile()
-        profiler.enable()
-        run(CONFIGS[0].rules, seconds, args.seed, max_wall)
-        profiler.disable()
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
-
-    headline = None
-    for config in CONFIGS:
-        result = run(config.rules, seconds, args.seed, max_wall)
-        print(
-            f"{config.name:<22} {result.pushes:>8} pushes in {result.seconds:5.1f} s CPU "
-            f"({result.wall:5.1f} s wall): {result.pushes_per_s:8.0f} pushes/s, "
-            f"{1e6 / result.pushes_per_s:7.1f} us/push",
-            flush=True,
+    def line(result: Result) -> str:
+        return (
+            f"{result.pushes:>8} pushes in {result.seconds:5.1f} s CPU ({result.wall:5.1f} s wall): "
+            f"{result.pushes_per_s:8.0f} pushes/s, {1e6 / result.pushes_per_s:7.1f} us/push"
         )
-        if headline is None:
-            headline = result
-    assert headline is not None
+
+    headline = measure_configurations("python -m bench.views", __doc__.splitlines()[0], CONFIGS, run, line, argv)
     print(f"views: {headline.pushes_per_s:.0f} pushes/s (4p/36 random)")
 
 
