@@ -109,7 +109,8 @@ PLAY_COMMANDS = ("lead", "throw_in", "cover", "transfer", "take", "pass", "chall
 
 
 class Welcome(BaseModel):
-    """The answer to ``hello``: a full snapshot, plus the missed events when resuming."""
+    """The answer to ``hello``: a full snapshot, plus the missed events when resuming. Also sent
+    unasked to a player's connections when it leaves its seat: from then on they watch."""
 
     type: Literal["welcome"]
     version: int
