@@ -6,6 +6,7 @@ document cannot drift from the code.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -46,7 +47,7 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
 
 def _section(model: type[BaseModel], example: BaseModel) -> str:
     schema = model.model_json_schema()
-    doc = (model.__doc__ or "").strip()
+    doc = inspect.cleandoc(model.__doc__ or "")
     lines = [f"### `{example.model_dump()['type']}`", ""]
     if doc:
         lines += [doc, ""]
