@@ -199,15 +199,22 @@ async def test_cover_beyond_twelve_attacks_at_a_cheating_table(server: ServerPro
             await join(person, code, seat=i)
         await until_dealt(players)
         leader = players[players[0].view["attacker"]]
-        assert (await leader.do(leader.view["legal"][0]))["type"] == "ack"
+        reply = await leader.do(leader.view["legal"][0])
+        assert reply["type"] == "ack"
+        latest = reply["version"]  # the table's version after the last accepted command
         defender = players[leader.view["defender"]]
         for _ in range(6):  # everyone but the defender throws in card after card, past every limit
             for player in players:
-                await player.until(lambda m: m["type"] == "update" and m["version"] >= leader.version)
+                if player.version < latest:  # it may have seen the latest update already
+                    await player.until(lambda m, v=latest: m["type"] == "update" and m["version"] >= v)
                 throws = [a for a in player.view["legal"] if a["type"] == "throw_in" and len(a["cards"]) == 1]
                 if player is not defender and throws:
-                    assert (await player.do(throws[0]))["type"] == "ack"
-        await defender.until(lambda m: m["type"] == "update" and len(m["view"]["table"]) >= 13)
+                    reply = await player.do(throws[0])
+                    assert reply["type"] == "ack", reply
+                    latest = reply["version"]
+        if defender.version < latest:
+            await defender.until(lambda m: m["type"] == "update" and m["version"] >= latest)
+        assert len(defender.view["table"]) >= 13, defender.view["table"]
         cover = next(a for a in defender.view["legal"] if a["type"] == "cover" and a["attack"] >= 12)
         reply = await defender.do(cover)
     finally:
