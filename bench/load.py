@@ -7,9 +7,11 @@ It starts the server (``python -m app``: a temporary SQLite file, the memory:// 
 websocket rate limit raised) as its own process and drives it from one separate client process
 (uvloop, picows websockets, orjson; every message is handled in the websocket's frame callback and
 an update's view is parsed only when its seat acts on it, so that the client costs the shared CPUs
-as little as it can): every table is four guests who play random legal moves as fast as the server
-answers, each seat acting when the table waits for it (``decision.seats``) and now and then throwing
-in when it may; when a match ends the table's creator asks for a rematch. Measured over a window
+as little as it can; it never sleeps between messages unless ``--sleeping-client``, so that the server
+does not pay on loopback for waking it, which a remote client would not cost): every table is
+four guests who play random legal moves as fast as the server answers, each seat acting when the
+table waits for it (``decision.seats``) and now and then throwing in when it may; when a match ends
+the table's creator asks for a rematch. Measured over a window
 after a warm-up:
 
 * commands/s (acked commands) and the command-to-push latency: from sending a command to receiving
