@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from app.broker.base import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_PREFIX,
+    REDIS_SCHEMES,
     Broker,
     BrokerClosed,
     BrokerError,
@@ -34,6 +35,7 @@ from app.broker.base import (
 )
 
 __all__ = [
+    "REDIS_SCHEMES",
     "Broker",
     "BrokerClosed",
     "BrokerError",
@@ -71,7 +73,7 @@ def open_broker(
         from app.broker.memory import MemoryBroker
 
         return MemoryBroker(url, prefix=prefix, max_queue=max_queue)
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in REDIS_SCHEMES:
         from app.broker.redis import RedisBroker
 
         return RedisBroker(

@@ -26,6 +26,7 @@ from typing import NamedTuple, Self
 
 DEFAULT_PREFIX = "durak:"
 DEFAULT_MAX_QUEUE = 1024
+REDIS_SCHEMES = ("redis", "rediss", "unix")  # URL schemes served by the Redis backend and store
 
 
 class BrokerError(Exception):

@@ -101,12 +101,7 @@ class MemoryBroker(Broker):
     # --- pub/sub ---
 
     async def publish(self, channel: str, message: bytes | str) -> None:
-        self._check_open()
-        check_name("channel", channel)
-        full = self.prefix + channel
-        data = encode_message(message)
-        for broker in tuple(self._hub.channels.get(full, ())):
-            broker._dispatch(full, data)
+        await self.publish_many([(channel, message)])
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
         """Every message checked first, then all delivered in one go (nothing here ever waits)."""

@@ -49,6 +49,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from app.broker.base import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_PREFIX,
+    REDIS_SCHEMES,
     Broker,
     BrokerUnavailable,
     GapReason,
@@ -456,7 +457,7 @@ class RedisBroker(Broker):
         command_timeout_s: float = 5.0,
     ) -> None:
         super().__init__(prefix=prefix, max_queue=max_queue)
-        if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        if urlsplit(url).scheme not in REDIS_SCHEMES:
             raise ValueError(f"not a redis:// URL: {url!r}")
         next(backoff_delays(reconnect_initial_s, reconnect_max_s))  # validates the pair
         if not (health_interval_s > 0 and connect_timeout_s > 0 and command_timeout_s > 0):
@@ -656,9 +657,7 @@ class RedisBroker(Broker):
                 await link.request(("UNSUBSCRIBE", full), [(b"unsubscribe", full)], self._command_timeout_s)
 
     async def publish(self, channel: str, message: bytes | str) -> None:
-        self._check_open()
-        data = _pack_publish(self._full_channel(check_name("channel", channel)), encode_message(message))
-        await self._commands.call(data, 1, "PUBLISH")
+        await self.publish_many([(channel, message)])
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
         """All of ``messages`` in one write and one round trip (a pipeline without MULTI)."""

@@ -44,6 +44,7 @@ from app.engine import (
 from app.engine.actions import ActionParseError
 from app.tables import channels
 from app.tables.bot_runner import BotRunner
+from app.tables.channels import dumps
 from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
 from app.tables.spec import BOT_LEVELS, Principal, Seat, TableSpec
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
@@ -147,18 +148,13 @@ class TableActor:
                 try:
                     message = await asyncio.wait_for(self._inbox.get(), timeout)
                 except TimeoutError:
-                    self._outbox = []
-                    try:
-                        await self._on_deadline()
-                    except Exception:
-                        log.exception("table %s: timer handling failed", self.code[:8])
-                    await self._flush()
-                    continue
-                self._outbox = []  # what this command publishes goes out together, in order
+                    message = None
+                self._outbox = []  # what one command (or timer) publishes goes out together, in order
                 try:
-                    await self._handle(message)
+                    await (self._on_deadline() if message is None else self._handle(message))
                 except Exception:  # one bad command must never kill the table
-                    log.exception("table %s: command failed: %r", self.code[:8], message.get("op"))
+                    what = "timer" if message is None else repr(message.get("op"))
+                    log.exception("table %s: %s handling failed", self.code[:8], what)
                 await self._flush()
 
     async def _pump_from(self, sub: Any) -> None:
@@ -240,8 +236,8 @@ class TableActor:
 
     async def _publish(self, channel: str, payload: dict[str, Any], conn: str | None = None) -> None:
         """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
-        text = _dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)
-        await self._publish_text(channel, text)
+        text = dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)
+        await self._send([(channel, text)])
 
     # ------------------------------------------------------------------ seats and connections
 
@@ -739,7 +735,7 @@ class TableActor:
         anything left undone (settlement is idempotent), and let bots think again."""
         rehello = channels.frame({"type": "_rehello"})
         people = {seat.principal.key for seat in self.seats if seat.principal is not None}
-        await self.broker.publish_many(
+        await self._send(
             [(channels.watch(self.code), rehello), *((channels.person(self.code, key), rehello) for key in people)]
         )
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
@@ -816,9 +812,9 @@ class TableActor:
         shares (the public view, the table facts) are encoded once and spliced into each message."""
         base = self.info()
         base.pop("you", None)
-        table_json = _dumps(base)
+        table_json = dumps(base)
         public = public_view(self.game) if self.game is not None else None
-        public_json = _dumps(public)[:-1] if public is not None else ""
+        public_json = dumps(public)[:-1] if public is not None else ""
         version = self.version
         outbox: list[tuple[str, str]] = []
         for seat in self.seats:
@@ -829,12 +825,12 @@ class TableActor:
                 continue
             assert self.game is None or public is not None
             if self.game is not None:
-                private = _dumps({"seat": seat.seat, **seat_view(self.game, seat.seat)})
+                private = dumps({"seat": seat.seat, **seat_view(self.game, seat.seat)})
                 view_json = public_json + "," + private[1:]
             else:
                 view_json = "null"
-            events_json = _dumps([{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events])
-            you = _dumps(seat.principal.key)
+            events_json = dumps([{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events])
+            you = dumps(seat.principal.key)
             text = (
                 f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{events_json},'
                 f'"view":{view_json},"table":{table_json[:-1]},"you":{you}}}}}'
@@ -847,17 +843,14 @@ class TableActor:
             )
         if self.spectators:
             view_json = public_json + ',"seat":null}' if public is not None else "null"
-            events_json = _dumps([{**event_to_json(public_cards(e, None)), "version": version} for e in events])
-            watch_table = _dumps({**base, "code": None})  # a spectator link never reveals the invite code
+            events_json = dumps([{**event_to_json(public_cards(e, None)), "version": version} for e in events])
+            watch_table = dumps({**base, "code": None})  # a spectator link never reveals the invite code
             text = (
                 f'{{"type":"update","version":{version},"seat":null,"events":{events_json},'
                 f'"view":{view_json},"table":{watch_table}}}'
             )
             outbox.append((channels.watch(self.code), channels.frame_text("update", text, version=version)))
         await self._send(outbox)
-
-    async def _publish_text(self, channel: str, text: str) -> None:
-        await self._send([(channel, text)])
 
     async def _send(self, outbox: list[tuple[str, str]]) -> None:
         """Publish now, or, while the actor handles a command, with everything else it publishes
@@ -875,6 +868,3 @@ class TableActor:
         if outbox:
             await self._send(outbox)
 
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()

@@ -33,10 +33,15 @@ class Frame(NamedTuple):
     text: str  # the JSON to send
 
 
+def dumps(value: Any) -> str:
+    """Compact JSON text of a message or a part of one (integer keys become strings)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 def frame(payload: dict[str, Any], conn: str | None = None) -> str:
     return frame_text(
         str(payload.get("type", "")),
-        orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode(),
+        dumps(payload),
         conn=conn,
         version=int(payload.get("version", -1)),
         seat=payload.get("seat"),

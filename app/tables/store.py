@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from app.broker import BrokerUnavailable
+from app.broker import REDIS_SCHEMES, BrokerUnavailable
 
 
 class Fenced(Exception):
@@ -236,13 +236,13 @@ class RedisStore:
 
         from app.broker.redis import pack_command
 
-        p = self._p
+        fence, record, log = self._keys(code)[:3]
         keys_args = (
             b"4",
-            f"{p}fence:{code}",
-            f"{p}rec:{code}",
-            f"{p}log:{code}",
-            f"{p}live:{code}",
+            fence,
+            record,
+            log,
+            f"{self._p}live:{code}",
             token,
             index,
             _dumps(entry),
@@ -332,6 +332,6 @@ class LogGap(Exception):
 
 def open_store(broker_url: str, prefix: str = "durak:") -> TableStore:
     scheme = urlsplit(broker_url).scheme
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in REDIS_SCHEMES:
         return RedisStore(broker_url, prefix)
     return MemoryStore(broker_url)

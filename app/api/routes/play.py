@@ -136,7 +136,7 @@ class Connection:
         self.watching: asyncio.Task[None] | None = None
 
     async def send(self, payload: dict[str, Any] | str) -> None:
-        text = payload if isinstance(payload, str) else orjson.dumps(payload).decode()
+        text = payload if isinstance(payload, str) else channels.dumps(payload)
         await self.asgi_send({"type": "websocket.send", "text": text})
 
     async def error(self, cmd_id: Any, code: str, message: str) -> None:
