@@ -6,12 +6,12 @@ to ``app/`` would gain, can monkeypatch a few hot spots first (``BENCH_PATCHES``
 * ``gc_freeze``: ``gc.freeze()`` once the app has started, so that the collector's full passes skip
   everything created at startup.
 * ``gc_threshold``: ``gc.set_threshold(10_000, 20, 10)``.
-* ``one_subscription``: a connection subscribes to the spectator channel only while it has no seat.
 * ``sequential_publish``: ``TableActor._push`` publishes one channel after another instead of
   through ``asyncio.gather`` (a new task per publish).
 
-(Earlier patches, ``rules_json``, ``forward_raw``, ``shared_view`` and ``no_persist``, measured the
-changes that commit 075cce0 then made in ``app/``; see ``docs/performance.md``.)
+(Earlier patches, ``rules_json``, ``forward_raw``, ``shared_view``, ``no_persist`` and
+``one_subscription``, measured the changes that later landed in ``app/``; see
+``docs/performance.md``.)
 
 cProfile (``$BENCH_CPROFILE`` set): SIGUSR1 starts profiling the event loop's thread, SIGUSR2 stops
 it and writes pstats to ``$BENCH_CPROFILE``. tracemalloc (``$BENCH_TRACEMALLOC`` set instead): SIGUSR1
@@ -193,56 +193,10 @@ def _patch_sequential_publish() -> None:
     app.tables.actor.asyncio = proxy  # type: ignore[attr-defined]
 
 
-def _patch_one_subscription() -> None:
-    """A connection subscribes to the table's spectator channel only while it has no seat (a seated
-    player gets everything on its person channel), so a seated player's connection holds one
-    subscription and one forwarding task instead of two."""
-    import asyncio
-    import contextlib
-
-    from app.api.routes import play
-    from app.tables import channels
-
-    def get_seated(self: Any) -> bool:
-        return bool(self.__dict__.get("_seated", False))
-
-    def set_seated(self: Any, value: bool) -> None:
-        self.__dict__["_seated"] = value
-        task = self.__dict__.get("_watch_task")
-        if value and task is not None:
-            task.cancel()
-            self.__dict__["_watch_task"] = None
-        elif not value and task is None and self.__dict__.get("_running"):
-            self.__dict__["_watch_task"] = asyncio.create_task(watch_loop(self))
-
-    async def watch_loop(self: Any) -> None:
-        async with self.broker.subscribe(channels.watch(self.code)) as watching:
-            await self.forward(watching, personal=False)
-
-    async def run(self: Any) -> None:
-        async with self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine:
-            self.__dict__["_running"] = True
-            self.seated = self.seated  # starts watching until a welcome/update names a seat
-            pump = asyncio.create_task(self.forward(mine, personal=True))
-            try:
-                await self.read()
-            finally:
-                pump.cancel()
-                self.__dict__["_running"] = False
-                if self.__dict__.get("_watch_task") is not None:
-                    self.__dict__["_watch_task"].cancel()
-                with contextlib.suppress(Exception):
-                    await self.to_actor({"op": "bye"})
-
-    play.Connection.seated = property(get_seated, set_seated)  # type: ignore[assignment]
-    play.Connection.run = run  # type: ignore[method-assign]
-
-
 PATCHES = {
     "gc_freeze": _patch_gc_freeze,
     "gc_threshold": _patch_gc_threshold,
     "sequential_publish": _patch_sequential_publish,
-    "one_subscription": _patch_one_subscription,
 }
 
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 import abc
 import asyncio
 import enum
+import logging
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import NamedTuple, Self
+
+log = logging.getLogger("app.broker")
 
 DEFAULT_PREFIX = "durak:"
 DEFAULT_MAX_QUEUE = 1024
@@ -89,6 +92,11 @@ class Subscription:
     replaced by a single ``Gap(reason=OVERFLOW, dropped=n)``, and messages published after
     that are queued behind the gap as usual. One task should consume a subscription.
     Iteration stops when the subscription's context exits or the broker closes.
+
+    Instead of iterating, a consumer that can handle an event on the spot may hand the
+    subscription a *sink* (:meth:`set_sink`): every event is then passed to it as it arrives,
+    inside the publisher's call (memory) or the backend's read callback (Redis), with no queue
+    and no task switch. A sink must not block; an exception it raises is logged and swallowed.
     """
 
     def __init__(self, channel: str, max_queue: int) -> None:
@@ -99,6 +107,7 @@ class Subscription:
         self._items: deque[Event] = deque()
         self._waiter: asyncio.Future[None] | None = None  # the consumer's, while it waits
         self._closed = False
+        self._sink: Callable[[Event], None] | None = None
 
     def __repr__(self) -> str:
         return f"<Subscription {self.channel!r} queued={len(self._items)} closed={self._closed}>"
@@ -110,10 +119,29 @@ class Subscription:
     def qsize(self) -> int:
         return len(self._items)
 
+    def set_sink(self, sink: Callable[[Event], None]) -> None:
+        """From now on pass each event to ``sink`` as it arrives (anything queued goes first)."""
+        self._sink = sink
+        while self._items and not self._closed:
+            self._to_sink(sink, self._items.popleft())
+
+    def _to_sink(self, sink: Callable[[Event], None], event: Event) -> None:
+        try:
+            sink(event)
+        except Exception:  # one consumer's bug must not stop the publisher or the other subscribers
+            log.exception("broker: the sink of %r failed", self.channel)
+
     # --- producer side (called by backends, never blocks) ---
 
     def _deliver(self, message: Message) -> None:
         if self._closed:
+            return
+        sink = self._sink
+        if sink is not None:
+            try:
+                sink(message)
+            except Exception:
+                log.exception("broker: the sink of %r failed", self.channel)
             return
         if len(self._items) >= self._max_queue:
             self._replace_with_gap(GapReason.OVERFLOW, extra_dropped=1)
@@ -130,6 +158,9 @@ class Subscription:
 
     def _signal_gap(self, reason: GapReason) -> None:
         if self._closed:
+            return
+        if self._sink is not None:
+            self._to_sink(self._sink, Gap(self.channel, reason, None))
             return
         if len(self._items) >= self._max_queue:
             self._replace_with_gap(reason, extra_dropped=0)

@@ -189,6 +189,39 @@ async def test_slow_subscriber_gets_overflow_gap_without_blocking_others(broker:
         assert await next_event(fast) == Message("c", b"after the gap")
 
 
+async def test_a_sink_gets_each_message_as_it_arrives_after_what_was_queued(make_broker: MakeBroker) -> None:
+    publisher, receiver = await make_broker(), await make_broker()
+    got: list[object] = []
+    async with receiver.subscribe("c") as sub, receiver.subscribe("c") as plain:
+        await publisher.publish("c", "queued")
+        assert await next_event(plain) == Message("c", b"queued")  # it has arrived in this "process"
+        sub.set_sink(got.append)
+        assert got == [Message("c", b"queued")]  # what waited in the queue comes first
+        await publisher.publish_many([("c", "one"), ("c", "two")])
+        async with asyncio.timeout(5):
+            while len(got) < 3:
+                await asyncio.sleep(0.005)
+        assert got == [Message("c", b"queued"), Message("c", b"one"), Message("c", b"two")]
+        assert sub.qsize() == 0
+        assert await next_event(plain) == Message("c", b"one")  # other subscribers are unaffected
+    await publisher.publish("c", "after")
+    await asyncio.sleep(0.05)
+    assert len(got) == 3  # nothing after the subscription's context has ended
+
+
+async def test_a_failing_sink_is_logged_and_others_still_receive(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode(event: object) -> None:
+        raise RuntimeError("consumer bug")
+
+    async with broker.subscribe("c") as bad, broker.subscribe("c") as good:
+        bad.set_sink(explode)
+        await broker.publish("c", "x")
+        assert await next_event(good) == Message("c", b"x")
+    assert "the sink of 'c' failed" in caplog.text
+
+
 async def test_broker_wide_max_queue(make_broker: MakeBroker) -> None:
     broker = await make_broker(max_queue=2)
     async with broker.subscribe("c") as sub:

@@ -117,3 +117,15 @@ async def test_unreachable_redis_fails_fast_at_start() -> None:
         await broker.start()
     assert loop.time() - started < 2
     assert not broker.healthy
+
+
+async def test_a_sink_gets_gaps_too() -> None:
+    sub = Subscription("c", 4)
+    got: list[object] = []
+    sub.set_sink(got.append)
+    sub._signal_gap(GapReason.RECONNECT)
+    sub._deliver(Message("c", b"m"))
+    assert got == [Gap("c", GapReason.RECONNECT, None), Message("c", b"m")]
+    sub._close()
+    sub._deliver(Message("c", b"late"))
+    assert len(got) == 2

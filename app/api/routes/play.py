@@ -21,9 +21,10 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.deps import COOKIE_NAME, account_from_cookie
+from app.api.outgoing import Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
-from app.broker import BrokerError, Gap
+from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
 from app.tables import channels
 from app.tables.registry import TableGone, TableRegistry
@@ -112,18 +113,19 @@ async def table_socket(websocket: WebSocket, code: str, send: Send) -> None:
 
 
 class Connection:
-    """One websocket: reads commands for the table's actor and forwards the frames meant for it.
+    """One websocket: reads commands for the table's actor and writes the frames meant for it.
 
     It always listens on its person channel (its seat's views, replies to its commands) and, only
     while it has no seat, on the table's spectator channel: a seated player gets everything on its
-    own channel, so an idle seated connection holds one subscription.
+    own channel, so an idle seated connection holds one subscription. Frames are written as the
+    broker delivers them (:meth:`on_frame`, a subscription sink): no queue, no task per connection.
     """
 
     def __init__(
         self, websocket: WebSocket, send: Send, registry: TableRegistry, code: str, principal: Principal, conn: str
     ) -> None:
         self.ws = websocket
-        self.asgi_send = send  # sends go straight to the server: each is one whole frame, so no lock
+        self.out = Outgoing(send)
         self.registry = registry
         self.broker = registry.broker
         self.code = code
@@ -134,14 +136,14 @@ class Connection:
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
         self.watching: asyncio.Task[None] | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
 
-    async def send(self, payload: dict[str, Any] | str) -> None:
-        text = payload if isinstance(payload, str) else channels.dumps(payload)
-        await self.asgi_send({"type": "websocket.send", "text": text})
+    def send(self, payload: dict[str, Any] | str) -> None:
+        self.out.write(payload if isinstance(payload, str) else channels.dumps(payload))
 
-    async def error(self, cmd_id: Any, code: str, message: str) -> None:
+    def error(self, cmd_id: Any, code: str, message: str) -> None:
         ERRORS.labels(code).inc()
-        await self.send(
+        self.send(
             {"type": "error", "id": cmd_id if isinstance(cmd_id, str) else None, "code": code, "message": message}
         )
 
@@ -158,13 +160,15 @@ class Connection:
             subscribed = asyncio.get_running_loop().create_future()
             self.watching = asyncio.create_task(self.watch(subscribed, resync=False))
             await subscribed
-            pump = asyncio.create_task(self.forward(mine, personal=True))
+            mine.set_sink(self.on_personal)
             try:
                 await self.read()
             finally:
-                pump.cancel()
                 if self.watching is not None:
                     self.watching.cancel()
+                for task in list(self.tasks):
+                    task.cancel()
+                self.out.cancel()
                 with contextlib.suppress(Exception):
                     await self.to_actor({"op": "bye"})
 
@@ -175,12 +179,12 @@ class Connection:
             while True:
                 try:
                     async with self.broker.subscribe(channels.watch(self.code)) as sub:
+                        sub.set_sink(self.on_watched)
                         if subscribed is not None and not subscribed.done():
                             subscribed.set_result(None)
                         if resync:
                             await self.resync()
-                        await self.forward(sub, personal=False)
-                        return
+                        await asyncio.get_running_loop().create_future()  # until cancelled
                 except BrokerError:  # the broker is down: try again; the client sees its errors
                     if subscribed is not None and not subscribed.done():
                         subscribed.set_exception(BrokerError("cannot subscribe to the table"))
@@ -206,44 +210,49 @@ class Connection:
         with contextlib.suppress(Exception):
             await self.to_actor({"op": "hello", "last_version": self.last_version})
 
-    async def forward(self, sub: Any, *, personal: bool) -> None:
-        """Pass frames from the table to the client: a frame's header says whom it is for, its body is
-        the JSON text itself, so nothing is parsed or encoded again here."""
-        async for item in sub:
-            if isinstance(item, Gap):  # messages may be lost
-                await self.resync()
-                continue
-            try:
-                frame = channels.parse_frame(item.data)
-            except ValueError:
-                continue
-            del item
-            if frame.kind == "_rehello":  # the table moved to another process
-                await self.resync()
-                continue
-            if personal:
-                if frame.conn and frame.conn != self.conn:
-                    continue
-                if frame.kind in ("update", "welcome"):
-                    self._seat_changed(frame.seat is not None)
-            elif self.seated:
-                continue
-            if frame.kind in ("update", "welcome"):
-                self.last_version = max(self.last_version, frame.version)
-            elif frame.kind in ("ack", "error") and frame.cmd_id:
-                started = self.sent_at.pop(frame.cmd_id, None)
-                if started is not None:
-                    COMMAND_LATENCY.observe(time.perf_counter() - started)
-                if frame.kind == "error":
-                    with contextlib.suppress(ValueError, AttributeError):
-                        ERRORS.labels(str(orjson.loads(frame.text).get("code"))).inc()
-            text = frame.text
-            del frame  # an idle connection keeps no message alive
-            try:
-                await self.asgi_send({"type": "websocket.send", "text": text})
-            except Exception:
+    def _resync_soon(self) -> None:
+        task = asyncio.get_running_loop().create_task(self.resync())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def on_personal(self, item: Event) -> None:
+        self.on_frame(item, personal=True)
+
+    def on_watched(self, item: Event) -> None:
+        self.on_frame(item, personal=False)
+
+    def on_frame(self, item: Event, *, personal: bool) -> None:
+        """Pass one frame from the table to the client: a frame's header says whom it is for, its
+        body is the JSON text itself, so nothing is parsed or encoded again here."""
+        if isinstance(item, Gap):  # messages may be lost
+            self._resync_soon()
+            return
+        try:
+            frame = channels.parse_frame(item.data)
+        except ValueError:
+            return
+        kind = frame.kind
+        if kind == "_rehello":  # the table moved to another process
+            self._resync_soon()
+            return
+        if personal:
+            if frame.conn and frame.conn != self.conn:
                 return
-            del text
+            if kind == "update" or kind == "welcome":
+                self._seat_changed(frame.seat is not None)
+        elif self.seated:
+            return
+        if kind == "update" or kind == "welcome":
+            if frame.version > self.last_version:
+                self.last_version = frame.version
+        elif (kind == "ack" or kind == "error") and frame.cmd_id:
+            started = self.sent_at.pop(frame.cmd_id, None)
+            if started is not None:
+                COMMAND_LATENCY.observe(time.perf_counter() - started)
+            if kind == "error":
+                with contextlib.suppress(ValueError, AttributeError):
+                    ERRORS.labels(str(orjson.loads(frame.text).get("code"))).inc()
+        self.out.write(frame.text)
 
     async def read(self) -> None:
         while True:
@@ -252,21 +261,23 @@ class Connection:
             except (WebSocketDisconnect, RuntimeError):
                 return
             except KeyError:  # a binary frame
-                await self.error(None, "bad_message", "frames must be JSON text")
+                self.error(None, "bad_message", "frames must be JSON text")
                 continue
             if len(text) > MAX_FRAME:
+                await self.out.flush()
                 await self.ws.close(code=1009, reason="frame larger than 64 KiB")
                 return
             if not self.bucket.take():
                 ERRORS.labels("rate_limited").inc()
                 with contextlib.suppress(Exception):
-                    await self.send({"type": "bye", "code": "rate_limited", "message": "too many messages"})
+                    self.send({"type": "bye", "code": "rate_limited", "message": "too many messages"})
+                    await self.out.flush()
                     await self.ws.close(code=4008, reason="rate limit exceeded")
                 return
             try:
                 await self.handle(text)
             except BrokerError as exc:
-                await self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+                self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
             del text
 
     async def handle(self, text: str) -> None:
@@ -277,7 +288,7 @@ class Connection:
             return
         COMMANDS.labels(message.type).inc()
         if message.type == "ping":
-            await self.send({"type": "pong", "id": message.id})
+            self.send({"type": "pong", "id": message.id})
             return
         if message.type == "hello":
             await self.to_actor({"op": "hello", "last_version": message.last_version})
@@ -294,7 +305,7 @@ class Connection:
         try:
             raw = json.loads(text)
         except ValueError:
-            await self.error(None, "bad_json", "the frame is not valid JSON")
+            self.error(None, "bad_json", "the frame is not valid JSON")
             return
         cmd_id = raw.get("id") if isinstance(raw, dict) else None
         kind = raw.get("type") if isinstance(raw, dict) else None
@@ -302,10 +313,10 @@ class Connection:
             client_message.validate_python(raw)
         except ValidationError as exc:
             if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "ping"):
-                await self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
+                self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
             else:
                 first = exc.errors()[0]
                 where = ".".join(str(part) for part in first["loc"][1:]) or kind
-                await self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
+                self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
             return
-        await self.error(cmd_id, "bad_message", "the frame does not match the protocol")
+        self.error(cmd_id, "bad_message", "the frame does not match the protocol")
