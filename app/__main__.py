@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
+from app.api.uvicorn_protocol import WebSocketProtocol
 from app.config import get_settings
 from app.db.migrate import upgrade_sync
 
@@ -17,6 +18,7 @@ def main() -> None:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        ws=WebSocketProtocol,  # uvicorn's sans-I/O protocol plus direct text frames (see the module)
         ws_per_message_deflate=False,
         ws_max_size=64 * 1024,
     )

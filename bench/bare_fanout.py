@@ -1,20 +1,20 @@
 """The floor for ``bench/load.py``: a bare FastAPI websocket fan-out app with no game, no broker,
-no database, served by uvicorn exactly like the real server (same websocket implementation, no
-per-message deflate, 64 KiB frames).
+no database, served by uvicorn exactly like the real server (``python -m bench.bare_fanout PORT``:
+the same websocket protocol class as ``python -m app``, no per-message deflate, 64 KiB frames). It
+sends through plain ASGI ``websocket.send``, as any FastAPI app does.
 
 Connections join a group (``/ws/{group}?n=4&bytes=2000``), the stand-in for a table. Each command
 a member sends is parsed, bumps the group's version and is answered the way the real table answers
 a command: a JSON ``update`` of about ``bytes`` bytes (serialized per recipient, as the real server
 serializes one view per seat) to every member, then an ``ack`` to the sender. The update names
 whose ``turn`` it is, so the load generator's clients play it like a table.
-
-    python -m uvicorn bench.bare_fanout:app --port 8001 --ws-per-message-deflate false
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
@@ -88,3 +88,24 @@ async def fanout(websocket: WebSocket, name: str) -> None:
         group.members.pop(seat, None)
         if not group.members:
             groups.pop(name, None)
+
+
+def main() -> None:
+    import uvicorn
+
+    from app.api.uvicorn_protocol import WebSocketProtocol
+
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8001
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws=WebSocketProtocol,
+        ws_per_message_deflate=False,
+        ws_max_size=64 * 1024,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -605,22 +605,7 @@ class Run:
 
 def _bare_server(workdir: Path) -> ServerProcess:
     port = free_port()
-    argv = [
-        PY,
-        "-m",
-        "uvicorn",
-        "bench.bare_fanout:app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--ws-per-message-deflate",
-        "false",
-        "--ws-max-size",
-        str(64 * 1024),
-        "--log-level",
-        "warning",
-    ]
+    argv = [PY, "-m", "bench.bare_fanout", str(port)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return ServerProcess(argv, env, port, workdir / "bare.log")
 

@@ -14,24 +14,41 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, cast
 
 from starlette.types import Send
 
 log = logging.getLogger("app.api.outgoing")
 
+TEXT_FRAMES = "durak.text_frames"  # the ASGI extension of app/api/uvicorn_protocol.py
+
 
 class Outgoing:
-    def __init__(self, send: Send) -> None:
+    """``write_frame``, when the server offers it (``app/api/uvicorn_protocol.py``), sends UTF-8 JSON
+    as a text frame directly; otherwise every frame goes through the ASGI ``send``."""
+
+    def __init__(self, send: Send, write_frame: Callable[[bytes], bool] | None = None) -> None:
         self._send = send
+        self._write_frame = write_frame
         self._backlog: deque[str] | None = None  # not None while a send is waiting in a task
         self._task: asyncio.Task[None] | None = None
         self.broken = False  # the server refused a send: the client is gone
 
+    def write_json(self, payload: bytes) -> None:
+        """Send UTF-8 JSON as one text frame now, or after the frames still waiting; never blocks."""
+        write_frame = self._write_frame
+        if write_frame is None:
+            self.write(payload.decode("utf-8"))
+        elif not self.broken and not write_frame(payload):
+            self.broken = True
+
     def write(self, text: str) -> None:
         """Send one text frame now, or after the frames still waiting; never blocks."""
         if self.broken:
+            return
+        if self._write_frame is not None:
+            self.write_json(text.encode("utf-8"))
             return
         if self._backlog is not None:
             self._backlog.append(text)

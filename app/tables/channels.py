@@ -30,7 +30,11 @@ class Frame(NamedTuple):
     version: int
     seat: int | None
     cmd_id: str
-    text: str  # the JSON to send
+    body: bytes  # the JSON to send, UTF-8
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8")
 
 
 def dumps(value: Any) -> str:
@@ -58,6 +62,7 @@ def frame_text(
 
 
 def parse_frame(data: bytes) -> Frame:
-    header, _, text = data.decode("utf-8").partition("\n")
-    kind, conn, version, seat, cmd_id = header.split("|", 4)
-    return Frame(kind, conn, int(version), int(seat) if seat else None, cmd_id, text)
+    """Raises ``ValueError`` for anything that is not a frame."""
+    cut = data.index(b"\n")
+    kind, conn, version, seat, cmd_id = data[:cut].decode("utf-8").split("|", 4)
+    return Frame(kind, conn, int(version), int(seat) if seat else None, cmd_id, data[cut + 1 :])

@@ -93,3 +93,32 @@ async def test_cancel_stops_a_waiting_send() -> None:
     server.gate.set()
     await asyncio.sleep(0.01)
     assert server.frames == []
+
+
+async def test_with_the_text_frames_extension_json_bytes_go_out_as_they_are() -> None:
+    server = Server()
+    sent: list[bytes] = []
+    open_ = [True]
+
+    def write_frame(payload: bytes) -> bool:
+        if open_[0]:
+            sent.append(payload)
+        return open_[0]
+
+    out = Outgoing(server.send, write_frame)
+    out.write_json(b'{"a":1}')
+    out.write("é")
+    assert sent == [b'{"a":1}', "é".encode()]
+    assert server.frames == []  # the ASGI send is not used at all
+    open_[0] = False
+    out.write_json(b"{}")
+    assert out.broken
+    out.write_json(b"[]")
+    assert sent == [b'{"a":1}', "é".encode()]
+
+
+async def test_without_the_extension_json_bytes_are_sent_as_text() -> None:
+    server = Server()
+    out = Outgoing(server.send)
+    out.write_json('{"a":"é"}'.encode())
+    assert server.frames == ['{"a":"é"}']

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.deps import COOKIE_NAME, account_from_cookie
-from app.api.outgoing import Outgoing
+from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
 from app.broker import BrokerError, Event, Gap
@@ -125,7 +125,8 @@ class Connection:
         self, websocket: WebSocket, send: Send, registry: TableRegistry, code: str, principal: Principal, conn: str
     ) -> None:
         self.ws = websocket
-        self.out = Outgoing(send)
+        text_frames = (websocket.scope.get("extensions") or {}).get(TEXT_FRAMES)
+        self.out = Outgoing(send, text_frames["write"] if text_frames else None)
         self.registry = registry
         self.broker = registry.broker
         self.code = code
@@ -251,8 +252,8 @@ class Connection:
                 COMMAND_LATENCY.observe(time.perf_counter() - started)
             if kind == "error":
                 with contextlib.suppress(ValueError, AttributeError):
-                    ERRORS.labels(str(orjson.loads(frame.text).get("code"))).inc()
-        self.out.write(frame.text)
+                    ERRORS.labels(str(orjson.loads(frame.body).get("code"))).inc()
+        self.out.write_json(frame.body)
 
     async def read(self) -> None:
         while True:

@@ -1,0 +1,84 @@
+"""The ``durak.text_frames`` extension of ``python -m app``'s websocket protocol, under a real uvicorn
+server and a real websocket client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import uvicorn
+import websockets
+
+from app.api.outgoing import TEXT_FRAMES
+from app.api.uvicorn_protocol import WebSocketProtocol, text_frame_header
+from bench._server import free_port
+
+SIZES = [0, 1, 125, 126, 127, 65535, 65536, 200_000]
+
+
+def test_headers_follow_rfc_6455_length_encoding() -> None:
+    assert text_frame_header(0) == b"\x81\x00"
+    assert text_frame_header(125) == b"\x81\x7d"
+    assert text_frame_header(126) == b"\x81\x7e\x00\x7e"
+    assert text_frame_header(65535) == b"\x81\x7e\xff\xff"
+    assert text_frame_header(65536) == b"\x81\x7f" + (65536).to_bytes(8, "big")
+
+
+def payload(size: int) -> bytes:
+    """UTF-8 JSON text of exactly ``size`` bytes (a string, or a digit when that is too long)."""
+    return b'"' + b"x" * (size - 2) + b'"' if size >= 2 else b"1" * size
+
+
+class App:
+    """Accepts, then writes one frame of each size through the extension, and records what
+    ``write`` answers after the client has gone."""
+
+    def __init__(self) -> None:
+        self.extension: Any = "not seen"
+        self.after_close: list[bool] = []
+        self.done = asyncio.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        assert scope["type"] == "websocket"
+        self.extension = scope.get("extensions", {}).get(TEXT_FRAMES)
+        write = self.extension["write"]
+        assert await receive() == {"type": "websocket.connect"}
+        before_accept = write(b'"too early"')
+        await send({"type": "websocket.accept"})
+        self.after_close.append(before_accept)
+        for size in SIZES:
+            assert write(payload(size))
+        message = await receive()  # the client closes
+        assert message["type"] == "websocket.disconnect"
+        self.after_close.append(write(b'"too late"'))
+        self.done.set()
+
+
+@contextlib.asynccontextmanager
+async def serve(app: App) -> AsyncIterator[int]:
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, ws=WebSocketProtocol, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.mark.timeout(30)
+async def test_frames_written_through_the_extension_arrive_whole_and_in_order() -> None:
+    app = App()
+    async with serve(app) as port:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None, compression=None) as ws:
+            received = [await ws.recv() for _ in SIZES]
+        await asyncio.wait_for(app.done.wait(), 5)
+    assert [text.encode() for text in received] == [payload(size) for size in SIZES]
+    assert all(isinstance(text, str) for text in received)  # text frames, not binary
+    assert app.after_close == [False, False]  # nothing is written before the accept or after the close
