@@ -66,6 +66,11 @@ class Refused(Exception):
         self.message = message
 
 
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class TableActor:
     def __init__(
         self,
@@ -107,7 +112,8 @@ class TableActor:
         self.next_dealer: int | None = None
         self.created = time.time()
         self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
-        self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._inbox: deque[dict[str, Any]] = deque()  # commands and internal messages, in order
+        self._inbox_waiter: asyncio.Future[None] | None = None  # set while _run waits for one
         self._task: asyncio.Task[None] | None = None
         self._pump: asyncio.Task[None] | None = None
         self._bot_asked: dict[int, int] = {}
@@ -143,12 +149,7 @@ class TableActor:
             self._pump = asyncio.create_task(self._pump_from(sub))
             self._ready.set()
             while True:
-                due = self._next_deadline()
-                timeout = None if due is None else max(0.0, due - self.clock())
-                try:
-                    message = await asyncio.wait_for(self._inbox.get(), timeout)
-                except TimeoutError:
-                    message = None
+                message = await self._next_message()
                 self._outbox = []  # what one command (or timer) publishes goes out together, in order
                 try:
                     await (self._on_deadline() if message is None else self._handle(message))
@@ -166,11 +167,35 @@ class TableActor:
             except ValueError:
                 continue
             if isinstance(message, dict):
-                self._inbox.put_nowait(message)
+                self.post(message)
 
     def post(self, message: dict[str, Any]) -> None:
-        """Queue an internal message (bot decisions)."""
-        self._inbox.put_nowait(message)
+        """Queue a message for the actor: commands of a connection in this process, bot decisions."""
+        self._inbox.append(message)
+        waiter = self._inbox_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _next_message(self) -> dict[str, Any] | None:
+        """The next queued message, or None when a deadline has come (a deadline that has passed goes
+        before the messages queued behind it). A queued message is taken at once, no timer armed."""
+        inbox = self._inbox
+        due = self._next_deadline()
+        if due is not None and due <= self.clock():
+            return None
+        if not inbox:
+            loop = asyncio.get_running_loop()
+            waiter = self._inbox_waiter = loop.create_future()
+            timer = None if due is None else loop.call_later(due - self.clock(), _wake, waiter)
+            try:
+                await waiter
+            finally:
+                self._inbox_waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if not inbox or (due is not None and due <= self.clock()):
+                return None  # the deadline
+        return inbox.popleft()
 
     # ------------------------------------------------------------------ dispatch
 
