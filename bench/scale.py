@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,19 +122,49 @@ def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> li
     return servers
 
 
+_CPUS = os.cpu_count() or 1
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_s() -> float:
+    """CPU seconds used so far by every PostgreSQL process on the machine (read from /proc)."""
+    total = 0.0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            with open(f"/proc/{entry.name}/stat") as stat:
+                text = stat.read()
+            if "(postgres)" in text[: text.index(")") + 1]:
+                total += sum(proc_cpu_split_s(int(entry.name)))
+    return total
+
+
+def _machine_busy_s() -> float:
+    """CPU seconds all CPUs have spent not idle so far (/proc/stat)."""
+    with open("/proc/stat") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / _TICK
+
+
 def _clients(servers: list[ServerProcess], tables: int, args: argparse.Namespace) -> list[subprocess.Popen[str]]:
     """One load client in both phases; with two servers it spreads the tables over them."""
     argv = [
         PY, "-m", "bench.load", "client", "--mode", "durak", "--tables", str(tables), "--seats", str(args.seats),
         "--warmup", str(args.warmup), "--duration", str(args.duration), "--seed", str(args.seed),
+        "--tick-ms", str(args.tick_ms),
     ]  # fmt: skip
     for server in servers:
         argv += ["--url", server.base_url]
     return [subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)]
 
 
-def _lockstep(clients: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
-    """Walk every client through prepared → connect → connected → go → result together."""
+def _lockstep(
+    clients: list[subprocess.Popen[str]], on_event: Callable[[str], None] | None = None
+) -> list[dict[str, Any]]:
+    """Walk every client through prepared → connect → connected → go → result together;
+    ``on_event`` hears each event of the (first) client as it comes (window_start, window_end...)."""
     results: list[dict[str, Any]] = [{} for _ in clients]
 
     def wait_for(kind: str) -> None:
@@ -141,6 +172,8 @@ def _lockstep(clients: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
             assert client.stdout is not None
             for line in client.stdout:
                 event = json.loads(line)
+                if on_event is not None and index == 0:
+                    on_event(event["event"])
                 if event["event"] == "result":
                     results[index] = event["result"]
                 if event["event"] == kind:
@@ -174,14 +207,27 @@ def phase(
     servers = _servers(folder, processes, database_url, redis_url)
     for server in servers:
         server.start()
+    redis_pid = redis.proc.pid
+    marks: dict[str, tuple[float, list[float], float, float, float]] = {}
+
+    def mark(kind: str) -> None:
+        if kind in ("window_start", "window_end"):
+            marks[kind] = (
+                time.perf_counter(),
+                [sum(s.cpu_split_s()) for s in servers],
+                sum(proc_cpu_split_s(redis_pid)),
+                _postgres_cpu_s(),
+                _machine_busy_s(),
+            )
+
     try:
-        cpu0 = [sum(s.cpu_split_s()) for s in servers]
-        redis0 = sum(proc_cpu_split_s(redis.proc.pid))
-        t0 = time.perf_counter()
-        results = _lockstep(_clients(servers, args.tables, args))
-        elapsed = time.perf_counter() - t0
-        cpu = [100 * (sum(s.cpu_split_s()) - c) / elapsed for s, c in zip(servers, cpu0, strict=True)]
-        redis_cpu = 100 * (sum(proc_cpu_split_s(redis.proc.pid)) - redis0) / elapsed
+        results = _lockstep(_clients(servers, args.tables, args), mark)
+        (t0, cpu0, redis0, pg0, busy0), (t1, cpu1, redis1, pg1, busy1) = marks["window_start"], marks["window_end"]
+        elapsed = t1 - t0
+        cpu = [100 * (b - a) / elapsed for a, b in zip(cpu0, cpu1, strict=True)]
+        redis_cpu = 100 * (redis1 - redis0) / elapsed
+        pg_cpu = 100 * (pg1 - pg0) / elapsed
+        busy = 100 * (busy1 - busy0) / elapsed
     finally:
         for server in servers:
             server.stop()
@@ -191,8 +237,8 @@ def phase(
     client_cpu = sum(r["client_cpu_pct"] for r in results)
     print(
         f"  {processes} proc: {commands:.0f} commands/s, p99 {p99:.1f} ms, errors {errors}, "
-        f"server CPU {' + '.join(f'{c:.0f}%' for c in cpu)}, redis-server {redis_cpu:.0f}% (whole run), "
-        f"client CPU {client_cpu:.0f}% (window)",
+        f"CPU in the window: server {' + '.join(f'{c:.0f}%' for c in cpu)}, client {client_cpu:.0f}%, "
+        f"redis-server {redis_cpu:.0f}%, postgres {pg_cpu:.0f}%, whole machine {busy:.0f}% of {100 * _CPUS}%",
         file=sys.stderr,
     )
     return {"commands_per_s": commands, "p99_ms": p99, "errors": errors}
@@ -207,6 +253,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=None, help="1 proc then 2 procs, this many times (3; quick 1)")
+    parser.add_argument(
+        "--tick-ms",
+        type=float,
+        default=1.0,
+        help="the client sleeps this long, then handles what arrived (0: it waits in epoll for each message)",
+    )
     parser.add_argument(
         "--redis",
         choices=("unix", "tcp"),

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 import orjson
-from fastapi import WebSocket, WebSocketDisconnect
+from fastapi import WebSocket
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -35,6 +35,9 @@ PATH_PREFIX = "/ws/tables/"
 MAX_FRAME = 64 * 1024
 BURST = 20
 RATE_PER_S = 10.0
+
+
+_COMMAND_COUNTERS: dict[str, Any] = {}  # COMMANDS by type, looked up once
 
 
 class TokenBucket:
@@ -70,12 +73,12 @@ class TableSockets:
         if scope["type"] == "websocket" and scope["path"].startswith(PATH_PREFIX):
             code = scope["path"][len(PATH_PREFIX) :]
             if code and "/" not in code:
-                await table_socket(WebSocket(scope, receive, send), code, send)
+                await table_socket(WebSocket(scope, receive, send), code, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-async def table_socket(websocket: WebSocket, code: str, send: Send) -> None:
+async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: Send) -> None:
     app = websocket.app
     settings = app.state.settings
     registry: TableRegistry = app.state.tables
@@ -103,7 +106,7 @@ async def table_socket(websocket: WebSocket, code: str, send: Send) -> None:
     sockets: set[WebSocket] = app.state.sockets
     sockets.add(websocket)
     CONNECTIONS.inc()
-    connection = Connection(websocket, send, registry, table_code, principal, conn)
+    connection = Connection(websocket, receive, send, registry, table_code, principal, conn)
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
     try:
         await connection.run()
@@ -122,9 +125,17 @@ class Connection:
     """
 
     def __init__(
-        self, websocket: WebSocket, send: Send, registry: TableRegistry, code: str, principal: Principal, conn: str
+        self,
+        websocket: WebSocket,
+        receive: Receive,
+        send: Send,
+        registry: TableRegistry,
+        code: str,
+        principal: Principal,
+        conn: str,
     ) -> None:
         self.ws = websocket
+        self.receive = receive  # the server's own, after the handshake: no Starlette wrapper per frame
         text_frames = (websocket.scope.get("extensions") or {}).get(TEXT_FRAMES)
         self.out = Outgoing(send, text_frames["write"] if text_frames else None)
         self.registry = registry
@@ -257,11 +268,11 @@ class Connection:
 
     async def read(self) -> None:
         while True:
-            try:
-                text = await self.ws.receive_text()
-            except (WebSocketDisconnect, RuntimeError):
-                return
-            except KeyError:  # a binary frame
+            message = await self.receive()  # the server's ASGI receive: no wrapper per frame
+            if message["type"] != "websocket.receive":
+                return  # websocket.disconnect
+            text = message.get("text")
+            if text is None:  # a binary frame
                 self.error(None, "bad_message", "frames must be JSON text")
                 continue
             if len(text) > MAX_FRAME:
@@ -287,7 +298,10 @@ class Connection:
         except ValidationError:
             await self.refuse(text)
             return
-        COMMANDS.labels(message.type).inc()
+        counter = _COMMAND_COUNTERS.get(message.type)
+        if counter is None:
+            counter = _COMMAND_COUNTERS[message.type] = COMMANDS.labels(message.type)
+        counter.inc()
         if message.type == "ping":
             self.send({"type": "pong", "id": message.id})
             return
