@@ -801,74 +801,8 @@ def _as_json(run: Run) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["client"]:
-        client_main(argv[1:])
-        return
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="25 tables, 1.5 s warm-up, 4 s window")
-    parser.add_argument("--tables", type=int, default=None, help="tables (default 250, quick 25)")
-    parser.add_argument("--seats", type=int, default=4)
-    parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default 5)")
-    parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 20)")
-    parser.add_argument("--throw-in-p", type=float, default=0.2, help="chance a free seat throws in")
-    parser.add_argument("--spectators", type=int, default=0, help="spectator connections per table")
-    parser.add_argument(
-        "--think-ms",
-        type=float,
-        default=0,
-        help="players think a random 0..2x this long before each command (default 0: as fast as answered)",
-    )
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
-    parser.add_argument(
-        "--sleeping-client",
-        dest="spin",
-        action="store_false",
-        help="let the client sleep between messages (the server then pays to wake it on loopback)",
-    )
-    parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
-    parser.add_argument(
-        "--cprofile",
-        type=Path,
-        default=None,
-        help="profile the server with cProfile (bench/instrumented_server.py) during the window; pstats output",
-    )
-    parser.add_argument(
-        "--loopstats",
-        type=Path,
-        default=None,
-        help="record the server's event-loop stalls and GC pauses during the window (JSON)",
-    )
-    parser.add_argument(
-        "--tracemalloc",
-        type=Path,
-        default=None,
-        help="report where the server's Python memory for the idle connections goes (slows everything)",
-    )
-    parser.add_argument(
-        "--patch",
-        default="",
-        help="measure a proposed change: comma-separated patches of bench/instrumented_server.py "
-        "(gc_freeze, gc_threshold, sequential_publish, one_subscription)",
-    )
-    parser.add_argument("--verbose", action="store_true", help="time stamps of each phase on stderr")
-    parser.add_argument("--json", type=Path, default=None, help="write the measurements here")
-    args = parser.parse_args(argv)
-    args.tables = args.tables or (25 if args.quick else 250)
-    args.warmup = args.warmup if args.warmup is not None else (1.5 if args.quick else 5.0)
-    args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 20.0)
-    args.settle = 0.5 if args.quick else 1.5
-
-    connections = args.tables * (args.seats + args.spectators)
-    watchers = f" + {args.spectators} spectators" if args.spectators else ""
-    watchers += f", {args.think_ms:.0f} ms mean think time" if args.think_ms else ""
-    print(
-        f"bench.load: {args.tables} tables x {args.seats} seats{watchers} = {connections} connections, "
-        + (f"server patched with {args.patch}, " if args.patch else "")
-        + f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
-    )
+def _round(args: argparse.Namespace) -> tuple[Run, Run | None]:
+    """The durak server, then the bare app, each started fresh and driven by the same client."""
     with tempfile.TemporaryDirectory(prefix="durak-load-") as tmp:
         workdir = Path(tmp)
         extra_env = {"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"}
@@ -911,17 +845,109 @@ def main(argv: list[str] | None = None) -> None:
             server.stop()
             if floor is not None:
                 floor.stop()
+    return durak, bare
+
+
+def _median_run(runs: list[Run]) -> Run:
+    """The run with the median delivered messages per second."""
+    return sorted(runs, key=lambda run: run.result["messages_per_s"])[len(runs) // 2]
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["client"]:
+        client_main(argv[1:])
+        return
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="25 tables, 1.5 s warm-up, 4 s window")
+    parser.add_argument("--tables", type=int, default=None, help="tables (default 250, quick 25)")
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default 5)")
+    parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 20)")
+    parser.add_argument("--throw-in-p", type=float, default=0.2, help="chance a free seat throws in")
+    parser.add_argument("--spectators", type=int, default=0, help="spectator connections per table")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0,
+        help="players think a random 0..2x this long before each command (default 0: as fast as answered)",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="durak then bare, this many times; medians (default 3, quick 1)"
+    )
+    parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
+    parser.add_argument(
+        "--sleeping-client",
+        dest="spin",
+        action="store_false",
+        help="let the client sleep between messages (the server then pays to wake it on loopback)",
+    )
+    parser.add_argument("--profile", type=Path, default=None, help="py-spy output (.svg, .json or .txt)")
+    parser.add_argument(
+        "--cprofile",
+        type=Path,
+        default=None,
+        help="profile the server with cProfile (bench/instrumented_server.py) during the window; pstats output",
+    )
+    parser.add_argument(
+        "--loopstats",
+        type=Path,
+        default=None,
+        help="record the server's event-loop stalls and GC pauses during the window (JSON)",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        type=Path,
+        default=None,
+        help="report where the server's Python memory for the idle connections goes (slows everything)",
+    )
+    parser.add_argument(
+        "--patch",
+        default="",
+        help="measure a proposed change: comma-separated patches of bench/instrumented_server.py "
+        "(gc_freeze, gc_threshold, sequential_publish, one_subscription)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="time stamps of each phase on stderr")
+    parser.add_argument("--json", type=Path, default=None, help="write the measurements here")
+    args = parser.parse_args(argv)
+    args.tables = args.tables or (25 if args.quick else 250)
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.warmup = args.warmup if args.warmup is not None else (1.5 if args.quick else 5.0)
+    args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 20.0)
+    args.settle = 0.5 if args.quick else 1.5
+
+    connections = args.tables * (args.seats + args.spectators)
+    watchers = f" + {args.spectators} spectators" if args.spectators else ""
+    watchers += f", {args.think_ms:.0f} ms mean think time" if args.think_ms else ""
+    print(
+        f"bench.load: {args.tables} tables x {args.seats} seats{watchers} = {connections} connections, "
+        + (f"server patched with {args.patch}, " if args.patch else "")
+        + f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
+    )
+    rounds: list[tuple[Run, Run | None]] = []
+    for round_no in range(args.rounds):
+        if args.rounds > 1:
+            print(f"  round {round_no + 1} of {args.rounds}")
+        rounds.append(_round(args))
+    durak, bare = rounds[0]
     if args.json is not None:
         args.json.write_text(
             json.dumps(
                 {
                     "args": {k: str(v) for k, v in vars(args).items()},
-                    "durak": _as_json(durak),
-                    "bare": _as_json(bare) if bare else None,
+                    "rounds": [{"durak": _as_json(d), "bare": _as_json(b) if b else None} for d, b in rounds],
                 },
                 indent=2,
             )
         )
+    if args.rounds > 1:
+        durak = _median_run([d for d, _ in rounds])
+        bare = None if bare is None else _median_run([b for _, b in rounds if b is not None])
+        ratios = ", ".join(
+            f"{d.result['messages_per_s'] / b.result['messages_per_s']:.2f}" for d, b in rounds if b is not None
+        )
+        print(f"  {args.rounds} rounds (durak, then bare, each round); ratio per round {ratios}; medians below")
     d = durak.result
     bare_rate = bare.result["messages_per_s"] if bare else float("nan")
     ratio = d["messages_per_s"] / bare_rate if bare else float("nan")
