@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     node_name: str = Field(default="", description="Names this process in table leases (default: host-pid).")
     ws_burst: int = Field(default=20, ge=1, description="Commands a connection may send in a burst.")
     ws_rate_per_s: float = Field(default=10.0, gt=0, description="Sustained commands per second per connection.")
+    login_failures: int = Field(default=5, ge=1, description="Wrong passwords for one name before it is locked.")
+    login_window_s: float = Field(default=60.0, gt=0, description="How long a wrong password counts against a name.")
 
     @field_validator("database_url")
     @classmethod

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.api.throttle import LoginThrottle
 from app.broker import open_broker
 from app.config import Settings, get_settings
 from app.db.session import Database
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="Durak Peak", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
+    app.state.login_throttle = LoginThrottle(settings.login_failures, settings.login_window_s)
     app.include_router(health.router)
     app.include_router(auth.router)
     app.include_router(accounts.router)

@@ -17,6 +17,7 @@ _DESCRIPTIONS = {
     403: "Signed in, but not allowed (a guest, or not an admin).",
     404: "Not found.",
     409: "Conflicts with the current state.",
+    429: "Too many requests; the Retry-After header says when to try again.",
     503: "A needed component is not available.",
 }
 

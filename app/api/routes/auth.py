@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,6 +16,7 @@ from app.api.deps import (
 )
 from app.api.errors import responses
 from app.api.schemas import GuestIn, LoginIn, MeOut, SignupIn
+from app.api.throttle import LoginThrottle
 from app.db import accounts, ledger
 from app.db.errors import NameTaken
 from app.db.passwords import hash_password, needs_rehash, verify_password
@@ -52,15 +55,31 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
     "/login",
     responses={
         200: {"description": "Signed in (sets the durak_session cookie)."},
-        **responses(400, 401, r401="Unknown name or wrong password."),
+        **responses(
+            400,
+            401,
+            429,
+            r401="Unknown name or wrong password.",
+            r429="Too many wrong passwords for this name lately; Retry-After says when to try again.",
+        ),
     },
 )
 async def login(body: LoginIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
+    throttle: LoginThrottle = request.app.state.login_throttle
+    wait = throttle.retry_after(body.name)
+    if wait is not None:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            detail=f"too many wrong passwords for this name; try again in {math.ceil(wait)} s",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )
     async with db.session() as session:
         account = await accounts.get_by_name(session, body.name) if "\x00" not in body.name else None
         stored_hash = account.password_hash if account else None
     if not await verify_password(stored_hash, body.password) or account is None:
+        throttle.failed(body.name)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="unknown name or wrong password")
+    throttle.succeeded(body.name)
     if needs_rehash(account.password_hash):
         new_hash = await hash_password(body.password)
         account_id = account.id
