@@ -1,14 +1,20 @@
 """uvicorn's sans-I/O websocket protocol plus one ASGI extension, ``durak.text_frames``.
 
 ``python -m app`` serves websockets with :class:`WebSocketProtocol` (uvicorn's ``ws`` setting takes
-a protocol class). It is uvicorn's own ``websockets-sansio`` protocol in every respect but one: the
-connection's scope carries ``scope["extensions"]["durak.text_frames"] = {"write": write}``, where
-``write(payload: bytes) -> bool`` sends ``payload``, UTF-8 JSON, as one unmasked text frame straight
-to the transport. A table pushes the same bytes to many connections several times a second; going
-through ASGI ``websocket.send`` would decode them to ``str`` for the message, encode them back, and
-build the frame through the websockets library's general path for each one. ``write`` returns False
-(and sends nothing) before the handshake is complete and once the connection is closing, exactly
-when an ASGI ``websocket.send`` would fail; the caller then treats the client as gone.
+a protocol class). It is uvicorn's own ``websockets-sansio`` protocol in every respect but this: the
+connection's scope carries ``scope["extensions"]["durak.text_frames"] = {"write": ..., "listen": ...}``.
+
+* ``write(payload: bytes) -> bool`` sends ``payload``, UTF-8 JSON, as one unmasked text frame
+  straight to the transport. A table pushes the same bytes to many connections several times a
+  second; going through ASGI ``websocket.send`` would decode them to ``str`` for the message,
+  encode them back, and build the frame through the websockets library's general path for each
+  one. ``write`` returns False (and sends nothing) before the handshake is complete and once the
+  connection is closing, exactly when an ASGI ``websocket.send`` would fail.
+* ``listen(on_text)`` makes the protocol call ``on_text(text)`` for every complete text message as it
+  is parsed, instead of queueing a ``websocket.receive`` event for the application to ``receive()``
+  in its task: no queue, no task wake-up and no pause/resume of reading per message. Text messages
+  already queued are passed first, in order. Everything else (binary messages, the disconnect) still
+  comes through ``receive()``. ``on_text`` must not block; an exception it raises is logged.
 
 An application that does not know the extension sees a standard ASGI server. One that uses it
 (``app/api/outgoing.py``) falls back to ``websocket.send`` when the extension is absent, as under
@@ -17,13 +23,17 @@ the test client or another server.
 
 from __future__ import annotations
 
+import logging
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
 from app.api.outgoing import TEXT_FRAMES
+
+log = logging.getLogger("app.api.uvicorn_protocol")
 
 _SHORT = struct.Struct("!BB")
 _MEDIUM = struct.Struct("!BBH")
@@ -41,11 +51,49 @@ def text_frame_header(length: int) -> bytes:
 
 
 class WebSocketProtocol(WebSocketsSansIOProtocol):
+    on_text: Callable[[str], None] | None = None
+
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)  # builds self.scope; the application task has not run yet
         extensions = self.scope.setdefault("extensions", {})
         assert extensions is not None
-        extensions[TEXT_FRAMES] = {"write": self.write_text_frame}
+        extensions[TEXT_FRAMES] = {"write": self.write_text_frame, "listen": self.listen}
+
+    def listen(self, on_text: Callable[[str], None]) -> None:
+        waiting = []
+        while not self.queue.empty():
+            waiting.append(self.queue.get_nowait())
+        self.on_text = on_text
+        for message in waiting:
+            text = message.get("text") if message["type"] == "websocket.receive" else None
+            if isinstance(text, str):
+                self._pass_text(text)
+            else:
+                self.queue.put_nowait(message)  # binary messages and the disconnect, still in order
+        if self.read_paused and self.queue.empty():
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    def send_receive_event_to_app(self) -> None:
+        if self.on_text is None or self.curr_msg_data_type != "text" or self.close_sent:
+            super().send_receive_event_to_app()
+            return
+        data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+        self.frames = []
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:  # as uvicorn does: close with 1007 (invalid frame payload data)
+            self.conn.send_close(1007)
+            self.handle_parser_exception()
+            return
+        self._pass_text(text)
+
+    def _pass_text(self, text: str) -> None:
+        assert self.on_text is not None
+        try:
+            self.on_text(text)
+        except Exception:
+            log.exception("the application's text listener failed")
 
     def write_text_frame(self, payload: bytes) -> bool:
         if (

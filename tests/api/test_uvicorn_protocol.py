@@ -58,7 +58,7 @@ class App:
 
 
 @contextlib.asynccontextmanager
-async def serve(app: App) -> AsyncIterator[int]:
+async def serve(app: Any) -> AsyncIterator[int]:
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, ws=WebSocketProtocol, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
@@ -82,3 +82,58 @@ async def test_frames_written_through_the_extension_arrive_whole_and_in_order() 
     assert [text.encode() for text in received] == [payload(size) for size in SIZES]
     assert all(isinstance(text, str) for text in received)  # text frames, not binary
     assert app.after_close == [False, False]  # nothing is written before the accept or after the close
+
+
+class Listener:
+    """Reads two frames through ASGI, then listens: the frames queued meanwhile come first, later ones
+    straight from the parser; a binary frame and the disconnect still come through receive()."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.through_receive: list[Any] = []
+        self.done = asyncio.Event()
+        self.listening = asyncio.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        listen = scope["extensions"][TEXT_FRAMES]["listen"]
+        await receive()
+        await send({"type": "websocket.accept"})
+        for _ in range(2):
+            self.through_receive.append((await receive()).get("text"))
+        await asyncio.sleep(0.2)  # the client has sent more meanwhile: queued, reading paused
+
+        def on_text(text: str) -> None:
+            if text == "boom":
+                raise RuntimeError("listener bug")
+            self.texts.append(text)
+
+        listen(on_text)
+        self.listening.set()
+        while True:
+            message = await receive()
+            self.through_receive.append(message.get("bytes", message["type"]))
+            if message["type"] == "websocket.disconnect":
+                break
+        self.done.set()
+
+
+@pytest.mark.timeout(30)
+async def test_listen_passes_text_frames_in_order_and_leaves_the_rest_to_receive(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = Listener()
+    async with serve(app) as port:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/", compression=None) as ws:
+            for text in ("a", "b", "c", "d"):
+                await ws.send(text)
+            await asyncio.wait_for(app.listening.wait(), 5)
+            for text in ("e", "boom", "f"):
+                await ws.send(text)
+            await ws.send(b"\x00binary")
+            await ws.send("g")
+            await asyncio.sleep(0.2)
+        await asyncio.wait_for(app.done.wait(), 5)
+    assert app.through_receive[:2] == ["a", "b"]
+    assert app.texts == ["c", "d", "e", "f", "g"]  # the listener's failure did not stop the next frames
+    assert app.through_receive[2:] == [b"\x00binary", "websocket.disconnect"]
+    assert "the application's text listener failed" in caplog.text

@@ -13,6 +13,8 @@ import contextlib
 import json
 import secrets
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -136,8 +138,9 @@ class Connection:
     ) -> None:
         self.ws = websocket
         self.receive = receive  # the server's own, after the handshake: no Starlette wrapper per frame
-        text_frames = (websocket.scope.get("extensions") or {}).get(TEXT_FRAMES)
-        self.out = Outgoing(send, text_frames["write"] if text_frames else None)
+        text_frames = (websocket.scope.get("extensions") or {}).get(TEXT_FRAMES) or {}
+        self.out = Outgoing(send, text_frames.get("write"))
+        self.listen: Callable[[Callable[[str], None]], None] | None = text_frames.get("listen")
         self.registry = registry
         self.broker = registry.broker
         self.code = code
@@ -149,6 +152,9 @@ class Connection:
         self.bucket = TokenBucket()
         self.watching: asyncio.Task[None] | None = None
         self.tasks: set[asyncio.Task[None]] = set()
+        self.unsent: deque[bytes] = deque()  # commands for an actor in another process, in order
+        self.publisher: asyncio.Task[None] | None = None  # publishes them while there are any
+        self.closing: asyncio.Task[None] | None = None  # set once this side closes the socket
 
     def send(self, payload: dict[str, Any] | str) -> None:
         self.out.write(payload if isinstance(payload, str) else channels.dumps(payload))
@@ -173,13 +179,16 @@ class Connection:
             self.watching = asyncio.create_task(self.watch(subscribed, resync=False))
             await subscribed
             mine.set_sink(self.on_personal)
+            if self.listen is not None:
+                self.listen(self.on_text)  # frames queued so far come first, in order
             try:
                 await self.read()
             finally:
                 if self.watching is not None:
                     self.watching.cancel()
-                for task in list(self.tasks):
-                    task.cancel()
+                for task in [*self.tasks, self.publisher]:
+                    if task is not None:
+                        task.cancel()
                 self.out.cancel()
                 with contextlib.suppress(Exception):
                     await self.to_actor({"op": "bye"})
@@ -267,6 +276,9 @@ class Connection:
         self.out.write_json(frame.body)
 
     async def read(self) -> None:
+        """Take frames from the server until the client goes. Under ``python -m app`` text frames come
+        straight to :meth:`on_text` (the ``listen`` of the ``durak.text_frames`` extension) and this
+        loop only sees the disconnect and binary frames."""
         while True:
             message = await self.receive()  # the server's ASGI receive: no wrapper per frame
             if message["type"] != "websocket.receive":
@@ -275,28 +287,39 @@ class Connection:
             if text is None:  # a binary frame
                 self.error(None, "bad_message", "frames must be JSON text")
                 continue
-            if len(text) > MAX_FRAME:
-                await self.out.flush()
-                await self.ws.close(code=1009, reason="frame larger than 64 KiB")
-                return
-            if not self.bucket.take():
-                ERRORS.labels("rate_limited").inc()
-                with contextlib.suppress(Exception):
-                    self.send({"type": "bye", "code": "rate_limited", "message": "too many messages"})
-                    await self.out.flush()
-                    await self.ws.close(code=4008, reason="rate limit exceeded")
-                return
-            try:
-                await self.handle(text)
-            except BrokerError as exc:
-                self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+            self.on_text(text)
             del text
+            if self.closing is not None:
+                await self.closing
+                return
 
-    async def handle(self, text: str) -> None:
+    def on_text(self, text: str) -> None:
+        """One text frame from the client, handled on the spot (nothing here waits)."""
+        if self.closing is not None:
+            return
+        if len(text) > MAX_FRAME:
+            self._close(1009, "frame larger than 64 KiB")
+            return
+        if not self.bucket.take():
+            ERRORS.labels("rate_limited").inc()
+            self.send({"type": "bye", "code": "rate_limited", "message": "too many messages"})
+            self._close(4008, "rate limit exceeded")
+            return
+        self.handle(text)
+
+    def _close(self, code: int, reason: str) -> None:
+        async def close() -> None:
+            with contextlib.suppress(Exception):
+                await self.out.flush()
+                await self.ws.close(code=code, reason=reason)
+
+        self.closing = asyncio.get_running_loop().create_task(close())
+
+    def handle(self, text: str) -> None:
         try:
             message = client_message.validate_json(text)  # the common case: one pass, no dicts
         except ValidationError:
-            await self.refuse(text)
+            self.refuse(text)
             return
         counter = _COMMAND_COUNTERS.get(message.type)
         if counter is None:
@@ -306,16 +329,38 @@ class Connection:
             self.send({"type": "pong", "id": message.id})
             return
         if message.type == "hello":
-            await self.to_actor({"op": "hello", "last_version": message.last_version})
+            self.command({"op": "hello", "last_version": message.last_version})
             return
         data = message.model_dump(exclude_none=True)
         op = data.pop("type")
         self.sent_at[data["id"]] = time.perf_counter()
         if len(self.sent_at) > 256:
             self.sent_at.pop(next(iter(self.sent_at)))
-        await self.to_actor({"op": op, **data})
+        self.command({"op": op, **data})
 
-    async def refuse(self, text: str) -> None:
+    def command(self, message: dict[str, Any]) -> None:
+        """Hand a command to the table's actor: onto its queue when it runs in this process, else
+        through the broker, one publish after another so that commands keep their order."""
+        actor = self.registry.tables.get(self.code)
+        if actor is not None and not actor.fenced and not self.unsent:
+            actor.post({**message, "principal": self.principal, "conn": self.conn})
+            return
+        self.unsent.append(orjson.dumps({**message, "principal": self.principal.to_json(), "conn": self.conn}))
+        if self.publisher is None:
+            self.publisher = asyncio.get_running_loop().create_task(self._publish_commands())
+
+    async def _publish_commands(self) -> None:
+        try:
+            while self.unsent:
+                try:
+                    await self.broker.publish(channels.inbox(self.code), self.unsent[0])
+                except BrokerError as exc:
+                    self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+                self.unsent.popleft()
+        finally:
+            self.publisher = None
+
+    def refuse(self, text: str) -> None:
         """Say precisely what is wrong with a frame that is not a valid message."""
         try:
             raw = json.loads(text)
