@@ -66,11 +66,6 @@ class Refused(Exception):
         self.message = message
 
 
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
 class TableActor:
     def __init__(
         self,
@@ -114,6 +109,8 @@ class TableActor:
         self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._inbox: deque[dict[str, Any]] = deque()  # commands and internal messages, in order
         self._inbox_waiter: asyncio.Future[None] | None = None  # set while _run waits for one
+        self._alarm: asyncio.TimerHandle | None = None  # wakes _run for the earliest deadline
+        self._alarm_at: float | None = None
         self._task: asyncio.Task[None] | None = None
         self._pump: asyncio.Task[None] | None = None
         self._bot_asked: dict[int, int] = {}
@@ -133,6 +130,8 @@ class TableActor:
         await self._ready.wait()
 
     async def stop(self) -> None:
+        if self._alarm is not None:
+            self._alarm.cancel()
         for task in (*self._bot_tasks.values(), self._pump, self._task):
             if task is not None:
                 task.cancel()
@@ -178,24 +177,33 @@ class TableActor:
 
     async def _next_message(self) -> dict[str, Any] | None:
         """The next queued message, or None when a deadline has come (a deadline that has passed goes
-        before the messages queued behind it). A queued message is taken at once, no timer armed."""
+        before the messages queued behind it). A queued message is taken at once; while waiting, one
+        timer stays armed for the earliest deadline seen and is re-armed only when that moves
+        earlier (a decision timer moves later with every move: its timer then fires once, early,
+        and is set again for the new deadline)."""
         inbox = self._inbox
-        due = self._next_deadline()
-        if due is not None and due <= self.clock():
-            return None
-        if not inbox:
-            loop = asyncio.get_running_loop()
-            waiter = self._inbox_waiter = loop.create_future()
-            timer = None if due is None else loop.call_later(due - self.clock(), _wake, waiter)
+        while True:
+            due = self._next_deadline()
+            if due is not None and due <= self.clock():
+                return None
+            if inbox:
+                return inbox.popleft()
+            if due is not None and (self._alarm_at is None or due < self._alarm_at):
+                if self._alarm is not None:
+                    self._alarm.cancel()
+                self._alarm = asyncio.get_running_loop().call_later(due - self.clock(), self._ring)
+                self._alarm_at = due
+            waiter = self._inbox_waiter = asyncio.get_running_loop().create_future()
             try:
                 await waiter
             finally:
                 self._inbox_waiter = None
-                if timer is not None:
-                    timer.cancel()
-            if not inbox or (due is not None and due <= self.clock()):
-                return None  # the deadline
-        return inbox.popleft()
+
+    def _ring(self) -> None:
+        self._alarm = self._alarm_at = None
+        waiter = self._inbox_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     # ------------------------------------------------------------------ dispatch
 
@@ -555,8 +563,11 @@ class TableActor:
     # ------------------------------------------------------------------ timers
 
     def _next_deadline(self) -> float | None:
-        times = [t for t in (self.deadline, *self.grace.values()) if t is not None]
-        return min(times) if times else None
+        due = self.deadline
+        if self.grace:
+            first = min(self.grace.values())
+            due = first if due is None or first < due else due
+        return due
 
     async def _on_deadline(self) -> None:
         now = self.clock()
