@@ -853,6 +853,12 @@ class TableActor:
         public_json = dumps(public)[:-1] if public is not None else ""
         version = self.version
         outbox: list[tuple[str, str]] = []
+        # Only drawn cards differ between recipients; without a draw everybody gets the same events.
+        shared_events = (
+            None
+            if any(event.get("type") == "draw" for event in events)
+            else dumps([{**event_to_json(event), "version": version} for event in events])
+        )
         for seat in self.seats:
             if seat.kind == "bot":
                 self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
@@ -865,7 +871,9 @@ class TableActor:
                 view_json = public_json + "," + private[1:]
             else:
                 view_json = "null"
-            events_json = dumps([{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events])
+            events_json = shared_events or dumps(
+                [{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events]
+            )
             you = dumps(seat.principal.key)
             text = (
                 f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{events_json},'
@@ -879,7 +887,9 @@ class TableActor:
             )
         if self.spectators:
             view_json = public_json + ',"seat":null}' if public is not None else "null"
-            events_json = dumps([{**event_to_json(public_cards(e, None)), "version": version} for e in events])
+            events_json = shared_events or dumps(
+                [{**event_to_json(public_cards(e, None)), "version": version} for e in events]
+            )
             watch_table = dumps({**base, "code": None})  # a spectator link never reveals the invite code
             text = (
                 f'{{"type":"update","version":{version},"seat":null,"events":{events_json},'
