@@ -301,6 +301,12 @@ class Broker(abc.ABC):
         for channel, message in messages:
             await self.publish(channel, message)
 
+    @abc.abstractmethod
+    def deliver_here(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        """Deliver ``(channel, message)`` pairs, in order, to this process's subscribers only, at
+        once and without the backend: for a publisher that knows no other process listens on
+        those channels. Messages for a channel must not take both ways while any are in flight."""
+
     @asynccontextmanager
     async def subscribe(self, channel: str, *, max_queue: int | None = None) -> AsyncIterator[Subscription]:
         """Receive what is published on ``channel`` from the moment this context is entered.

@@ -109,6 +109,11 @@ class TableActor:
         self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._inbox: deque[dict[str, Any]] = deque()  # commands and internal messages, in order
         self._inbox_waiter: asyncio.Future[None] | None = None  # set while _run waits for one
+        # Person and spectator channels that a connection in another process has used (it sent a
+        # command through the broker): their frames go through the broker. Every other frame of the
+        # table is delivered in this process only (docs/architecture.md, "Local delivery").
+        self._remote_channels: set[str] = set()
+        self._channel_prefix = channels.of_table(self.code)
         self._alarm: asyncio.TimerHandle | None = None  # wakes _run for the earliest deadline
         self._alarm_at: float | None = None
         self._task: asyncio.Task[None] | None = None
@@ -213,6 +218,10 @@ class TableActor:
         principal = sender if isinstance(sender, Principal) or sender is None else Principal.from_json(sender)
         conn = message.get("conn")
         cmd_id = message.get("id")
+        if conn and principal is not None and not isinstance(sender, Principal):  # from another process
+            person = channels.person(self.code, principal.key)
+            if person not in self._remote_channels:
+                self._remote_channels.update((person, channels.watch(self.code)))
         if op == "bot":
             await self._on_bot(message)
             return
@@ -771,8 +780,9 @@ class TableActor:
         anything left undone (settlement is idempotent), and let bots think again."""
         rehello = channels.frame({"type": "_rehello"})
         people = {seat.principal.key for seat in self.seats if seat.principal is not None}
-        await self._send(
-            [(channels.watch(self.code), rehello), *((channels.person(self.code, key), rehello) for key in people)]
+        await self._deliver(  # through the broker: the connections may be anywhere
+            [(channels.watch(self.code), rehello), *((channels.person(self.code, key), rehello) for key in people)],
+            everywhere=True,
         )
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
@@ -904,8 +914,26 @@ class TableActor:
         if self._outbox is not None:
             self._outbox.extend(outbox)
             return
+        await self._deliver(outbox)
+
+    async def _deliver(self, outbox: list[tuple[str, str]], *, everywhere: bool = False) -> None:
+        """Frames on channels no other process has used go to this process's subscribers at once;
+        the rest (and replies to REST calls, which may come from anywhere) through the broker."""
+        remote = self._remote_channels
+        prefix = self._channel_prefix
+        here: list[tuple[str, str]] = []
+        there: list[tuple[str, str]] = []
+        for item in outbox:
+            channel = item[0]
+            if everywhere or channel in remote or not channel.startswith(prefix):
+                there.append(item)
+            else:
+                here.append(item)
         try:
-            await self.broker.publish_many(outbox)
+            if here:
+                self.broker.deliver_here(here)
+            if there:
+                await self.broker.publish_many(there)
         except Exception as exc:  # broker down: clients resync when it returns
             log.warning("table %s: publish failed (%d messages): %s", self.code[:8], len(outbox), exc)
 

@@ -9,6 +9,11 @@ from typing import Any, NamedTuple
 import orjson
 
 
+def of_table(code: str) -> str:
+    """What every channel of the table starts with."""
+    return f"t:{code}:"
+
+
 def inbox(code: str) -> str:
     return f"t:{code}:in"
 

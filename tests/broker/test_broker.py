@@ -222,6 +222,18 @@ async def test_a_failing_sink_is_logged_and_others_still_receive(
     assert "the sink of 'c' failed" in caplog.text
 
 
+async def test_deliver_here_reaches_only_this_processs_subscribers(make_broker: MakeBroker) -> None:
+    here, there = await make_broker(), await make_broker()
+    async with here.subscribe("c") as mine, there.subscribe("c") as theirs:
+        here.deliver_here([("c", "one"), ("c", b"two")])
+        assert await next_event(mine) == Message("c", b"one")
+        assert await next_event(mine) == Message("c", b"two")
+        await assert_silent(theirs)
+        await here.publish("c", "three")  # a publish still reaches both
+        assert await next_event(theirs) == Message("c", b"three")
+        assert await next_event(mine) == Message("c", b"three")
+
+
 async def test_broker_wide_max_queue(make_broker: MakeBroker) -> None:
     broker = await make_broker(max_queue=2)
     async with broker.subscribe("c") as sub:

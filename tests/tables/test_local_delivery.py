@@ -1,0 +1,69 @@
+"""Frames for connections in the table's own process skip the broker; once a connection in another
+process has sent the table a command, its channels go through the broker (and stay there)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import orjson
+
+from app.broker import open_broker
+from app.engine import Rules
+from app.tables import channels
+from app.tables.hooks import MemoryHooks
+from app.tables.registry import TableRegistry
+from app.tables.spec import Principal, TableSpec
+from app.tables.store import MemoryStore
+
+ALICE = Principal("a:1", "alice", 1)
+BOB = Principal("a:2", "bob", 2)
+
+
+async def _next_frame(sub, timeout: float = 2.0) -> channels.Frame:
+    async with asyncio.timeout(timeout):
+        return channels.parse_frame((await sub.receive()).data)
+
+
+async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_through_it() -> None:
+    name = f"memory://local-{uuid.uuid4().hex}"
+    async with open_broker(name) as owner_broker, open_broker(name) as other_broker:
+        published: list[str] = []
+        publish_many = owner_broker.publish_many
+
+        async def spy(messages):  # what the owner sends through the backend
+            published.extend(channel for channel, _ in messages)
+            await publish_many(messages)
+
+        owner_broker.publish_many = spy  # type: ignore[method-assign]
+        registry = TableRegistry(owner_broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        async with registry:
+            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+            actor = await registry.create(spec)
+            code = spec.code
+            alice_channel, bob_channel = channels.person(code, ALICE.key), channels.person(code, BOB.key)
+            async with (
+                owner_broker.subscribe(alice_channel) as alice_here,
+                other_broker.subscribe(bob_channel) as bob_there,
+            ):
+                # Alice's connection lives with the actor: her hello is posted, her frames stay here.
+                actor.post({"op": "hello", "principal": ALICE, "conn": "c-a", "last_version": -1})
+                assert (await _next_frame(alice_here)).kind == "welcome"
+                assert alice_channel not in published
+
+                # Bob's connection is in another process: his hello comes through the broker, and
+                # from then on his channel (and the spectators') goes through it too.
+                hello = {"op": "hello", "principal": BOB.to_json(), "conn": "c-b", "last_version": -1}
+                await other_broker.publish(channels.inbox(code), orjson.dumps(hello))
+                assert (await _next_frame(bob_there)).kind == "welcome"
+                assert bob_channel in published
+
+                published.clear()
+                await registry.call(code, "join", ALICE)
+                await registry.call(code, "join", BOB)
+                assert actor.status == "playing"
+                for sub in (alice_here, bob_there):  # both see the match start
+                    frames = [await _next_frame(sub) for _ in range(2)]
+                    assert frames[-1].kind == "update" and frames[-1].seat is not None
+                assert bob_channel in published and channels.watch(code) in published
+                assert alice_channel not in published
