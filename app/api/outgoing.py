@@ -12,14 +12,11 @@ behind it until the backlog is empty, so the order never changes.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any, cast
 
 from starlette.types import Send
-
-log = logging.getLogger("app.api.outgoing")
 
 TEXT_FRAMES = "durak.text_frames"  # the ASGI extension of app/api/uvicorn_protocol.py
 
