@@ -54,3 +54,25 @@ async def test_remote_commands_keep_their_order_and_a_failed_one_is_reported() -
     await conn.out.flush()
     [error] = [orjson.loads(text) for text in sent]
     assert error["code"] == "unavailable" and "redis is down" in error["message"]
+
+
+async def test_a_resync_that_cannot_be_sent_is_not_reported() -> None:
+    broker = SlowBroker()
+    broker.gate.set()
+    broker.fail_next = True
+    sent: list[str] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["text"])
+
+    registry = SimpleNamespace(broker=broker, tables={})
+    conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
+    conn.last_version = 7
+    conn.resync()  # lost: the next gap or reconnect asks again
+    conn.resync()
+    async with asyncio.timeout(2):
+        while conn.publisher is not None:
+            await asyncio.sleep(0.005)
+    assert [(m["op"], m["last_version"]) for m in broker.published] == [("hello", 7)]
+    await conn.out.flush()
+    assert sent == []

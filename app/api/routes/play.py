@@ -151,8 +151,9 @@ class Connection:
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
         self.watching: asyncio.Task[None] | None = None
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.unsent: deque[bytes] = deque()  # commands for an actor in another process, in order
+        # Commands for an actor in another process, in order, each with whether a failure to send it
+        # is told to the client.
+        self.unsent: deque[tuple[bytes, bool]] = deque()
         self.publisher: asyncio.Task[None] | None = None  # publishes them while there are any
         self.closing: asyncio.Task[None] | None = None  # set once this side closes the socket
 
@@ -164,14 +165,6 @@ class Connection:
         self.send(
             {"type": "error", "id": cmd_id if isinstance(cmd_id, str) else None, "code": code, "message": message}
         )
-
-    async def to_actor(self, message: dict[str, Any]) -> None:
-        actor = self.registry.tables.get(self.code)
-        if actor is not None and not actor.fenced:  # the actor lives here: hand it over as is
-            actor.post({**message, "principal": self.principal, "conn": self.conn})
-            return
-        message = {**message, "principal": self.principal.to_json(), "conn": self.conn}
-        await self.broker.publish(channels.inbox(self.code), orjson.dumps(message))
 
     async def run(self) -> None:
         async with self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine:
@@ -186,12 +179,11 @@ class Connection:
             finally:
                 if self.watching is not None:
                     self.watching.cancel()
-                for task in [*self.tasks, self.publisher]:
-                    if task is not None:
-                        task.cancel()
                 self.out.cancel()
-                with contextlib.suppress(Exception):
-                    await self.to_actor({"op": "bye"})
+                self.command({"op": "bye"}, report=False)
+                if self.publisher is not None:  # the commands still unsent, then the bye
+                    with contextlib.suppress(Exception):
+                        await self.publisher
 
     async def watch(self, subscribed: asyncio.Future[None] | None, *, resync: bool) -> None:
         """Listen on the spectator channel until this connection gets a seat. Started again after
@@ -204,7 +196,7 @@ class Connection:
                         if subscribed is not None and not subscribed.done():
                             subscribed.set_result(None)
                         if resync:
-                            await self.resync()
+                            self.resync()
                         await asyncio.get_running_loop().create_future()  # until cancelled
                 except BrokerError:  # the broker is down: try again; the client sees its errors
                     if subscribed is not None and not subscribed.done():
@@ -226,15 +218,10 @@ class Connection:
         elif not seated and self.watching is None:
             self.watching = asyncio.create_task(self.watch(None, resync=True))
 
-    async def resync(self) -> None:
-        """Ask the table for a fresh snapshot and the events since the last version seen."""
-        with contextlib.suppress(Exception):
-            await self.to_actor({"op": "hello", "last_version": self.last_version})
-
-    def _resync_soon(self) -> None:
-        task = asyncio.get_running_loop().create_task(self.resync())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+    def resync(self) -> None:
+        """Ask the table for a fresh snapshot and the events since the last version seen (quietly:
+        if the broker is down, the next gap or reconnect asks again)."""
+        self.command({"op": "hello", "last_version": self.last_version}, report=False)
 
     def on_personal(self, item: Event) -> None:
         self.on_frame(item, personal=True)
@@ -246,7 +233,7 @@ class Connection:
         """Pass one frame from the table to the client: a frame's header says whom it is for, its
         body is the JSON text itself, so nothing is parsed or encoded again here."""
         if isinstance(item, Gap):  # messages may be lost
-            self._resync_soon()
+            self.resync()
             return
         try:
             frame = channels.parse_frame(item.data)
@@ -254,7 +241,7 @@ class Connection:
             return
         kind = frame.kind
         if kind == "_rehello":  # the table moved to another process
-            self._resync_soon()
+            self.resync()
             return
         if personal:
             if frame.conn and frame.conn != self.conn:
@@ -338,24 +325,28 @@ class Connection:
             self.sent_at.pop(next(iter(self.sent_at)))
         self.command({"op": op, **data})
 
-    def command(self, message: dict[str, Any]) -> None:
+    def command(self, message: dict[str, Any], *, report: bool = True) -> None:
         """Hand a command to the table's actor: onto its queue when it runs in this process, else
-        through the broker, one publish after another so that commands keep their order."""
+        through the broker, one publish after another so that commands keep their order. With
+        ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
         actor = self.registry.tables.get(self.code)
         if actor is not None and not actor.fenced and not self.unsent:
             actor.post({**message, "principal": self.principal, "conn": self.conn})
             return
-        self.unsent.append(orjson.dumps({**message, "principal": self.principal.to_json(), "conn": self.conn}))
+        payload = orjson.dumps({**message, "principal": self.principal.to_json(), "conn": self.conn})
+        self.unsent.append((payload, report))
         if self.publisher is None:
             self.publisher = asyncio.get_running_loop().create_task(self._publish_commands())
 
     async def _publish_commands(self) -> None:
         try:
             while self.unsent:
+                payload, report = self.unsent[0]
                 try:
-                    await self.broker.publish(channels.inbox(self.code), self.unsent[0])
+                    await self.broker.publish(channels.inbox(self.code), payload)
                 except BrokerError as exc:
-                    self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+                    if report:
+                        self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
                 self.unsent.popleft()
         finally:
             self.publisher = None
