@@ -13,11 +13,9 @@ from app.engine import Rules
 from app.tables import channels
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
-
-ALICE = Principal("a:1", "alice", 1)
-BOB = Principal("a:2", "bob", 2)
+from tests.tables.actors import ALICE, BOB
 
 
 async def _next_frame(sub, timeout: float = 2.0) -> channels.Frame:

@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 
 from fastapi.testclient import TestClient
 
-from app.broker import open_broker
 from app.engine import Rules
 from app.tables import channels
-from app.tables.hooks import MemoryHooks
-from app.tables.registry import TableRegistry
-from app.tables.spec import Principal, TableSpec
-from app.tables.store import MemoryStore
+from tests.tables.actors import ALICE, BOB, seated_table
 from tests.tables.harness import Player, create_table, signup
 
 
@@ -60,22 +55,14 @@ def test_a_seated_connection_drops_the_spectator_channel_and_takes_it_again_afte
 
 
 async def test_resume_asks_seated_players_and_spectators_to_say_hello_again() -> None:
-    name = f"memory://rehello-{uuid.uuid4().hex}"
-    alice, bob = Principal("a:1", "alice", 1), Principal("a:2", "bob", 2)
-    async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
-        async with registry:
-            spec = TableSpec(rules=Rules(timer=0), creator=alice, bot_delay_ms=0)
-            actor = await registry.create(spec)
-            await registry.call(spec.code, "join", alice)
-            await registry.call(spec.code, "join", bob)
-            async with (
-                broker.subscribe(channels.person(spec.code, alice.key)) as alices,
-                broker.subscribe(channels.person(spec.code, bob.key)) as bobs,
-                broker.subscribe(channels.watch(spec.code)) as watching,
-            ):
-                await actor.resume()
-                for sub in (alices, bobs, watching):
-                    async with asyncio.timeout(2):
-                        frame = channels.parse_frame((await sub.receive()).data)
-                    assert frame.kind == "_rehello"
+    async with (
+        seated_table(Rules(timer=0)) as (broker, _, actor),
+        broker.subscribe(channels.person(actor.code, ALICE.key)) as alices,
+        broker.subscribe(channels.person(actor.code, BOB.key)) as bobs,
+        broker.subscribe(channels.watch(actor.code)) as watching,
+    ):
+        await actor.resume()
+        for sub in (alices, bobs, watching):
+            async with asyncio.timeout(2):
+                frame = channels.parse_frame((await sub.receive()).data)
+            assert frame.kind == "_rehello"

@@ -11,35 +11,13 @@ import uuid
 import pytest
 
 from app.broker import open_broker
-from app.engine import Rules, action_to_json, decision, legal_actions, state_to_json
+from app.engine import Rules, state_to_json
 from app.tables.actor import Refused
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
-
-ALICE = Principal("a:1", "alice", 1)
-BOB = Principal("a:2", "bob", 2)
-
-
-async def _play(registry: TableRegistry, code: str, steps: int, rng: random.Random) -> int:
-    """Random legal moves through the table's inbox, as a client on any process would send them."""
-    done = 0
-    for _ in range(steps):
-        actor = registry.tables[code]
-        if actor.status != "playing":
-            break
-        waiting = decision(actor.game)["seats"]
-        seat = waiting[0] if waiting else rng.randrange(2)
-        options = [a for a in legal_actions(actor.game, seat) if a.kind != "challenge"]
-        if not options:
-            continue
-        action = rng.choice(options)
-        body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
-        reply = await registry.call(code, action.kind, (ALICE, BOB)[seat], id=uuid.uuid4().hex, **body)
-        assert reply["type"] == "ack", reply
-        done += 1
-    return done
+from tests.tables.actors import ALICE, BOB, play_moves, seated_table
 
 
 async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) -> None:
@@ -59,7 +37,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert (await first.call(spec.code, "join", ALICE))["type"] == "ack"
             assert (await first.call(spec.code, "join", BOB))["type"] == "ack"
             assert actor.status == "playing" and hooks.balances == {1: 400, 2: 400}
-            await _play(first, spec.code, 9, rng)
+            await play_moves(first, spec.code, 9, rng)
             before = state_to_json(actor.game)
             version = actor.version
             remaining = actor.deadline - actor.clock()
@@ -82,7 +60,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert again["type"] == "ack" and again.get("duplicate") is True
             assert successor.version == version
             while successor.status == "playing":
-                await _play(second, spec.code, 50, rng)
+                await play_moves(second, spec.code, 50, rng)
             await asyncio.sleep(0.05)
             assert len(hooks.finished) == 1
             assert sum(hooks.balances.values()) == 1000
@@ -127,25 +105,19 @@ async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_e
         await original_save(code, token, record, log)
 
     store.save = save  # type: ignore[method-assign]
-    async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=store, supervise=False)
-        async with registry:
-            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
-            actor = await registry.create(spec)
-            await registry.call(spec.code, "join", ALICE)
-            await registry.call(spec.code, "join", BOB)
-            rng = random.Random(3)
-            while actor.status == "playing":
-                await _play(registry, spec.code, 50, rng)
-            loaded = await store.load(spec.code)
-            assert loaded is not None
-            assert loaded[1] == actor.log and len(actor.log) > 10
-            assert loaded[0]["status"] == "finished" and loaded[0]["results"] == actor.results
-            assert saved_logs[-1] is None  # the results: the record alone, the log was already there
-            assert max(n or 0 for n in saved_logs) == 0  # the whole log was never written again
-            assert (await registry.call(spec.code, "rematch", ALICE))["type"] == "ack"
-            for who in (ALICE, BOB):  # nobody is connected, so both seats were freed: sit again
-                if actor.seat_of(who) is None:
-                    assert (await registry.call(spec.code, "join", who))["type"] == "ack"
-            loaded = await store.load(spec.code)
-            assert loaded is not None and loaded[1] == [] and actor.status == "playing"
+    async with seated_table(Rules(timer=0), name=name, store=store) as (_, registry, actor):
+        rng = random.Random(3)
+        while actor.status == "playing":
+            await play_moves(registry, actor.code, 50, rng)
+        loaded = await store.load(actor.code)
+        assert loaded is not None
+        assert loaded[1] == actor.log and len(actor.log) > 10
+        assert loaded[0]["status"] == "finished" and loaded[0]["results"] == actor.results
+        assert saved_logs[-1] is None  # the results: the record alone, the log was already there
+        assert max(n or 0 for n in saved_logs) == 0  # the whole log was never written again
+        assert (await registry.call(actor.code, "rematch", ALICE))["type"] == "ack"
+        for who in (ALICE, BOB):  # nobody is connected, so both seats were freed: sit again
+            if actor.seat_of(who) is None:
+                assert (await registry.call(actor.code, "join", who))["type"] == "ack"
+        loaded = await store.load(actor.code)
+        assert loaded is not None and loaded[1] == [] and actor.status == "playing"

@@ -1,0 +1,57 @@
+"""Tables driven in-process without websockets: a registry on its own in-process broker and store,
+two players, and random legal moves sent through the table's inbox."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from app.broker import Broker, open_broker
+from app.engine import Rules, action_to_json, decision, legal_actions
+from app.tables.actor import TableActor
+from app.tables.hooks import MemoryHooks
+from app.tables.registry import TableRegistry
+from app.tables.spec import Principal, TableSpec
+from app.tables.store import MemoryStore
+
+ALICE = Principal("a:1", "alice", 1)
+BOB = Principal("a:2", "bob", 2)
+
+
+@asynccontextmanager
+async def seated_table(
+    rules: Rules, *, name: str | None = None, store: MemoryStore | None = None
+) -> AsyncIterator[tuple[Broker, TableRegistry, TableActor]]:
+    """A table of ``rules`` created by alice, with alice in seat 0 and bob in seat 1 (so a full
+    two-seat table has started). ``name`` is the in-process broker's URL, ``store`` its store."""
+    name = name or f"memory://table-{uuid.uuid4().hex}"
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=store or MemoryStore(name), supervise=False)
+        async with registry:
+            actor = await registry.create(TableSpec(rules=rules, creator=ALICE, bot_delay_ms=0))
+            await registry.call(actor.code, "join", ALICE)
+            await registry.call(actor.code, "join", BOB)
+            yield broker, registry, actor
+
+
+async def play_moves(registry: TableRegistry, code: str, steps: int, rng: random.Random) -> int:
+    """Random legal moves of alice and bob through the table's inbox, as a client on any process
+    would send them; how many were played."""
+    done = 0
+    for _ in range(steps):
+        actor = registry.tables[code]
+        if actor.status != "playing":
+            break
+        waiting = decision(actor.game)["seats"]
+        seat = waiting[0] if waiting else rng.randrange(2)
+        options = [a for a in legal_actions(actor.game, seat) if a.kind != "challenge"]
+        if not options:
+            continue
+        action = rng.choice(options)
+        body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
+        reply = await registry.call(code, action.kind, (ALICE, BOB)[seat], id=uuid.uuid4().hex, **body)
+        assert reply["type"] == "ack", reply
+        done += 1
+    return done
