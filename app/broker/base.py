@@ -136,12 +136,8 @@ class Subscription:
     def _deliver(self, message: Message) -> None:
         if self._closed:
             return
-        sink = self._sink
-        if sink is not None:
-            try:
-                sink(message)
-            except Exception:
-                log.exception("broker: the sink of %r failed", self.channel)
+        if self._sink is not None:
+            self._to_sink(self._sink, message)
             return
         if len(self._items) >= self._max_queue:
             self._replace_with_gap(GapReason.OVERFLOW, extra_dropped=1)

@@ -176,9 +176,7 @@ class TableActor:
     def post(self, message: dict[str, Any]) -> None:
         """Queue a message for the actor: commands of a connection in this process, bot decisions."""
         self._inbox.append(message)
-        waiter = self._inbox_waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake()
 
     async def _next_message(self) -> dict[str, Any] | None:
         """The next queued message, or None when a deadline has come (a deadline that has passed goes
@@ -206,6 +204,10 @@ class TableActor:
 
     def _ring(self) -> None:
         self._alarm = self._alarm_at = None
+        self._wake()
+
+    def _wake(self) -> None:
+        """Let ``_next_message`` look again (a message came, or a deadline may have)."""
         waiter = self._inbox_waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
