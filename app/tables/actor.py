@@ -865,12 +865,12 @@ class TableActor:
         public_json = dumps(public)[:-1] if public is not None else ""
         version = self.version
         outbox: list[tuple[str, str]] = []
+
+        def events_for(recipient: int | None) -> str:
+            return dumps([{**event_to_json(public_cards(e, recipient)), "version": version} for e in events])
+
         # Only drawn cards differ between recipients; without a draw everybody gets the same events.
-        shared_events = (
-            None
-            if any(event.get("type") == "draw" for event in events)
-            else dumps([{**event_to_json(event), "version": version} for event in events])
-        )
+        shared_events = None if any(event.get("type") == "draw" for event in events) else events_for(None)
         for seat in self.seats:
             if seat.kind == "bot":
                 self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
@@ -883,9 +883,7 @@ class TableActor:
                 view_json = public_json + "," + private[1:]
             else:
                 view_json = "null"
-            events_json = shared_events or dumps(
-                [{**event_to_json(public_cards(e, seat.seat)), "version": version} for e in events]
-            )
+            events_json = shared_events or events_for(seat.seat)
             you = dumps(seat.principal.key)
             text = (
                 f'{{"type":"update","version":{version},"seat":{seat.seat},"events":{events_json},'
@@ -899,9 +897,7 @@ class TableActor:
             )
         if self.spectators:
             view_json = public_json + ',"seat":null}' if public is not None else "null"
-            events_json = shared_events or dumps(
-                [{**event_to_json(public_cards(e, None)), "version": version} for e in events]
-            )
+            events_json = shared_events or events_for(None)
             watch_table = dumps({**base, "code": None})  # a spectator link never reveals the invite code
             text = (
                 f'{{"type":"update","version":{version},"seat":null,"events":{events_json},'
