@@ -193,7 +193,27 @@ def _patch_sequential_publish() -> None:
     app.tables.actor.asyncio = proxy  # type: ignore[attr-defined]
 
 
+def _patch_gc_off() -> None:
+    """No automatic collection at all once the app has started (an experiment: what the collector
+    costs the run; a real server would leak reference cycles)."""
+    import gc
+    from contextlib import asynccontextmanager
+
+    import app.main
+
+    original = app.main.lifespan
+
+    @asynccontextmanager
+    async def lifespan(application: Any) -> Any:
+        async with original(application):
+            gc.disable()
+            yield
+
+    app.main.lifespan = lifespan
+
+
 PATCHES = {
+    "gc_off": _patch_gc_off,
     "gc_freeze": _patch_gc_freeze,
     "gc_threshold": _patch_gc_threshold,
     "sequential_publish": _patch_sequential_publish,

@@ -1,9 +1,11 @@
 """Request dependencies (``Annotated`` aliases) and the session cookie.
 
 The session cookie ``durak_session`` is an itsdangerous-signed token (key: ``Settings.secret_key``)
-carrying either an account id or a guest id and name, plus an expiry. ``account_from_cookie`` checks
-it without touching the database, so the websocket handshake can use it outside a request;
-``resolve_session`` additionally loads the account's current name and role.
+carrying either an account id and a login-session id, or a guest id, with a name and an expiry.
+``account_from_cookie`` checks the signature and expiry without touching the database;
+``resolve_session`` (every request and websocket handshake) also checks that an account's login
+session is live (not logged out: ``app/db/login_sessions.py``) and loads the account's current name
+and role. A guest has no server-side state; logging out clears a guest's cookie only.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings, get_settings
-from app.db import accounts
+from app.db import login_sessions
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 
@@ -37,6 +39,7 @@ class SessionInfo:
     expires_at: datetime
     account_id: int | None = None
     guest_id: str | None = None
+    session_id: str | None = None  # an account's login session (``login_sessions``)
     is_admin: bool = False  # only filled in by resolve_session (roles are not carried in the cookie)
 
     @property
@@ -57,22 +60,33 @@ def make_cookie(
     settings: Settings,
     *,
     account_id: int | None = None,
+    session_id: str | None = None,
     name: str,
     guest_id: str | None = None,
     now: float | None = None,
 ) -> tuple[str, SessionInfo]:
-    """A signed cookie value for an account (``account_id``) or a guest (``guest_id`` made if None)."""
+    """A signed cookie value for an account's login session (``account_id`` and ``session_id``, from
+    ``login_sessions.start``) or a guest (``guest_id`` made if None)."""
     issued = time.time() if now is None else now
-    expires = int(issued) + settings.session_max_age_s
+    expires = session_expiry(settings, now=issued)
     payload: dict[str, Any] = {"n": name, "exp": expires}
     if account_id is not None:
-        payload["a"] = account_id
-        info = SessionInfo(kind="account", name=name, account_id=account_id, expires_at=_utc(expires))
+        if session_id is None:
+            raise ValueError("an account's cookie needs the id of its login session")
+        payload["a"], payload["s"] = account_id, session_id
+        info = SessionInfo(
+            kind="account", name=name, account_id=account_id, session_id=session_id, expires_at=_utc(expires)
+        )
     else:
         guest_id = guest_id or secrets.token_urlsafe(12)
         payload["g"] = guest_id
         info = SessionInfo(kind="guest", name=name, guest_id=guest_id, expires_at=_utc(expires))
     return _serializer(settings).dumps(payload), info
+
+
+def session_expiry(settings: Settings, *, now: float | None = None) -> int:
+    """When a session started now expires (Unix seconds)."""
+    return int(time.time() if now is None else now) + settings.session_max_age_s
 
 
 def _utc(timestamp: float) -> datetime:
@@ -84,8 +98,8 @@ def account_from_cookie(
 ) -> SessionInfo | None:
     """The session a cookie value stands for, or ``None`` if it is missing, forged or expired.
 
-    Pure and synchronous: no database access (the account may since have been deleted or demoted;
-    use ``resolve_session`` where that matters).
+    Pure and synchronous: no database access (the session may since have been logged out, the
+    account demoted; ``resolve_session`` checks those).
     """
     if not value:
         return None
@@ -100,23 +114,26 @@ def account_from_cookie(
     current = time.time() if now is None else now
     if not isinstance(expires, int) or expires <= current or not isinstance(name, str):
         return None
-    account_id, guest_id = payload.get("a"), payload.get("g")
+    account_id, guest_id, session_id = payload.get("a"), payload.get("g"), payload.get("s")
     if isinstance(account_id, int) and not isinstance(account_id, bool):
-        return SessionInfo(kind="account", name=name, account_id=account_id, expires_at=_utc(expires))
+        if not isinstance(session_id, str):
+            return None  # signed before login sessions existed: sign in again
+        return SessionInfo(
+            kind="account", name=name, account_id=account_id, session_id=session_id, expires_at=_utc(expires)
+        )
     if isinstance(guest_id, str):
         return SessionInfo(kind="guest", name=name, guest_id=guest_id, expires_at=_utc(expires))
     return None
 
 
-async def resolve_session(
-    db: Database, value: str | None, settings: Settings | None = None
-) -> SessionInfo | None:
-    """``account_from_cookie`` plus the account's current name and role; ``None`` if it is gone."""
+async def resolve_session(db: Database, value: str | None, settings: Settings | None = None) -> SessionInfo | None:
+    """``account_from_cookie`` plus, for an account, a live login session (``None`` once logged out)
+    and the account's current name and role; ``None`` if the account is gone."""
     info = account_from_cookie(value, settings)
-    if info is None or info.account_id is None:
+    if info is None or info.account_id is None or info.session_id is None:
         return info
     async with db.session() as session:
-        account = await accounts.get(session, info.account_id)
+        account = await login_sessions.live_account(session, session_id=info.session_id, account_id=info.account_id)
         if account is None:
             return None
         return replace(info, name=account.name, is_admin=account.role == ROLE_ADMIN)
@@ -135,9 +152,7 @@ def set_session_cookie(response: Response, request: Request, value: str, setting
 
 
 def clear_session_cookie(response: Response, request: Request) -> None:
-    response.delete_cookie(
-        COOKIE_NAME, httponly=True, samesite="lax", secure=request.url.scheme == "https", path="/"
-    )
+    response.delete_cookie(COOKIE_NAME, httponly=True, samesite="lax", secure=request.url.scheme == "https", path="/")
 
 
 # --- dependencies ---------------------------------------------------------------------------------
@@ -168,9 +183,7 @@ SessionDep = Annotated[AsyncSession, Depends(get_session)]
 async def get_optional_user(
     db: DatabaseDep,
     settings: SettingsDep,
-    durak_session: Annotated[
-        str | None, Cookie(description="The session cookie from sign-up or log-in.")
-    ] = None,
+    durak_session: Annotated[str | None, Cookie(description="The session cookie from sign-up or log-in.")] = None,
 ) -> SessionInfo | None:
     return await resolve_session(db, durak_session, settings)
 

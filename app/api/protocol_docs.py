@@ -23,8 +23,8 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
 
 - Endpoint: `GET /ws/tables/{code}` with `code` an invite code (play or watch) or a spectator code
   (watch only). The session cookie `durak_session` authenticates the handshake; without a cookie you
-  watch as an anonymous spectator. An `Origin` outside the server's allow-list, or a forged or
-  expired cookie, is refused at the handshake with HTTP 403.
+  watch as an anonymous spectator. An `Origin` outside the server's allow-list, or a forged,
+  expired or logged-out cookie, is refused at the handshake with HTTP 403.
 - Frames are JSON text, at most 64 KiB; permessage-deflate is off. Each connection may send 20
   messages in a burst and 10 per second sustained; beyond that it gets `bye` and close code 4008.
 - Send `hello` first. The answer is `welcome`: the full snapshot (your `view`, the `table` facts,

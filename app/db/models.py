@@ -64,6 +64,19 @@ class Account(Base):
         return self.role == ROLE_ADMIN
 
 
+class LoginSession(Base):
+    """One signed-in browser of an account: its session cookie names this row, and logging out
+    revokes it, so a copied cookie stops working when its owner signs out (guests have no row)."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # 128 random bits, hex
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
 class LedgerAccount(Base):
     """Something that holds coins: a player's wallet, a house account, or one match's escrow."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from itsdangerous import URLSafeTimedSerializer
 
 from app.api.deps import COOKIE_NAME, account_from_cookie, make_cookie
 from app.config import Settings
@@ -87,9 +88,12 @@ async def test_forged_expired_and_foreign_cookies_are_rejected(api: Api) -> None
     good = erin.cookies[COOKIE_NAME]
     account_id = (await erin.get("/api/me")).json()["id"]
     await erin.aclose()
-    expired, _ = make_cookie(api.settings, account_id=account_id, name="erin", now=time.time() - 15 * 24 * 3600)
+    session_id = account_from_cookie(good, api.settings).session_id  # type: ignore[union-attr]
+    expired, _ = make_cookie(
+        api.settings, account_id=account_id, session_id=session_id, name="erin", now=time.time() - 15 * 24 * 3600
+    )
     other_key = Settings(database_url=api.settings.database_url, secret_key="another-secret-key-0123456789")
-    foreign, _ = make_cookie(other_key, account_id=account_id, name="erin")
+    foreign, _ = make_cookie(other_key, account_id=account_id, session_id=session_id, name="erin")
     tampered = good[:-2] + ("AA" if not good.endswith("AA") else "BB")
     for value in (expired, foreign, tampered, "garbage", good.replace(".", "", 1)):
         assert account_from_cookie(value, api.settings) is None
@@ -98,10 +102,71 @@ async def test_forged_expired_and_foreign_cookies_are_rejected(api: Api) -> None
             assert (await client.get("/api/me")).status_code == 401
     assert account_from_cookie(good, api.settings) is not None
     # A cookie for an account that does not exist (signed with the right key) is no session either.
-    ghost, _ = make_cookie(api.settings, account_id=987654, name="ghost")
+    ghost, _ = make_cookie(api.settings, account_id=987654, session_id=session_id, name="ghost")
+    # Nor is a well-signed cookie naming a login session that was never started, or erin's session
+    # under another account's id, or an account cookie from before login sessions (no session id).
+    made_up, _ = make_cookie(api.settings, account_id=account_id, session_id="0" * 32, name="erin")
+    borrowed, _ = make_cookie(api.settings, account_id=account_id + 1, session_id=session_id, name="erin")
+    legacy = URLSafeTimedSerializer(api.settings.secret_key, salt="durak-session-v1").dumps(
+        {"n": "erin", "exp": int(time.time()) + 3600, "a": account_id}
+    )
+    await (await api.signed_up("frank")).aclose()  # account_id + 1 exists
+    assert account_from_cookie(legacy, api.settings) is None
+    for value in (ghost, made_up, borrowed, legacy):
+        async with api.client() as client:
+            client.cookies.set(COOKIE_NAME, value)
+            assert (await client.get("/api/me")).status_code == 401
+    with pytest.raises(ValueError, match="login session"):
+        make_cookie(api.settings, account_id=account_id, name="erin")
+
+
+async def test_logout_revokes_the_session_on_the_server(api: Api) -> None:
+    """A copy of the cookie taken before log-out is refused afterwards; other sessions go on."""
+    laptop = await api.signed_up("gina")
+    stolen = laptop.cookies[COOKIE_NAME]
+    async with api.client() as phone:
+        assert (await phone.post("/api/auth/login", json={"name": "gina", "password": PASSWORD})).status_code == 200
+        assert (await laptop.post("/api/auth/logout")).status_code == 204
+        async with api.client() as thief:
+            thief.cookies.set(COOKIE_NAME, stolen)
+            assert (await thief.get("/api/me")).status_code == 401
+            assert (await thief.post("/api/tables", json={"preset": "classic36"})).status_code == 401
+        assert (await phone.get("/api/me")).json()["name"] == "gina"  # the other session is untouched
+        # Logging out twice, or with a cookie already revoked, is harmless.
+        laptop.cookies.set(COOKIE_NAME, stolen)
+        assert (await laptop.post("/api/auth/logout")).status_code == 204
+    await laptop.aclose()
+
+
+async def test_logout_everywhere_revokes_every_session_of_the_account(api: Api) -> None:
+    first = await api.signed_up("hana")
+    others = [api.client() for _ in range(2)]
+    for client in others:
+        assert (await client.post("/api/auth/login", json={"name": "hana", "password": PASSWORD})).status_code == 200
+    async with api.client() as someone_else:
+        assert (await someone_else.post("/api/auth/signup", json={"name": "ivan", "password": PASSWORD})).is_success
+        assert (await first.post("/api/auth/logout", params={"everywhere": "true"})).status_code == 204
+        for client in [first, *others]:
+            assert (await client.get("/api/me")).status_code == 401
+        assert (await someone_else.get("/api/me")).json()["name"] == "ivan"
+    # Signing in again starts a fresh session.
+    assert (await first.post("/api/auth/login", json={"name": "hana", "password": PASSWORD})).status_code == 200
+    assert (await first.get("/api/me")).json()["name"] == "hana"
+    for client in [first, *others]:
+        await client.aclose()
+
+
+async def test_guest_logout_clears_the_cookie_only(api: Api) -> None:
+    guest = await api.guest("visitor")
+    cookie = guest.cookies[COOKIE_NAME]
+    out = await guest.post("/api/auth/logout")
+    assert out.status_code == 204 and COOKIE_NAME in out.headers["set-cookie"]
+    assert (await guest.get("/api/me")).status_code == 401
+    await guest.aclose()
+    # A guest has no state on the server: the old cookie still names the same guest (documented).
     async with api.client() as client:
-        client.cookies.set(COOKIE_NAME, ghost)
-        assert (await client.get("/api/me")).status_code == 401
+        client.cookies.set(COOKIE_NAME, cookie)
+        assert (await client.get("/api/me")).json()["name"] == "visitor"
 
 
 ADMIN_CALLS = [

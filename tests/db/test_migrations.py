@@ -32,6 +32,7 @@ TABLES = {
     "matches",
     "match_players",
     "admin_actions",
+    "login_sessions",
 }
 
 

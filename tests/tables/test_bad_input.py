@@ -125,6 +125,16 @@ def test_handshake_refused_with_403(client: TestClient, headers: dict[str, str],
     assert refused.value.code == 1008, why
 
 
+def test_handshake_with_a_logged_out_session_is_refused(client: TestClient) -> None:
+    code, alice, _ = _started_table(client)
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        assert Player(ws, "a").hello()["type"] == "welcome"  # the session works before log-out
+    assert client.post("/api/auth/logout", headers=alice).status_code == 204
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(f"/ws/tables/{code}", headers=alice):
+        pass
+    assert refused.value.code == 1008 and refused.value.reason == "invalid or expired session"
+
+
 def test_unknown_table_closes_with_4004(client: TestClient) -> None:
     with client.websocket_connect("/ws/tables/nope", headers={"origin": ORIGIN}) as ws:
         with pytest.raises(WebSocketDisconnect) as closed:

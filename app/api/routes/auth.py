@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.deps import (
+    COOKIE_NAME,
     DatabaseDep,
     SettingsDep,
+    account_from_cookie,
     clear_session_cookie,
     make_cookie,
+    session_expiry,
     set_session_cookie,
 )
 from app.api.errors import responses
 from app.api.schemas import GuestIn, LoginIn, MeOut, SignupIn
 from app.api.throttle import LoginThrottle
-from app.db import accounts, ledger
+from app.config import Settings
+from app.db import accounts, ledger, login_sessions
 from app.db.errors import NameTaken
 from app.db.passwords import hash_password, needs_rehash, verify_password
+from app.db.session import Database
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
@@ -36,17 +43,22 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
     """Create an account credited with the starting balance, and sign in."""
     password_hash = await hash_password(body.password)
 
-    async def create(session: AsyncSession) -> tuple[int, int | None]:
+    expires = session_expiry(settings)
+
+    async def create(session: AsyncSession) -> tuple[int, int | None, str]:
         account = await accounts.create_account(
             session, name=body.name, password_hash=password_hash, starting_balance=settings.starting_balance
         )
-        return account.id, await ledger.balance_of(session, account.id)
+        session_id = await login_sessions.start(session, account_id=account.id, expires_at=_utc(expires))
+        return account.id, await ledger.balance_of(session, account.id), session_id
 
     try:
-        account_id, balance = await db.write(create)
+        account_id, balance, session_id = await db.write(create)
     except NameTaken as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, detail=str(exc)) from exc
-    value, _ = make_cookie(settings, account_id=account_id, name=body.name)
+    value, _ = make_cookie(
+        settings, account_id=account_id, session_id=session_id, name=body.name, now=expires - settings.session_max_age_s
+    )
     set_session_cookie(response, request, value, settings)
     return MeOut(id=account_id, name=body.name, kind="account", balance=balance, is_admin=False)
 
@@ -91,7 +103,7 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
     async with db.session() as session:
         view = await accounts.view(session, account.id)
     assert view is not None
-    value, _ = make_cookie(settings, account_id=view.id, name=view.name)
+    value = await _start_session(db, settings, account_id=view.id, name=view.name)
     set_session_cookie(response, request, value, settings)
     return MeOut(id=view.id, name=view.name, kind="account", balance=view.balance, is_admin=view.is_admin)
 
@@ -110,7 +122,48 @@ async def guest(body: GuestIn, request: Request, response: Response, settings: S
 @router.post(
     "/logout",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses={204: {"description": "Signed out: the session cookie is cleared."}},
+    responses={
+        204: {
+            "description": "Signed out: an account's login session is revoked (with everywhere=true, every "
+            "one of the account's sessions, on every device) and the session cookie is cleared."
+        }
+    },
 )
-async def logout(request: Request, response: Response) -> None:
+async def logout(
+    request: Request,
+    response: Response,
+    db: DatabaseDep,
+    settings: SettingsDep,
+    everywhere: Annotated[bool, Query(description="Also sign out the account's other browsers and devices.")] = False,
+) -> None:
+    """Sign out. The cookie stops working on the server too, so a copy of it is useless afterwards."""
+    info = account_from_cookie(request.cookies.get(COOKIE_NAME), settings)
+    if info is not None and info.account_id is not None and info.session_id is not None:
+        account_id, session_id = info.account_id, info.session_id
+
+        async def revoke(session: AsyncSession) -> None:
+            if everywhere:
+                await login_sessions.revoke_all(session, account_id=account_id)
+            else:
+                await login_sessions.revoke(session, session_id=session_id)
+
+        await db.write(revoke)
     clear_session_cookie(response, request)
+
+
+async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str) -> str:
+    """A new login session for the account, as a signed cookie value."""
+    expires = session_expiry(settings)
+
+    async def start(session: AsyncSession) -> str:
+        return await login_sessions.start(session, account_id=account_id, expires_at=_utc(expires))
+
+    session_id = await db.write(start)
+    value, _ = make_cookie(
+        settings, account_id=account_id, session_id=session_id, name=name, now=expires - settings.session_max_age_s
+    )
+    return value
+
+
+def _utc(timestamp: int) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC)

@@ -22,7 +22,7 @@ from fastapi import WebSocket
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.deps import COOKIE_NAME, account_from_cookie
+from app.api.deps import COOKIE_NAME, resolve_session
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
@@ -89,7 +89,7 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         await websocket.close(code=1008, reason="origin not allowed")  # before accept: HTTP 403
         return
     cookie = websocket.cookies.get(COOKIE_NAME)
-    user = account_from_cookie(cookie, settings)
+    user = await resolve_session(app.state.db, cookie, settings)  # a logged-out session is refused too
     if cookie and user is None:
         await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
         return

@@ -1,0 +1,59 @@
+"""Login sessions of accounts: started by sign-up and log-in, checked on every request and
+websocket handshake, revoked by log-out (one browser or every one)."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.base import utcnow
+from app.db.models import Account, LoginSession
+
+
+async def start(session: AsyncSession, *, account_id: int, expires_at: datetime) -> str:
+    """A new session id for ``account_id``; the account's expired sessions are dropped on the way."""
+    now = utcnow()
+    await session.execute(
+        delete(LoginSession).where(LoginSession.account_id == account_id, LoginSession.expires_at <= now)
+    )
+    session_id = secrets.token_hex(16)
+    session.add(LoginSession(id=session_id, account_id=account_id, created_at=now, expires_at=expires_at))
+    await session.flush()
+    return session_id
+
+
+async def live_account(session: AsyncSession, *, session_id: str, account_id: int) -> Account | None:
+    """The account of a session that is neither revoked nor expired, else ``None``."""
+    return await session.scalar(
+        select(Account)
+        .join(LoginSession, LoginSession.account_id == Account.id)
+        .where(
+            LoginSession.id == session_id,
+            Account.id == account_id,
+            LoginSession.revoked_at.is_(None),
+            LoginSession.expires_at > utcnow(),
+        )
+    )
+
+
+async def revoke(session: AsyncSession, *, session_id: str) -> bool:
+    """Revoke one session; ``False`` if it was unknown or already revoked."""
+    result = await session.execute(
+        update(LoginSession)
+        .where(LoginSession.id == session_id, LoginSession.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def revoke_all(session: AsyncSession, *, account_id: int) -> int:
+    """Revoke every live session of ``account_id``; how many there were."""
+    result = await session.execute(
+        update(LoginSession)
+        .where(LoginSession.account_id == account_id, LoginSession.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
