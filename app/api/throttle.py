@@ -1,53 +1,63 @@
 """Failed log-ins per account name: after ``limit`` failures within ``window_s`` the name is locked
-until the oldest of them is ``window_s`` old. A success clears the name's failures.
+until enough of them are ``window_s`` old. A success clears the name's failures.
 
-Kept in each server process (with N processes a guesser gets N times the attempts before all of
-them lock); names are compared case-insensitively, as accounts are.
+The failures are rows of ``login_failures`` in the database, so every server process (and machine)
+counts the same ones: a guesser gets ``limit`` attempts per window in all, however many processes
+serve. Names are compared case-insensitively, as accounts are; each failure also deletes every
+failure that has aged out, so made-up names cannot grow the table without bound.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
 
-MAX_NAMES = 100_000  # a flood of made-up names cannot grow the table without bound
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import LoginFailure
+from app.db.session import Database
 
 
 class LoginThrottle:
-    def __init__(self, limit: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limit: int, window_s: float, clock: Callable[[], float] = time.time) -> None:
         self.limit = limit
         self.window_s = window_s
-        self.clock = clock
-        self._failures: dict[str, deque[float]] = {}
+        self.clock = clock  # Unix seconds: the rows are compared across processes
 
-    def _recent(self, name: str) -> deque[float] | None:
-        key = name.casefold()
-        failures = self._failures.get(key)
-        if failures is None:
-            return None
-        horizon = self.clock() - self.window_s
-        while failures and failures[0] <= horizon:
-            failures.popleft()
-        if not failures:
-            del self._failures[key]
-            return None
-        return failures
-
-    def retry_after(self, name: str) -> float | None:
+    async def retry_after(self, db: Database, name: str) -> float | None:
         """Seconds until ``name`` may try again, or None when it may try now."""
-        failures = self._recent(name)
-        if failures is None or len(failures) < self.limit:
+        now = self.clock()
+        async with db.session() as session:
+            times = list(
+                await session.scalars(
+                    select(LoginFailure.at)
+                    .where(LoginFailure.name_key == _key(name), LoginFailure.at > now - self.window_s)
+                    .order_by(LoginFailure.at)
+                )
+            )
+        if len(times) < self.limit:
             return None
-        return max(0.0, failures[0] + self.window_s - self.clock())
+        # Locked until all but limit - 1 of them have aged out.
+        return max(0.0, times[len(times) - self.limit] + self.window_s - now)
 
-    def failed(self, name: str) -> None:
-        failures = self._recent(name)
-        if failures is None:
-            if len(self._failures) >= MAX_NAMES:
-                self._failures.pop(next(iter(self._failures)))
-            failures = self._failures[name.casefold()] = deque()
-        failures.append(self.clock())
+    async def failed(self, db: Database, name: str) -> None:
+        now, key = self.clock(), _key(name)
 
-    def succeeded(self, name: str) -> None:
-        self._failures.pop(name.casefold(), None)
+        async def record(session: AsyncSession) -> None:
+            await session.execute(delete(LoginFailure).where(LoginFailure.at <= now - self.window_s))
+            session.add(LoginFailure(name_key=key, at=now))
+
+        await db.write(record)
+
+    async def succeeded(self, db: Database, name: str) -> None:
+        key = _key(name)
+
+        async def clear(session: AsyncSession) -> None:
+            await session.execute(delete(LoginFailure).where(LoginFailure.name_key == key))
+
+        await db.write(clear)
+
+
+def _key(name: str) -> str:
+    return name.casefold()[:255]

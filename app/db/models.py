@@ -13,6 +13,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -75,6 +76,18 @@ class LoginSession(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class LoginFailure(Base):
+    """One wrong password for a name (``app/api/throttle.py``): kept in the database, so every server
+    process counts the same failures. Rows older than the throttle's window are deleted."""
+
+    __tablename__ = "login_failures"
+    __table_args__ = (Index("ix_login_failures_name_key_at", "name_key", "at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    name_key: Mapped[str] = mapped_column(String(255))  # the name as typed, case-folded
+    at: Mapped[float] = mapped_column(Float, index=True)  # Unix seconds
 
 
 class LedgerAccount(Base):

@@ -33,6 +33,7 @@ TABLES = {
     "match_players",
     "admin_actions",
     "login_sessions",
+    "login_failures",
 }
 
 

@@ -78,7 +78,7 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
 )
 async def login(body: LoginIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
     throttle: LoginThrottle = request.app.state.login_throttle
-    wait = throttle.retry_after(body.name)
+    wait = await throttle.retry_after(db, body.name)
     if wait is not None:
         raise HTTPException(
             status.HTTP_429_TOO_MANY_REQUESTS,
@@ -89,9 +89,9 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
         account = await accounts.get_by_name(session, body.name) if "\x00" not in body.name else None
         stored_hash = account.password_hash if account else None
     if not await verify_password(stored_hash, body.password) or account is None:
-        throttle.failed(body.name)
+        await throttle.failed(db, body.name)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="unknown name or wrong password")
-    throttle.succeeded(body.name)
+    await throttle.succeeded(db, body.name)
     if needs_rehash(account.password_hash):
         new_hash = await hash_password(body.password)
         account_id = account.id
