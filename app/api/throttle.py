@@ -60,4 +60,5 @@ class LoginThrottle:
 
 
 def _key(name: str) -> str:
-    return name.casefold()[:255]
+    """The name case-folded, cut to the column, NUL (which PostgreSQL text refuses) replaced."""
+    return name.casefold().replace("\x00", "\ufffd")[:255]

@@ -90,3 +90,13 @@ async def test_every_server_process_counts_the_same_failures(api: Api) -> None:
         async with db.session() as session:
             count = await session.scalar(select(func.count()).where(LoginFailure.name_key == "dora"))
         assert count == api.settings.login_failures
+
+
+async def test_names_postgres_cannot_store_are_throttled_too(api: Api) -> None:
+    """A NUL in the name (PostgreSQL text refuses it) is still counted and locked, not a 500."""
+    async with api.client() as client:
+        for _ in range(api.settings.login_failures):
+            wrong = await client.post("/api/auth/login", json={"name": "eve\x00", "password": "guess"})
+            assert wrong.status_code == 401
+        locked = await client.post("/api/auth/login", json={"name": "EVE\x00", "password": "guess"})
+        assert locked.status_code == 429
