@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
 from app.broker import open_broker
 from app.config import Settings, get_settings
@@ -50,8 +51,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             store = open_store(settings.broker_url)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
             registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=f"{node}-{uuid.uuid4().hex[:8]}")
-            async with registry:
+            async with registry, OpenSessions(db).following(broker) as open_sessions:
                 app.state.tables = registry
+                app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
                 try:
                     await refund_abandoned_escrows(db, store)

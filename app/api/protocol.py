@@ -154,7 +154,7 @@ class Pong(BaseModel):
 
 
 class Bye(BaseModel):
-    """The server is about to close the connection (shutdown, rate limit)."""
+    """The server is about to close the connection (shutdown, rate limit, signed out)."""
 
     type: Literal["bye"]
     code: str

@@ -27,6 +27,9 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
   expired or logged-out cookie, is refused at the handshake with HTTP 403.
 - Frames are JSON text, at most 64 KiB; permessage-deflate is off. Each connection may send 20
   messages in a burst and 10 per second sustained; beyond that it gets `bye` and close code 4008.
+- When the session is signed out (log-out in this browser, or `everywhere` on any device), every
+  socket of that session gets `bye` with code `signed_out` and close code 4001, in every server
+  process.
 - Send `hello` first. The answer is `welcome`: the full snapshot (your `view`, the `table` facts,
   the `version`). With `last_version`, the events you missed come along when the table still has
   them (the last 64 versions); otherwise the snapshot alone.

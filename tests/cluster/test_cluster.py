@@ -146,3 +146,38 @@ def test_a_redis_outage_is_survived(cluster: Cluster) -> None:
     asyncio.run(play_with_outage())
     assert seen_during_outage and seen_during_outage[0] in (404, 409, 503)
     _check_settled(cluster, a, cookies, players, 30)
+
+
+def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Cluster) -> None:
+    """The sign-out is announced over Redis: a table socket held by another process closes with
+    4001, and the revoked cookie is refused at every process."""
+    cluster.start(2)
+    a, b = cluster.ports
+    cookie = signup(a, "mover")
+    code = _open_staked_table(cluster, a, cookie, 0)
+
+    async def scenario() -> tuple[int, dict]:
+        async with websockets.connect(
+            f"ws://127.0.0.1:{b}/ws/tables/{code}",
+            origin=cluster.origin(b),
+            additional_headers={"Cookie": f"durak_session={cookie}"},
+        ) as ws:
+            await ws.send(json.dumps({"type": "hello"}))
+            while json.loads(await ws.recv())["type"] != "welcome":
+                pass
+            logout = await asyncio.to_thread(rest, a, cookie, "POST", "/api/auth/logout")
+            assert logout.status_code == 204
+            bye: dict = {}
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                async with asyncio.timeout(10):
+                    while True:
+                        message = json.loads(await ws.recv())
+                        if message["type"] == "bye":
+                            bye = message
+            assert closed.value.rcvd is not None
+            return closed.value.rcvd.code, bye
+
+    close_code, bye = asyncio.run(scenario())
+    assert close_code == 4001 and bye["code"] == "signed_out"
+    for port in (a, b):
+        assert rest(port, cookie, "GET", "/api/me").status_code == 401

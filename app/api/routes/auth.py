@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api import signouts
 from app.api.deps import (
     COOKIE_NAME,
     DatabaseDep,
@@ -148,6 +149,9 @@ async def logout(
                 await login_sessions.revoke(session, session_id=session_id)
 
         await db.write(revoke)
+        await signouts.announce(
+            request.app.state.broker, account_id=account_id, session_id=None if everywhere else session_id
+        )
     clear_session_cookie(response, request)
 
 

@@ -26,6 +26,7 @@ from app.api.deps import COOKIE_NAME, resolve_session
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
+from app.api.signouts import OpenSessions
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
 from app.tables import channels
@@ -107,6 +108,9 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
     await websocket.accept()
     sockets: set[WebSocket] = app.state.sockets
     sockets.add(websocket)
+    open_sessions: OpenSessions = app.state.open_sessions
+    if user is not None and user.account_id is not None and user.session_id is not None:
+        open_sessions.add(websocket, account_id=user.account_id, session_id=user.session_id)  # closed on sign-out
     CONNECTIONS.inc()
     connection = Connection(websocket, receive, send, registry, table_code, principal, conn)
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
@@ -114,6 +118,7 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         await connection.run()
     finally:
         sockets.discard(websocket)
+        open_sessions.discard(websocket)
         CONNECTIONS.dec()
 
 

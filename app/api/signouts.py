@@ -1,0 +1,148 @@
+"""Signing out closes the table sockets of the revoked login sessions, in every server process.
+
+``POST /api/auth/logout`` revokes the session in the database, then announces it on the broker's
+``signouts`` channel; every process closes its open table sockets of that session (or, with
+``everywhere``, of the whole account) with ``bye`` ``signed_out`` and close code 4001. When the
+announcements may have been missed (a gap in the subscription, the broker down for a while), the
+process checks every open socket's session in the database instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from fastapi import WebSocket
+from sqlalchemy import select
+
+from app.broker import Broker, BrokerError, Gap
+from app.db.base import utcnow
+from app.db.models import LoginSession
+from app.db.session import Database
+
+log = logging.getLogger("durak.signouts")
+
+CHANNEL = "signouts"
+CLOSE_CODE = 4001
+BYE = {"type": "bye", "code": "signed_out", "message": "this session was signed out; sign in again to play"}
+
+
+@dataclass
+class OpenSessions:
+    """The table sockets of this process that belong to an account's login session."""
+
+    db: Database
+    _sockets: dict[WebSocket, tuple[int, str]] = field(default_factory=dict)
+    _closing: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def add(self, websocket: WebSocket, *, account_id: int, session_id: str) -> None:
+        self._sockets[websocket] = (account_id, session_id)
+
+    def discard(self, websocket: WebSocket) -> None:
+        self._sockets.pop(websocket, None)
+
+    def close_signed_out(self, *, account_id: int, session_id: str | None) -> int:
+        """Close the sockets of one session (``session_id``) or of every session of the account."""
+        doomed = [
+            ws
+            for ws, (account, session) in self._sockets.items()
+            if account == account_id and (session_id is None or session == session_id)
+        ]
+        for ws in doomed:
+            self._close(ws)
+        return len(doomed)
+
+    async def close_revoked(self) -> int:
+        """Check every open socket's session in the database; close those no longer live."""
+        held = {session for _, session in self._sockets.values()}
+        if not held:
+            return 0
+        async with self.db.session() as session:
+            live = set(
+                await session.scalars(
+                    select(LoginSession.id).where(
+                        LoginSession.id.in_(held), LoginSession.revoked_at.is_(None), LoginSession.expires_at > utcnow()
+                    )
+                )
+            )
+        doomed = [ws for ws, (_, session_id) in self._sockets.items() if session_id not in live]
+        for ws in doomed:
+            self._close(ws)
+        return len(doomed)
+
+    def _close(self, websocket: WebSocket) -> None:
+        self._sockets.pop(websocket, None)
+        task = asyncio.get_running_loop().create_task(_say_signed_out(websocket))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def on_message(self, item: Any) -> None:
+        """The sink of the ``signouts`` subscription."""
+        if isinstance(item, Gap):  # announcements may be lost: ask the database
+            self._check_later()
+            return
+        try:
+            message = orjson.loads(item.data)
+            account_id, session_id = message["account"], message.get("session")
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            log.warning("signouts: ignored a malformed announcement %r", item.data[:200])
+            return
+        if isinstance(account_id, int) and (session_id is None or isinstance(session_id, str)):
+            self.close_signed_out(account_id=account_id, session_id=session_id)
+
+    def _check_later(self) -> None:
+        async def check() -> None:
+            try:
+                await self.close_revoked()
+            except Exception:
+                log.exception("signouts: could not check the open sockets' sessions")
+
+        task = asyncio.get_running_loop().create_task(check())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def follow(self, broker: Broker, *, retry_s: float = 1.0) -> None:
+        """Listen for announcements until cancelled; after the broker was down, check the database."""
+        missed = False
+        while True:
+            try:
+                async with broker.subscribe(CHANNEL) as sub:
+                    sub.set_sink(self.on_message)
+                    if missed:
+                        self._check_later()
+                    await asyncio.get_running_loop().create_future()  # until cancelled
+            except BrokerError:
+                missed = True
+                await asyncio.sleep(retry_s)
+
+    @contextlib.asynccontextmanager
+    async def following(self, broker: Broker) -> AsyncIterator[OpenSessions]:
+        task = asyncio.create_task(self.follow(broker))
+        try:
+            yield self
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            for closing in list(self._closing):
+                closing.cancel()
+
+
+async def announce(broker: Broker, *, account_id: int, session_id: str | None) -> None:
+    """Tell every process that a session (``None``: every session of the account) was signed out.
+    The revocation in the database already holds; a broker error is only logged."""
+    try:
+        await broker.publish(CHANNEL, orjson.dumps({"account": account_id, "session": session_id}))
+    except BrokerError:
+        log.warning("signouts: could not announce a sign-out of account %s; open sockets stay open", account_id)
+
+
+async def _say_signed_out(websocket: WebSocket) -> None:
+    with contextlib.suppress(Exception):
+        await websocket.send_json(BYE)
+        await websocket.close(code=CLOSE_CODE, reason="signed out")

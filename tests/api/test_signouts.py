@@ -1,0 +1,122 @@
+"""Signing out closes the open table sockets of the revoked sessions (and only those)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from app.api import signouts
+from app.broker import Gap, GapReason
+from tests.tables.harness import ORIGIN, Player, create_table, signup
+
+
+def _login(client: TestClient, name: str) -> dict[str, str]:
+    response = client.post("/api/auth/login", json={"name": name, "password": "pass-word-123"})
+    assert response.status_code == 200, response.text
+    cookie = response.cookies["durak_session"]
+    client.cookies.clear()
+    return {"cookie": f"durak_session={cookie}", "origin": ORIGIN}
+
+
+def _table(client: TestClient) -> tuple[str, dict[str, str], dict[str, str]]:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    return code, alice, bob
+
+
+def _signed_out(ws: Any) -> dict[str, Any]:
+    """Read until the server's bye; then the close must be 4001."""
+    bye = None
+    with pytest.raises(WebSocketDisconnect) as closed:
+        while True:
+            message = ws.receive_json()
+            if message["type"] == "bye":
+                bye = message
+    assert closed.value.code == signouts.CLOSE_CODE and closed.value.reason == "signed out"
+    assert bye is not None and bye["code"] == "signed_out"
+    return bye
+
+
+def _still_open(player: Player) -> None:
+    player.send({"type": "ping", "id": "still-there"})
+    assert player.until(lambda m: m["type"] == "pong")["id"] == "still-there"
+
+
+def test_logout_closes_that_sessions_table_sockets_only(client: TestClient) -> None:
+    code, alice, bob = _table(client)
+    alice_phone = _login(client, "alice")
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as laptop,
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice_phone) as phone,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as other,
+    ):
+        players = [Player(laptop, "a"), Player(phone, "a"), Player(other, "b")]
+        for player in players:
+            player.hello()
+        assert client.post("/api/auth/logout", headers=alice).status_code == 204
+        _signed_out(laptop)
+        _still_open(players[1])  # alice's other session is not signed out
+        _still_open(players[2])
+    # The seat is kept (a disconnect, not a leave): alice's phone session still plays it.
+    assert client.app.state.tables.tables[code].status == "playing"
+
+
+def test_logout_everywhere_closes_every_session_of_the_account(client: TestClient) -> None:
+    code, alice, bob = _table(client)
+    alice_phone = _login(client, "alice")
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as laptop,
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice_phone) as phone,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as other,
+    ):
+        players = [Player(laptop, "a"), Player(phone, "a"), Player(other, "b")]
+        for player in players:
+            player.hello()
+        assert client.post("/api/auth/logout", params={"everywhere": "true"}, headers=alice_phone).status_code == 204
+        _signed_out(laptop)
+        _signed_out(phone)
+        _still_open(players[2])
+
+
+def test_missed_announcements_are_caught_up_from_the_database(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the announcement is lost (here: never sent), a gap in the subscription makes the process
+    check its sockets' sessions in the database."""
+
+    async def lost(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    monkeypatch.setattr(signouts, "announce", lost)
+    code, alice, bob = _table(client)
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as laptop,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as other,
+    ):
+        players = [Player(laptop, "a"), Player(other, "b")]
+        for player in players:
+            player.hello()
+        assert client.post("/api/auth/logout", headers=alice).status_code == 204
+        _still_open(players[0])  # nobody told this process
+        open_sessions: signouts.OpenSessions = client.app.state.open_sessions
+        assert client.portal is not None
+        client.portal.call(open_sessions.on_message, Gap(signouts.CHANNEL, GapReason.RECONNECT))
+        _signed_out(laptop)
+        _still_open(players[1])
+
+
+def test_guests_and_spectators_are_not_affected_by_a_guest_logout(client: TestClient) -> None:
+    code, _, _ = _table(client)
+    visitor = client.post("/api/auth/guest", json={"name": "visitor"}).cookies["durak_session"]
+    client.cookies.clear()
+    guest = {"cookie": f"durak_session={visitor}", "origin": ORIGIN}
+    with client.websocket_connect(f"/ws/tables/{code}", headers=guest) as watching:
+        player = Player(watching, "v")
+        player.hello()
+        assert client.post("/api/auth/logout", headers=guest).status_code == 204
+        _still_open(player)
