@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import Driver, api, create_table_api, sign_up_api
+from tests.web.support import PASSWORD, Driver, api, create_table_api, sign_up_api
 
 pytestmark = pytest.mark.browser
 
@@ -77,3 +77,29 @@ def test_reload_and_dropped_connection_mid_match(new_context: Any) -> None:
     expect(page.locator("#results")).to_be_visible()
     moves = [message for message in sent if message["type"] not in ("hello", "ping")]
     assert all(isinstance(message.get("id"), str) for message in moves)
+
+
+def test_signed_out_on_another_device_stops_the_table_page(new_context: Any) -> None:
+    """Log-out everywhere from a second browser: the table page says it was signed out, does not
+    try to reconnect, and the header no longer shows the account."""
+    laptop = new_context()
+    me = sign_up_api(laptop)
+    table = create_table_api(laptop, deck=24, timer=60)
+    api(laptop, "POST", f"/api/tables/{table['code']}/join", {})
+    api(laptop, "POST", f"/api/tables/{table['code']}/bots", {"level": "easy"})
+    page = laptop.new_page()
+    opened: list[Any] = []
+    page.on("websocket", lambda ws: opened.append(ws))
+    page.goto(table["invite_url"])
+    expect(page.locator("#hand .card")).to_have_count(6)
+    expect(page.locator("#user-name")).to_have_text(me["name"])
+
+    phone = new_context()
+    api(phone, "POST", "/api/auth/login", {"name": me["name"], "password": PASSWORD})
+    api(phone, "POST", "/api/auth/logout?everywhere=true", None, ok=(204,))
+
+    expect(page.locator("#conn-state")).to_have_class(re.compile(r"\bsigned_out\b"), timeout=10_000)
+    expect(page.locator("#conn-state")).to_have_text("You were signed out. Sign in again to play.")
+    expect(page.locator("#login-link")).to_be_visible()  # the header refreshed: nobody signed in
+    page.wait_for_timeout(1500)  # a reconnecting client would have opened a new socket by now
+    assert len(opened) == 1

@@ -106,7 +106,14 @@ export function mount(root, { code, watch }) {
         render();
         break;
       case 'bye':
-        toast(t('table.server_restarting'), 'info');
+        if (message.code === 'signed_out') {
+          toast(t('table.signed_out'), 'info');
+          refreshMe(); // the header then shows the signed-out state
+        } else if (message.code === 'shutdown') {
+          toast(t('table.server_restarting'), 'info');
+        } else {
+          toast(codeText(message.code) || message.message, 'info');
+        }
         break;
       default:
         break;
@@ -252,13 +259,19 @@ export function mount(root, { code, watch }) {
     return st.table && st.you && st.table.creator === st.you;
   }
 
+  function connText(state) {
+    if (state === 'gone') return t('table.gone');
+    if (state === 'signed_out') return t('table.signed_out');
+    return state === 'reconnecting' ? t('table.reconnecting') : t('table.connecting');
+  }
+
   function topBar() {
     const table = st.table;
     const spectating = st.seat === null;
     const connBadge =
       st.conn === 'open'
         ? null
-        : h('span', { class: ['badge', 'conn-state', st.conn], id: 'conn-state', role: 'status', text: st.conn === 'gone' ? t('table.gone') : st.conn === 'reconnecting' ? t('table.reconnecting') : t('table.connecting') });
+        : h('span', { class: ['badge', 'conn-state', st.conn], id: 'conn-state', role: 'status', text: connText(st.conn) });
     return h(
       'div',
       { class: 'table-top' },

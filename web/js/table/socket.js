@@ -80,6 +80,10 @@ export class TableSocket {
         this.setState('gone');
         return;
       }
+      if (event.code === 4001) {
+        this.setState('signed_out'); // the session was signed out: reconnecting would not help
+        return;
+      }
       this.setState('reconnecting');
       this.scheduleRetry();
     };
