@@ -132,9 +132,14 @@ async def test_logout_revokes_the_session_on_the_server(api: Api) -> None:
             assert (await thief.get("/api/me")).status_code == 401
             assert (await thief.post("/api/tables", json={"preset": "classic36"})).status_code == 401
         assert (await phone.get("/api/me")).json()["name"] == "gina"  # the other session is untouched
-        # Logging out twice, or with a cookie already revoked, is harmless.
+        # Logging out twice, or with a cookie already revoked, is harmless: even "everywhere" from a
+        # revoked copy signs nobody out.
         laptop.cookies.set(COOKIE_NAME, stolen)
         assert (await laptop.post("/api/auth/logout")).status_code == 204
+        async with api.client() as thief:
+            thief.cookies.set(COOKIE_NAME, stolen)
+            assert (await thief.post("/api/auth/logout", params={"everywhere": "true"})).status_code == 204
+        assert (await phone.get("/api/me")).json()["name"] == "gina"
     await laptop.aclose()
 
 

@@ -142,16 +142,19 @@ async def logout(
     if info is not None and info.account_id is not None and info.session_id is not None:
         account_id, session_id = info.account_id, info.session_id
 
-        async def revoke(session: AsyncSession) -> None:
+        async def revoke(session: AsyncSession) -> bool:
+            # Only a live session speaks for the account: an old copy of a revoked cookie cannot
+            # sign its owner out everywhere.
+            if not await login_sessions.revoke(session, session_id=session_id):
+                return False
             if everywhere:
                 await login_sessions.revoke_all(session, account_id=account_id)
-            else:
-                await login_sessions.revoke(session, session_id=session_id)
+            return True
 
-        await db.write(revoke)
-        await signouts.announce(
-            request.app.state.broker, account_id=account_id, session_id=None if everywhere else session_id
-        )
+        if await db.write(revoke):
+            await signouts.announce(
+                request.app.state.broker, account_id=account_id, session_id=None if everywhere else session_id
+            )
     clear_session_cookie(response, request)
 
 
