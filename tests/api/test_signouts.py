@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.exc import OperationalError
 from starlette.websockets import WebSocketDisconnect
 
 from app.api import signouts
 from app.broker import Gap, GapReason
+from app.db import login_sessions
 from tests.tables.harness import ORIGIN, Player, create_table, signup
 
 
@@ -120,3 +122,23 @@ def test_guests_and_spectators_are_not_affected_by_a_guest_logout(client: TestCl
         player.hello()
         assert client.post("/api/auth/logout", headers=guest).status_code == 204
         _still_open(player)
+
+
+def test_a_database_outage_does_not_lock_players_out_of_their_tables(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The handshake checks the login session in the database; while that fails, the cookie's
+    signature decides (a forged cookie is still refused)."""
+    code, alice, _ = _table(client)
+
+    async def down(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("SELECT", {}, ConnectionRefusedError("database down"))
+
+    monkeypatch.setattr(login_sessions, "live_account", down)
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        welcome = Player(ws, "a").hello()
+        assert welcome["seat"] == 0
+    forged = {"cookie": "durak_session=forged.value.here", "origin": ORIGIN}
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(f"/ws/tables/{code}", headers=forged):
+        pass
+    assert refused.value.code == 1008

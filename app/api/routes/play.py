@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 import time
 from collections import deque
@@ -20,9 +21,10 @@ from typing import Any
 import orjson
 from fastapi import WebSocket
 from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.deps import COOKIE_NAME, resolve_session
+from app.api.deps import COOKIE_NAME, SessionInfo, account_from_cookie, resolve_session
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
@@ -32,6 +34,8 @@ from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
 from app.tables import channels
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal
+
+log = logging.getLogger("durak.play")
 
 PATH_PREFIX = "/ws/tables/"
 
@@ -90,7 +94,7 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         await websocket.close(code=1008, reason="origin not allowed")  # before accept: HTTP 403
         return
     cookie = websocket.cookies.get(COOKIE_NAME)
-    user = await resolve_session(app.state.db, cookie, settings)  # a logged-out session is refused too
+    user = await _session_of(app.state.db, cookie, settings)
     if cookie and user is None:
         await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
         return
@@ -120,6 +124,17 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         sockets.discard(websocket)
         open_sessions.discard(websocket)
         CONNECTIONS.dec()
+
+
+async def _session_of(db: Any, cookie: str | None, settings: Any) -> SessionInfo | None:
+    """The cookie's session, checked in the database (a logged-out session is refused). While the
+    database is unreachable the signature alone decides, as it does for guests: players keep their
+    seats through a database outage, and sign-outs announced meanwhile still close their sockets."""
+    try:
+        return await resolve_session(db, cookie, settings)
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("table socket: could not check the session in the database (%s); trusting the cookie", exc)
+        return account_from_cookie(cookie, settings)
 
 
 class Connection:
