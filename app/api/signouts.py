@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from fastapi import WebSocket
 from sqlalchemy import select
+from starlette.websockets import WebSocketState
 
 from app.broker import Broker, BrokerError, Gap
 from app.db.base import utcnow
@@ -38,13 +39,24 @@ class OpenSessions:
 
     db: Database
     _sockets: dict[WebSocket, tuple[int, str]] = field(default_factory=dict)
+    _early: set[WebSocket] = field(default_factory=set)  # signed out before the handshake finished
     _closing: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def __len__(self) -> int:
+        """How many sockets are registered (accepted or still in their handshake)."""
+        return len(self._sockets) + len(self._early)
 
     def add(self, websocket: WebSocket, *, account_id: int, session_id: str) -> None:
         self._sockets[websocket] = (account_id, session_id)
 
     def discard(self, websocket: WebSocket) -> None:
         self._sockets.pop(websocket, None)
+        self._early.discard(websocket)
+
+    def signed_out(self, websocket: WebSocket) -> bool:
+        """Whether the socket's session was signed out before its handshake finished (the
+        handshake then refuses or closes it)."""
+        return websocket in self._early
 
     def close_signed_out(self, *, account_id: int, session_id: str | None) -> int:
         """Close the sockets of one session (``session_id``) or of every session of the account."""
@@ -77,7 +89,10 @@ class OpenSessions:
 
     def _close(self, websocket: WebSocket) -> None:
         self._sockets.pop(websocket, None)
-        task = asyncio.get_running_loop().create_task(_say_signed_out(websocket))
+        if websocket.application_state is WebSocketState.CONNECTING:  # not accepted yet
+            self._early.add(websocket)
+            return
+        task = asyncio.get_running_loop().create_task(say_signed_out(websocket))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -142,7 +157,7 @@ async def announce(broker: Broker, *, account_id: int, session_id: str | None) -
         log.warning("signouts: could not announce a sign-out of account %s; open sockets stay open", account_id)
 
 
-async def _say_signed_out(websocket: WebSocket) -> None:
+async def say_signed_out(websocket: WebSocket) -> None:
     with contextlib.suppress(Exception):
         await websocket.send_json(BYE)
         await websocket.close(code=CLOSE_CODE, reason="signed out")

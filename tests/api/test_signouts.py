@@ -60,6 +60,7 @@ def test_logout_closes_that_sessions_table_sockets_only(client: TestClient) -> N
         players = [Player(laptop, "a"), Player(phone, "a"), Player(other, "b")]
         for player in players:
             player.hello()
+        assert len(client.app.state.open_sessions) == 3
         assert client.post("/api/auth/logout", headers=alice).status_code == 204
         _signed_out(laptop)
         _still_open(players[1])  # alice's other session is not signed out
@@ -142,3 +143,23 @@ def test_a_database_outage_does_not_lock_players_out_of_their_tables(
     with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(f"/ws/tables/{code}", headers=forged):
         pass
     assert refused.value.code == 1008
+
+
+def test_a_sign_out_during_the_handshake_is_not_missed(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session check reads "live", but the sign-out is announced before the socket is
+    accepted: the handshake is refused instead of leaving a revoked socket open."""
+    code, alice, _ = _table(client)
+    real = login_sessions.live_account
+    open_sessions: signouts.OpenSessions = client.app.state.open_sessions
+
+    async def racing(session: Any, *, session_id: str, account_id: int) -> Any:
+        account = await real(session, session_id=session_id, account_id=account_id)
+        assert account is not None  # still live when read...
+        assert open_sessions.close_signed_out(account_id=account_id, session_id=None) == 1  # ...then signed out
+        return account
+
+    monkeypatch.setattr(login_sessions, "live_account", racing)
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(f"/ws/tables/{code}", headers=alice):
+        pass
+    assert refused.value.code == 1008
+    assert len(open_sessions) == 0  # nothing left registered

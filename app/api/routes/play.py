@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api import signouts
 from app.api.deps import COOKIE_NAME, SessionInfo, account_from_cookie, resolve_session
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
@@ -94,27 +95,49 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         await websocket.close(code=1008, reason="origin not allowed")  # before accept: HTTP 403
         return
     cookie = websocket.cookies.get(COOKIE_NAME)
-    user = await _session_of(app.state.db, cookie, settings)
-    if cookie and user is None:
-        await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
-        return
-    try:
-        table_code, watch_only = await registry.resolve(code)
-    except TableGone:
-        await websocket.accept()
-        await websocket.close(code=4004, reason="no table with that code")
-        return
-    conn = secrets.token_hex(8)
-    if user is None or watch_only:
-        principal = Principal(key=f"anon:{conn}", name="spectator")
-    else:
-        principal = principal_of(user)
-    await websocket.accept()
-    sockets: set[WebSocket] = app.state.sockets
-    sockets.add(websocket)
+    # An account's socket is registered for sign-outs before its session is checked, so that a
+    # sign-out announced while the check or the handshake is under way is not missed.
     open_sessions: OpenSessions = app.state.open_sessions
-    if user is not None and user.account_id is not None and user.session_id is not None:
-        open_sessions.add(websocket, account_id=user.account_id, session_id=user.session_id)  # closed on sign-out
+    claimed = account_from_cookie(cookie, settings)
+    if claimed is not None and claimed.account_id is not None and claimed.session_id is not None:
+        open_sessions.add(websocket, account_id=claimed.account_id, session_id=claimed.session_id)
+    try:
+        user = await _session_of(app.state.db, cookie, settings)
+        if cookie and (user is None or open_sessions.signed_out(websocket)):
+            await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
+            return
+        try:
+            table_code, watch_only = await registry.resolve(code)
+        except TableGone:
+            await websocket.accept()
+            await websocket.close(code=4004, reason="no table with that code")
+            return
+        conn = secrets.token_hex(8)
+        if user is None or watch_only:
+            principal = Principal(key=f"anon:{conn}", name="spectator")
+        else:
+            principal = principal_of(user)
+        await websocket.accept()
+        if open_sessions.signed_out(websocket):  # during the handshake
+            await signouts.say_signed_out(websocket)
+            return
+        await _serve(websocket, receive, send, registry, table_code, principal, conn)
+    finally:
+        open_sessions.discard(websocket)
+
+
+async def _serve(
+    websocket: WebSocket,
+    receive: Receive,
+    send: Send,
+    registry: TableRegistry,
+    table_code: str,
+    principal: Principal,
+    conn: str,
+) -> None:
+    settings = websocket.app.state.settings
+    sockets: set[WebSocket] = websocket.app.state.sockets
+    sockets.add(websocket)
     CONNECTIONS.inc()
     connection = Connection(websocket, receive, send, registry, table_code, principal, conn)
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
@@ -122,7 +145,6 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         await connection.run()
     finally:
         sockets.discard(websocket)
-        open_sessions.discard(websocket)
         CONNECTIONS.dec()
 
 
