@@ -500,10 +500,12 @@ class TableActor:
         self.log.append(entry)
         try:
             await self._changed(events, entry=entry)
-        except BrokerError as exc:
+        except (BrokerError, Refused) as exc:  # the store is down, or a newer owner fenced us out
             self.game, self.deadline = before, deadline
             self.log.pop()
             self.version -= 1
+            if isinstance(exc, Refused):
+                raise
             raise Refused(
                 "unavailable", "the table cannot save moves right now (storage unreachable); try again shortly"
             ) from exc

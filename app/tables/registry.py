@@ -24,7 +24,7 @@ from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
 from app.tables.hooks import MatchHooks
 from app.tables.spec import Principal, TableSpec
-from app.tables.store import MemoryStore, TableStore
+from app.tables.store import Fenced, MemoryStore, TableStore
 
 log = logging.getLogger("durak.registry")
 
@@ -183,6 +183,13 @@ class TableRegistry:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
         token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
         if token is None:
+            return None
+        try:
+            # From here on the old owner's writes are refused: the load below misses none of them
+            # (it may still be writing if it lost only its lease, e.g. to a Redis restart).
+            await self.store.claim(code, token)
+        except Fenced:
+            await self.broker.release_lease(lease_name(code), self.owner, token)
             return None
         loaded = await self.store.load(code)
         if loaded is None:

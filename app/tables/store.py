@@ -38,6 +38,11 @@ class TableStore(Protocol):
         """Put ``entry`` at position ``index`` of the action log and note ``live`` (the version and
         the decision deadline after it), which ``load`` lays over the last saved record."""
 
+    async def claim(self, code: str, token: int) -> None:
+        """Refuse every later write with a token older than ``token`` (``Fenced`` if a newer one was
+        seen already). A new owner claims the table before it loads it, so that nothing the old
+        owner writes afterwards can be missing from what it loaded."""
+
     async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None: ...
 
     async def codes(self) -> list[str]: ...
@@ -79,6 +84,9 @@ class MemoryStore:
         if self._data.fences.get(code, 0) > token:
             raise Fenced(code)
         self._data.fences[code] = token
+
+    async def claim(self, code: str, token: int) -> None:
+        self._fence(code, token)
 
     async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
         self._fence(code, token)
@@ -163,6 +171,14 @@ redis.call('SET', KEYS[4], ARGV[4])
 return 1
 """
 
+# KEYS: fence. ARGV: token.
+_CLAIM = """
+local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
+if fence > tonumber(ARGV[1]) then return -1 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
 _REMOVE = """
 local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
 if fence > tonumber(ARGV[1]) then return -1 end
@@ -191,6 +207,7 @@ class RedisStore:
         self._p = prefix + "store:"
         self._write = self._redis.register_script(_WRITE)
         self._remove = self._redis.register_script(_REMOVE)
+        self._claim = self._redis.register_script(_CLAIM)
         # The per-move append runs on a dedicated pipelined connection: no pool checkout, lock or
         # task per call (see app.broker.redis.Commands).
         self._append_pool = ConnectionPool.from_url(url, protocol=2, socket_timeout=5, socket_connect_timeout=5)
@@ -263,6 +280,10 @@ class RedisStore:
             raise Fenced(code)
         if result == -2:
             raise LogGap(code)
+
+    async def claim(self, code: str, token: int) -> None:
+        if await self._run(self._claim, self._keys(code)[:1], [token]) == -1:
+            raise Fenced(code)
 
     async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         from redis.exceptions import RedisError

@@ -59,6 +59,26 @@ async def test_append_is_fenced_and_reports_gaps(own_redis: OwnRedis) -> None:
         await store.close()
 
 
+async def test_a_claim_fences_the_old_owner_without_touching_the_data(own_redis: OwnRedis) -> None:
+    store = RedisStore(own_redis.url, prefix="st:")
+    try:
+        await store.save("T5", 5, record(), [entry(0)])
+        await store.claim("T5", 9)  # the new owner, before it loads
+        assert (await store.load("T5"))[1] == [entry(0)]  # type: ignore[index]
+        with pytest.raises(Fenced):  # the old owner's next move is refused
+            await store.append("T5", 5, {"version": 2, "deadline": None}, entry(1), 1)
+        with pytest.raises(Fenced):
+            await store.save("T5", 5, record(), None)
+        with pytest.raises(Fenced):  # an older claim loses too
+            await store.claim("T5", 7)
+        await store.claim("T5", 9)  # claiming again with the same token is fine
+        await store.append("T5", 9, {"version": 2, "deadline": None}, entry(1), 1)
+        await store.claim("T6", 1)  # a table the store has never seen: only the fence is set
+        assert await store.load("T6") is None
+    finally:
+        await store.close()
+
+
 async def test_append_survives_a_flushed_script_cache(own_redis: OwnRedis) -> None:
     store = RedisStore(own_redis.url, prefix="st:")
     admin = Redis.from_url(own_redis.url)

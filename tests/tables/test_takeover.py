@@ -11,7 +11,8 @@ import uuid
 import pytest
 
 from app.broker import open_broker
-from app.engine import Rules, state_to_json
+from app.engine import Rules, action_to_json, legal_actions, state_to_json
+from app.engine.views import decision
 from app.tables.actor import Refused
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
@@ -121,3 +122,46 @@ async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_e
                 assert (await registry.call(actor.code, "join", who))["type"] == "ack"
         loaded = await store.load(actor.code)
         assert loaded is not None and loaded[1] == [] and actor.status == "playing"
+
+
+async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
+    """The old owner still runs (it lost only its lease, say to a Redis restart) and accepts a move
+    while the new owner is loading the table. The new owner claims the table before loading, so that
+    move is refused ("moved") instead of acknowledged and then lost."""
+    name = f"memory://claim-{uuid.uuid4().hex}"
+    hooks = MemoryHooks()
+    rng = random.Random(11)
+    async with open_broker(name) as broker_a, open_broker(name) as broker_b:
+        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", supervise=False)
+        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False)
+        await first.__aenter__()
+        await second.__aenter__()
+        try:
+            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+            actor = await first.create(spec)
+            await first.call(spec.code, "join", ALICE)
+            await first.call(spec.code, "join", BOB)
+            await play_moves(first, spec.code, 5, rng)
+            await broker_a.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
+
+            replies: list[dict] = []
+            real_load = second.store.load
+
+            async def load_then_old_owner_moves(code: str):  # the old owner moves during the takeover
+                loaded = await real_load(code)
+                seat = decision(actor.game)["seats"][0]
+                move = next(a for a in legal_actions(actor.game, seat) if a.kind != "challenge")
+                body = {k: v for k, v in action_to_json(move).items() if k not in ("seat", "type")}
+                replies.append(await first.call(code, move.kind, (ALICE, BOB)[seat], id="late", **body))
+                return loaded
+
+            second.store.load = load_then_old_owner_moves  # type: ignore[method-assign]
+            taken = await second.take_over(spec.code)
+            assert taken is not None
+            assert replies[0]["type"] == "error" and replies[0]["code"] == "moved", replies
+            assert actor.fenced
+            assert [entry["k"] for entry in taken.log] == [entry["k"] for entry in actor.log]
+            assert taken.version == actor.version
+        finally:
+            await first.close()
+            await second.close()
