@@ -116,7 +116,10 @@ class Cluster:
         for proc in self.procs.values():
             proc.terminate()
         for proc in self.procs.values():
-            with contextlib.suppress(subprocess.TimeoutExpired):
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:  # never leave a server behind (its database is dropped next)
+                proc.kill()
                 proc.wait(10)
         self.procs.clear()
 
