@@ -67,8 +67,7 @@ def make_cookie(
 ) -> tuple[str, SessionInfo]:
     """A signed cookie value for an account's login session (``account_id`` and ``session_id``, from
     ``login_sessions.start``) or a guest (``guest_id`` made if None)."""
-    issued = time.time() if now is None else now
-    expires = session_expiry(settings, now=issued)
+    expires = _expiry(settings, time.time() if now is None else now)
     payload: dict[str, Any] = {"n": name, "exp": expires}
     if account_id is not None:
         if session_id is None:
@@ -84,9 +83,13 @@ def make_cookie(
     return _serializer(settings).dumps(payload), info
 
 
-def session_expiry(settings: Settings, *, now: float | None = None) -> int:
-    """When a session started now expires (Unix seconds)."""
-    return int(time.time() if now is None else now) + settings.session_max_age_s
+def session_expires_at(settings: Settings, *, now: float) -> datetime:
+    """When a session started at ``now`` expires: the cookie's expiry, as its login session stores it."""
+    return _utc(_expiry(settings, now))
+
+
+def _expiry(settings: Settings, now: float) -> int:
+    return int(now) + settings.session_max_age_s
 
 
 def _utc(timestamp: float) -> datetime:
@@ -129,7 +132,11 @@ def account_from_cookie(
 async def resolve_session(db: Database, value: str | None, settings: Settings | None = None) -> SessionInfo | None:
     """``account_from_cookie`` plus, for an account, a live login session (``None`` once logged out)
     and the account's current name and role; ``None`` if the account is gone."""
-    info = account_from_cookie(value, settings)
+    return await resolve_info(db, account_from_cookie(value, settings))
+
+
+async def resolve_info(db: Database, info: SessionInfo | None) -> SessionInfo | None:
+    """``resolve_session`` for a cookie already read with ``account_from_cookie``."""
     if info is None or info.account_id is None or info.session_id is None:
         return info
     async with db.session() as session:

@@ -12,18 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from fastapi import WebSocket
-from sqlalchemy import select
 from starlette.websockets import WebSocketState
 
 from app.broker import Broker, BrokerError, Gap
-from app.db.base import utcnow
-from app.db.models import LoginSession
+from app.db import login_sessions
 from app.db.session import Database
 
 log = logging.getLogger("durak.signouts")
@@ -75,13 +73,7 @@ class OpenSessions:
         if not held:
             return 0
         async with self.db.session() as session:
-            live = set(
-                await session.scalars(
-                    select(LoginSession.id).where(
-                        LoginSession.id.in_(held), LoginSession.revoked_at.is_(None), LoginSession.expires_at > utcnow()
-                    )
-                )
-            )
+            live = await login_sessions.live_ids(session, held)
         doomed = [ws for ws, (_, session_id) in self._sockets.items() if session_id not in live]
         for ws in doomed:
             self._close(ws)
@@ -92,9 +84,7 @@ class OpenSessions:
         if websocket.application_state is WebSocketState.CONNECTING:  # not accepted yet
             self._early.add(websocket)
             return
-        task = asyncio.get_running_loop().create_task(say_signed_out(websocket))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        self._spawn(say_signed_out(websocket))
 
     def on_message(self, item: Any) -> None:
         """The sink of the ``signouts`` subscription."""
@@ -117,7 +107,11 @@ class OpenSessions:
             except Exception:
                 log.exception("signouts: could not check the open sockets' sessions")
 
-        task = asyncio.get_running_loop().create_task(check())
+        self._spawn(check())
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in a task that is kept until it ends (and cancelled when following stops)."""
+        task = asyncio.get_running_loop().create_task(work)
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 

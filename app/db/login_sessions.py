@@ -4,9 +4,11 @@ websocket handshake, revoked by log-out (one browser or every one)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import utcnow
@@ -25,35 +27,37 @@ async def start(session: AsyncSession, *, account_id: int, expires_at: datetime)
     return session_id
 
 
+def _live() -> tuple[ColumnElement[bool], ...]:
+    """What makes a session live: neither revoked nor expired."""
+    return LoginSession.revoked_at.is_(None), LoginSession.expires_at > utcnow()
+
+
 async def live_account(session: AsyncSession, *, session_id: str, account_id: int) -> Account | None:
-    """The account of a session that is neither revoked nor expired, else ``None``."""
+    """The account of a live session, else ``None``."""
     return await session.scalar(
         select(Account)
         .join(LoginSession, LoginSession.account_id == Account.id)
-        .where(
-            LoginSession.id == session_id,
-            Account.id == account_id,
-            LoginSession.revoked_at.is_(None),
-            LoginSession.expires_at > utcnow(),
-        )
+        .where(LoginSession.id == session_id, Account.id == account_id, *_live())
     )
+
+
+async def live_ids(session: AsyncSession, session_ids: Collection[str]) -> set[str]:
+    """Which of ``session_ids`` are live."""
+    return set(await session.scalars(select(LoginSession.id).where(LoginSession.id.in_(session_ids), *_live())))
 
 
 async def revoke(session: AsyncSession, *, session_id: str) -> bool:
     """Revoke one session; ``False`` if it was unknown or already revoked."""
-    result = await session.execute(
-        update(LoginSession)
-        .where(LoginSession.id == session_id, LoginSession.revoked_at.is_(None))
-        .values(revoked_at=utcnow())
-    )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return await _revoke(session, LoginSession.id == session_id) > 0
 
 
 async def revoke_all(session: AsyncSession, *, account_id: int) -> int:
     """Revoke every live session of ``account_id``; how many there were."""
-    result = await session.execute(
-        update(LoginSession)
-        .where(LoginSession.account_id == account_id, LoginSession.revoked_at.is_(None))
-        .values(revoked_at=utcnow())
+    return await _revoke(session, LoginSession.account_id == account_id)
+
+
+async def _revoke(session: AsyncSession, which: ColumnElement[bool]) -> int:
+    result: Any = await session.execute(
+        update(LoginSession).where(which, LoginSession.revoked_at.is_(None)).values(revoked_at=utcnow())
     )
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    return int(result.rowcount)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
@@ -17,7 +17,7 @@ from app.api.deps import (
     account_from_cookie,
     clear_session_cookie,
     make_cookie,
-    session_expiry,
+    session_expires_at,
     set_session_cookie,
 )
 from app.api.errors import responses
@@ -44,22 +44,20 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
     """Create an account credited with the starting balance, and sign in."""
     password_hash = await hash_password(body.password)
 
-    expires = session_expiry(settings)
+    issued = time.time()
 
     async def create(session: AsyncSession) -> tuple[int, int | None, str]:
         account = await accounts.create_account(
             session, name=body.name, password_hash=password_hash, starting_balance=settings.starting_balance
         )
-        session_id = await login_sessions.start(session, account_id=account.id, expires_at=_utc(expires))
+        session_id = await _login_session(session, settings, account_id=account.id, issued=issued)
         return account.id, await ledger.balance_of(session, account.id), session_id
 
     try:
         account_id, balance, session_id = await db.write(create)
     except NameTaken as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, detail=str(exc)) from exc
-    value, _ = make_cookie(
-        settings, account_id=account_id, session_id=session_id, name=body.name, now=expires - settings.session_max_age_s
-    )
+    value, _ = make_cookie(settings, account_id=account_id, session_id=session_id, name=body.name, now=issued)
     set_session_cookie(response, request, value, settings)
     return MeOut(id=account_id, name=body.name, kind="account", balance=balance, is_admin=False)
 
@@ -160,17 +158,17 @@ async def logout(
 
 async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str) -> str:
     """A new login session for the account, as a signed cookie value."""
-    expires = session_expiry(settings)
+    issued = time.time()
 
     async def start(session: AsyncSession) -> str:
-        return await login_sessions.start(session, account_id=account_id, expires_at=_utc(expires))
+        return await _login_session(session, settings, account_id=account_id, issued=issued)
 
     session_id = await db.write(start)
-    value, _ = make_cookie(
-        settings, account_id=account_id, session_id=session_id, name=name, now=expires - settings.session_max_age_s
-    )
+    value, _ = make_cookie(settings, account_id=account_id, session_id=session_id, name=name, now=issued)
     return value
 
 
-def _utc(timestamp: int) -> datetime:
-    return datetime.fromtimestamp(timestamp, UTC)
+async def _login_session(session: AsyncSession, settings: Settings, *, account_id: int, issued: float) -> str:
+    """The row of a login session whose cookie is made at ``issued`` (they expire together)."""
+    expires_at = session_expires_at(settings, now=issued)
+    return await login_sessions.start(session, account_id=account_id, expires_at=expires_at)

@@ -25,7 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import signouts
-from app.api.deps import COOKIE_NAME, SessionInfo, account_from_cookie, resolve_session
+from app.api.deps import COOKIE_NAME, SessionInfo, account_from_cookie, resolve_info
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
@@ -102,7 +102,7 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
     if claimed is not None and claimed.account_id is not None and claimed.session_id is not None:
         open_sessions.add(websocket, account_id=claimed.account_id, session_id=claimed.session_id)
     try:
-        user = await _session_of(app.state.db, cookie, settings)
+        user = await _session_of(app.state.db, claimed)
         if cookie and (user is None or open_sessions.signed_out(websocket)):
             await websocket.close(code=1008, reason="invalid or expired session")  # HTTP 403
             return
@@ -148,15 +148,16 @@ async def _serve(
         CONNECTIONS.dec()
 
 
-async def _session_of(db: Any, cookie: str | None, settings: Any) -> SessionInfo | None:
-    """The cookie's session, checked in the database (a logged-out session is refused). While the
-    database is unreachable the signature alone decides, as it does for guests: players keep their
-    seats through a database outage, and sign-outs announced meanwhile still close their sockets."""
+async def _session_of(db: Any, claimed: SessionInfo | None) -> SessionInfo | None:
+    """The cookie's session (``claimed``), checked in the database (a logged-out session is refused).
+    While the database is unreachable the signature alone decides, as it does for guests: players
+    keep their seats through a database outage, and sign-outs announced meanwhile still close their
+    sockets."""
     try:
-        return await resolve_session(db, cookie, settings)
+        return await resolve_info(db, claimed)
     except (SQLAlchemyError, OSError) as exc:
         log.warning("table socket: could not check the session in the database (%s); trusting the cookie", exc)
-        return account_from_cookie(cookie, settings)
+        return claimed
 
 
 class Connection:
