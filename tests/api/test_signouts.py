@@ -12,23 +12,7 @@ from starlette.websockets import WebSocketDisconnect
 from app.api import signouts
 from app.broker import Gap, GapReason
 from app.db import login_sessions
-from tests.tables.harness import ORIGIN, Player, create_table, signup
-
-
-def _login(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/api/auth/login", json={"name": name, "password": "pass-word-123"})
-    assert response.status_code == 200, response.text
-    cookie = response.cookies["durak_session"]
-    client.cookies.clear()
-    return {"cookie": f"durak_session={cookie}", "origin": ORIGIN}
-
-
-def _table(client: TestClient) -> tuple[str, dict[str, str], dict[str, str]]:
-    alice, bob = signup(client, "alice"), signup(client, "bob")
-    code = create_table(client, alice, timer=0)["code"]
-    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
-    return code, alice, bob
+from tests.tables.harness import ORIGIN, Player, guest, login, started_table
 
 
 def _signed_out(ws: Any) -> dict[str, Any]:
@@ -49,9 +33,12 @@ def _still_open(player: Player) -> None:
     assert player.until(lambda m: m["type"] == "pong")["id"] == "still-there"
 
 
-def test_logout_closes_that_sessions_table_sockets_only(client: TestClient) -> None:
-    code, alice, bob = _table(client)
-    alice_phone = _login(client, "alice")
+@pytest.mark.parametrize("everywhere", [False, True])
+def test_logout_closes_the_revoked_sessions_table_sockets_only(client: TestClient, everywhere: bool) -> None:
+    """Alice on her laptop and her phone, bob: alice logs out on the laptop (with ``everywhere``,
+    on every device). Bob's socket, and without ``everywhere`` the phone's, stay open."""
+    code, alice, bob = started_table(client)
+    alice_phone = login(client, "alice")
     with (
         client.websocket_connect(f"/ws/tables/{code}", headers=alice) as laptop,
         client.websocket_connect(f"/ws/tables/{code}", headers=alice_phone) as phone,
@@ -61,29 +48,16 @@ def test_logout_closes_that_sessions_table_sockets_only(client: TestClient) -> N
         for player in players:
             player.hello()
         assert len(client.app.state.open_sessions) == 3
-        assert client.post("/api/auth/logout", headers=alice).status_code == 204
+        logout = client.post("/api/auth/logout", params={"everywhere": str(everywhere).lower()}, headers=alice)
+        assert logout.status_code == 204
         _signed_out(laptop)
-        _still_open(players[1])  # alice's other session is not signed out
+        if everywhere:
+            _signed_out(phone)
+        else:
+            _still_open(players[1])  # alice's other session is not signed out
         _still_open(players[2])
-    # The seat is kept (a disconnect, not a leave): alice's phone session still plays it.
+    # The seat is kept (a disconnect, not a leave).
     assert client.app.state.tables.tables[code].status == "playing"
-
-
-def test_logout_everywhere_closes_every_session_of_the_account(client: TestClient) -> None:
-    code, alice, bob = _table(client)
-    alice_phone = _login(client, "alice")
-    with (
-        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as laptop,
-        client.websocket_connect(f"/ws/tables/{code}", headers=alice_phone) as phone,
-        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as other,
-    ):
-        players = [Player(laptop, "a"), Player(phone, "a"), Player(other, "b")]
-        for player in players:
-            player.hello()
-        assert client.post("/api/auth/logout", params={"everywhere": "true"}, headers=alice_phone).status_code == 204
-        _signed_out(laptop)
-        _signed_out(phone)
-        _still_open(players[2])
 
 
 def test_missed_announcements_are_caught_up_from_the_database(
@@ -96,7 +70,7 @@ def test_missed_announcements_are_caught_up_from_the_database(
         return None
 
     monkeypatch.setattr(signouts, "announce", lost)
-    code, alice, bob = _table(client)
+    code, alice, bob = started_table(client)
     with (
         client.websocket_connect(f"/ws/tables/{code}", headers=alice) as laptop,
         client.websocket_connect(f"/ws/tables/{code}", headers=bob) as other,
@@ -114,14 +88,12 @@ def test_missed_announcements_are_caught_up_from_the_database(
 
 
 def test_guests_and_spectators_are_not_affected_by_a_guest_logout(client: TestClient) -> None:
-    code, _, _ = _table(client)
-    visitor = client.post("/api/auth/guest", json={"name": "visitor"}).cookies["durak_session"]
-    client.cookies.clear()
-    guest = {"cookie": f"durak_session={visitor}", "origin": ORIGIN}
-    with client.websocket_connect(f"/ws/tables/{code}", headers=guest) as watching:
+    code, _, _ = started_table(client)
+    visitor = guest(client, "visitor")
+    with client.websocket_connect(f"/ws/tables/{code}", headers=visitor) as watching:
         player = Player(watching, "v")
         player.hello()
-        assert client.post("/api/auth/logout", headers=guest).status_code == 204
+        assert client.post("/api/auth/logout", headers=visitor).status_code == 204
         _still_open(player)
 
 
@@ -130,7 +102,7 @@ def test_a_database_outage_does_not_lock_players_out_of_their_tables(
 ) -> None:
     """The handshake checks the login session in the database; while that fails, the cookie's
     signature decides (a forged cookie is still refused)."""
-    code, alice, _ = _table(client)
+    code, alice, _ = started_table(client)
 
     async def down(*args: Any, **kwargs: Any) -> None:
         raise OperationalError("SELECT", {}, ConnectionRefusedError("database down"))
@@ -148,7 +120,7 @@ def test_a_database_outage_does_not_lock_players_out_of_their_tables(
 def test_a_sign_out_during_the_handshake_is_not_missed(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """The session check reads "live", but the sign-out is announced before the socket is
     accepted: the handshake is refused instead of leaving a revoked socket open."""
-    code, alice, _ = _table(client)
+    code, alice, _ = started_table(client)
     real = login_sessions.live_account
     open_sessions: signouts.OpenSessions = client.app.state.open_sessions
 

@@ -55,3 +55,16 @@ async def play_moves(registry: TableRegistry, code: str, steps: int, rng: random
         assert reply["type"] == "ack", reply
         done += 1
     return done
+
+
+@asynccontextmanager
+async def two_processes() -> AsyncIterator[tuple[TableRegistry, TableRegistry]]:
+    """Two registries, "proc-a" and "proc-b", sharing a named in-process broker and store, with no
+    supervisors: the test decides when a table changes hands."""
+    name = f"memory://two-{uuid.uuid4().hex}"
+    hooks = MemoryHooks()
+    async with open_broker(name) as broker_a, open_broker(name) as broker_b:
+        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", supervise=False)
+        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False)
+        async with first, second:
+            yield first, second

@@ -41,19 +41,33 @@ def client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
 
 def signup(client: TestClient, name: str) -> dict[str, str]:
     """Sign up an account; returns the headers that carry its session cookie."""
-    response = client.post("/api/auth/signup", json={"name": name, "password": "pass-word-123"})
-    assert response.status_code == 201, response.text
-    cookie = response.cookies["durak_session"]
-    client.cookies.clear()
-    return {"cookie": f"durak_session={cookie}", "origin": ORIGIN}
+    return _session_headers(client, "/api/auth/signup", {"name": name, "password": "pass-word-123"}, 201)
+
+
+def login(client: TestClient, name: str) -> dict[str, str]:
+    """Log an account in once more (another browser): the headers of that new session."""
+    return _session_headers(client, "/api/auth/login", {"name": name, "password": "pass-word-123"}, 200)
 
 
 def guest(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/api/auth/guest", json={"name": name})
-    assert response.status_code == 200, response.text
+    return _session_headers(client, "/api/auth/guest", {"name": name}, 200)
+
+
+def _session_headers(client: TestClient, path: str, body: dict[str, str], status: int) -> dict[str, str]:
+    response = client.post(path, json=body)
+    assert response.status_code == status, response.text
     cookie = response.cookies["durak_session"]
     client.cookies.clear()
     return {"cookie": f"durak_session={cookie}", "origin": ORIGIN}
+
+
+def started_table(client: TestClient) -> tuple[str, dict[str, str], dict[str, str]]:
+    """A two-seat table, started: alice (its creator) in seat 0, bob in seat 1; their headers."""
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    return code, alice, bob
 
 
 def create_table(client: TestClient, headers: dict[str, str], **params: Any) -> dict[str, Any]:

@@ -9,15 +9,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from app.engine import legal_actions
-from tests.tables.harness import ORIGIN, Player, create_table, signup
-
-
-def _started_table(client: TestClient) -> tuple[str, dict[str, str], dict[str, str]]:
-    alice, bob = signup(client, "alice"), signup(client, "bob")
-    code = create_table(client, alice, timer=0)["code"]
-    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
-    return code, alice, bob
+from tests.tables.harness import ORIGIN, Player, create_table, signup, started_table
 
 
 def _error(player: Player) -> dict:
@@ -25,7 +17,7 @@ def _error(player: Player) -> dict:
 
 
 def test_malformed_unknown_and_mistyped_messages(client: TestClient) -> None:
-    code, alice, _ = _started_table(client)
+    code, alice, _ = started_table(client)
     actor = client.app.state.tables.tables[code]
     before = actor.version
     with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
@@ -51,7 +43,7 @@ def test_malformed_unknown_and_mistyped_messages(client: TestClient) -> None:
 
 
 def test_out_of_turn_and_cards_not_held(client: TestClient) -> None:
-    code, alice, bob = _started_table(client)
+    code, alice, bob = started_table(client)
     actor = client.app.state.tables.tables[code]
     game = actor.game
     idle = 1 - game.attacker
@@ -69,7 +61,7 @@ def test_out_of_turn_and_cards_not_held(client: TestClient) -> None:
 
 
 def test_replayed_command_id_is_applied_once(client: TestClient) -> None:
-    code, alice, bob = _started_table(client)
+    code, alice, bob = started_table(client)
     actor = client.app.state.tables.tables[code]
     leader = actor.game.attacker
     headers = alice if leader == 0 else bob
@@ -88,7 +80,7 @@ def test_replayed_command_id_is_applied_once(client: TestClient) -> None:
 
 
 def test_oversized_frame_closes_with_1009(client: TestClient) -> None:
-    code, alice, _ = _started_table(client)
+    code, alice, _ = started_table(client)
     with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
         ws.send_text(json.dumps({"type": "ping", "id": "x" * (70 * 1024)}))
         with pytest.raises(WebSocketDisconnect) as closed:
@@ -99,7 +91,7 @@ def test_oversized_frame_closes_with_1009(client: TestClient) -> None:
 
 
 def test_flood_is_closed_with_4008(client: TestClient) -> None:
-    code, alice, _ = _started_table(client)
+    code, alice, _ = started_table(client)
     client.app.state.settings.ws_rate_per_s = 10.0
     client.app.state.settings.ws_burst = 20
     with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
@@ -119,14 +111,14 @@ def test_flood_is_closed_with_4008(client: TestClient) -> None:
     ],
 )
 def test_handshake_refused_with_403(client: TestClient, headers: dict[str, str], why: str) -> None:
-    code, _, _ = _started_table(client)
+    code, _, _ = started_table(client)
     with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(f"/ws/tables/{code}", headers=headers):
         pass
     assert refused.value.code == 1008, why
 
 
 def test_handshake_with_a_logged_out_session_is_refused(client: TestClient) -> None:
-    code, alice, _ = _started_table(client)
+    code, alice, _ = started_table(client)
     with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
         assert Player(ws, "a").hello()["type"] == "welcome"  # the session works before log-out
     assert client.post("/api/auth/logout", headers=alice).status_code == 204
@@ -143,7 +135,7 @@ def test_unknown_table_closes_with_4004(client: TestClient) -> None:
 
 
 def test_spectators_without_a_session_can_watch_but_not_play(client: TestClient) -> None:
-    code, _, _ = _started_table(client)
+    code, _, _ = started_table(client)
     with client.websocket_connect(f"/ws/tables/{code}", headers={"origin": ORIGIN}) as ws:
         watcher = Player(ws, "w")
         welcome = watcher.hello()

@@ -18,7 +18,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
-from tests.tables.actors import ALICE, BOB, play_moves, seated_table
+from tests.tables.actors import ALICE, BOB, play_moves, seated_table, two_processes
 
 
 async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) -> None:
@@ -69,30 +69,20 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             await second.close()
 
 
-async def test_a_fenced_out_owner_stops_writing(monkeypatch) -> None:
-    name = f"memory://fence-{uuid.uuid4().hex}"
-    hooks = MemoryHooks()
-    async with open_broker(name) as broker_a, open_broker(name) as broker_b:
-        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", supervise=False)
-        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False)
-        await first.__aenter__()
-        await second.__aenter__()
-        try:
-            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
-            actor = await first.create(spec)
-            # The lease lapses (e.g. a long pause) and another process takes the table.
-            await broker_a.release_lease(f"table:{spec.code}", "proc-a", actor.token)
-            taken = await second.take_over(spec.code)
-            assert taken is not None and taken.token > actor.token
-            # The old owner's next write is refused: it learns it was fenced and stops.
-            with pytest.raises(Refused) as refused:
-                await actor.save_now()
-            assert refused.value.code == "moved" and actor.fenced
-            stored = await second.store.load(spec.code)
-            assert stored is not None and stored[0]["version"] == taken.version
-        finally:
-            await first.close()
-            await second.close()
+async def test_a_fenced_out_owner_stops_writing() -> None:
+    async with two_processes() as (first, second):
+        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+        actor = await first.create(spec)
+        # The lease lapses (e.g. a long pause) and another process takes the table.
+        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)
+        taken = await second.take_over(spec.code)
+        assert taken is not None and taken.token > actor.token
+        # The old owner's next write is refused: it learns it was fenced and stops.
+        with pytest.raises(Refused) as refused:
+            await actor.save_now()
+        assert refused.value.code == "moved" and actor.fenced
+        stored = await second.store.load(spec.code)
+        assert stored is not None and stored[0]["version"] == taken.version
 
 
 async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_end() -> None:
@@ -128,40 +118,30 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
     """The old owner still runs (it lost only its lease, say to a Redis restart) and accepts a move
     while the new owner is loading the table. The new owner claims the table before loading, so that
     move is refused ("moved") instead of acknowledged and then lost."""
-    name = f"memory://claim-{uuid.uuid4().hex}"
-    hooks = MemoryHooks()
     rng = random.Random(11)
-    async with open_broker(name) as broker_a, open_broker(name) as broker_b:
-        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", supervise=False)
-        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False)
-        await first.__aenter__()
-        await second.__aenter__()
-        try:
-            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
-            actor = await first.create(spec)
-            await first.call(spec.code, "join", ALICE)
-            await first.call(spec.code, "join", BOB)
-            await play_moves(first, spec.code, 5, rng)
-            await broker_a.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
+    async with two_processes() as (first, second):
+        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+        actor = await first.create(spec)
+        await first.call(spec.code, "join", ALICE)
+        await first.call(spec.code, "join", BOB)
+        await play_moves(first, spec.code, 5, rng)
+        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
 
-            replies: list[dict] = []
-            real_load = second.store.load
+        replies: list[dict] = []
+        real_load = second.store.load
 
-            async def load_then_old_owner_moves(code: str):  # the old owner moves during the takeover
-                loaded = await real_load(code)
-                seat = decision(actor.game)["seats"][0]
-                move = next(a for a in legal_actions(actor.game, seat) if a.kind != "challenge")
-                body = {k: v for k, v in action_to_json(move).items() if k not in ("seat", "type")}
-                replies.append(await first.call(code, move.kind, (ALICE, BOB)[seat], id="late", **body))
-                return loaded
+        async def load_then_old_owner_moves(code: str):  # the old owner moves during the takeover
+            loaded = await real_load(code)
+            seat = decision(actor.game)["seats"][0]
+            move = next(a for a in legal_actions(actor.game, seat) if a.kind != "challenge")
+            body = {k: v for k, v in action_to_json(move).items() if k not in ("seat", "type")}
+            replies.append(await first.call(code, move.kind, (ALICE, BOB)[seat], id="late", **body))
+            return loaded
 
-            second.store.load = load_then_old_owner_moves  # type: ignore[method-assign]
-            taken = await second.take_over(spec.code)
-            assert taken is not None
-            assert replies[0]["type"] == "error" and replies[0]["code"] == "moved", replies
-            assert actor.fenced
-            assert [entry["k"] for entry in taken.log] == [entry["k"] for entry in actor.log]
-            assert taken.version == actor.version
-        finally:
-            await first.close()
-            await second.close()
+        second.store.load = load_then_old_owner_moves  # type: ignore[method-assign]
+        taken = await second.take_over(spec.code)
+        assert taken is not None
+        assert replies[0]["type"] == "error" and replies[0]["code"] == "moved", replies
+        assert actor.fenced
+        assert [entry["k"] for entry in taken.log] == [entry["k"] for entry in actor.log]
+        assert taken.version == actor.version
