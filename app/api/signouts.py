@@ -115,23 +115,14 @@ class OpenSessions:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def follow(self, broker: Broker, *, retry_s: float = 1.0) -> None:
-        """Listen for announcements until cancelled; after the broker was down, check the database."""
-        missed = False
-        while True:
-            try:
-                async with broker.subscribe(CHANNEL) as sub:
-                    sub.set_sink(self.on_message)
-                    if missed:
-                        self._check_later()
-                    await asyncio.get_running_loop().create_future()  # until cancelled
-            except BrokerError:
-                missed = True
-                await asyncio.sleep(retry_s)
+    def _on_live(self, after_outage: bool) -> None:
+        if after_outage:  # announcements may have been missed while the broker was down
+            self._check_later()
 
     @contextlib.asynccontextmanager
     async def following(self, broker: Broker) -> AsyncIterator[OpenSessions]:
-        task = asyncio.create_task(self.follow(broker))
+        """Listen for announcements while the context lasts."""
+        task = asyncio.create_task(broker.follow(CHANNEL, self.on_message, on_live=self._on_live))
         try:
             yield self
         finally:

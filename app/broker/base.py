@@ -322,6 +322,35 @@ class Broker(abc.ABC):
             sub._close()
             await self._detach(sub)
 
+    async def follow(
+        self,
+        channel: str,
+        sink: Callable[[Event], None],
+        *,
+        on_live: Callable[[bool], None] | None = None,
+        retry_s: float = 1.0,
+        give_up_at_first: bool = False,
+    ) -> None:
+        """Keep a subscription on ``channel`` that hands every event to ``sink``, until cancelled:
+        while the backend is down, subscribe again every ``retry_s`` seconds. ``on_live(after_outage)``
+        is called each time the subscription is live; ``after_outage`` says that messages published
+        meanwhile may be lost. With ``give_up_at_first``, a subscription that was never live raises
+        :class:`BrokerError` instead of retrying."""
+        after_outage = ever_live = False
+        while True:
+            try:
+                async with self.subscribe(channel) as sub:
+                    sub.set_sink(sink)
+                    ever_live = True
+                    if on_live is not None:
+                        on_live(after_outage)
+                    await asyncio.get_running_loop().create_future()  # until cancelled
+            except BrokerError:
+                if give_up_at_first and not ever_live:
+                    raise
+                after_outage = True
+                await asyncio.sleep(retry_s)
+
     @abc.abstractmethod
     async def _attach(self, sub: Subscription) -> None: ...
 

@@ -15,15 +15,15 @@ def of_table(code: str) -> str:
 
 
 def inbox(code: str) -> str:
-    return f"t:{code}:in"
+    return f"{of_table(code)}in"
 
 
 def person(code: str, principal_key: str) -> str:
-    return f"t:{code}:p:{principal_key}"
+    return f"{of_table(code)}p:{principal_key}"
 
 
 def watch(code: str) -> str:
-    return f"t:{code}:watch"
+    return f"{of_table(code)}watch"
 
 
 LOBBY = "lobby"

@@ -8,7 +8,7 @@ import contextlib
 import pytest
 from redis.asyncio import Redis
 
-from app.broker import Broker, BrokerClosed, Gap, GapReason, LeaseHolder, Message
+from app.broker import Broker, BrokerClosed, BrokerUnavailable, Gap, GapReason, LeaseHolder, Message
 from tests.broker.conftest import MakeBroker, assert_silent, next_event
 
 
@@ -220,6 +220,38 @@ async def test_a_failing_sink_is_logged_and_others_still_receive(
         await broker.publish("c", "x")
         assert await next_event(good) == Message("c", b"x")
     assert "the sink of 'c' failed" in caplog.text
+
+
+async def test_follow_keeps_a_sink_subscribed_through_outages(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    got: list[object] = []
+    lives: list[bool] = []
+    real_attach = broker._attach
+    failures = [BrokerUnavailable("down"), BrokerUnavailable("still down")]
+
+    async def flaky_attach(sub: object) -> None:  # the backend is down for the first two tries
+        if failures:
+            raise failures.pop(0)
+        await real_attach(sub)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(broker, "_attach", flaky_attach)
+    with pytest.raises(BrokerUnavailable):  # never live: give up at once when asked to
+        await broker.follow("c", got.append, give_up_at_first=True)
+    following = asyncio.create_task(broker.follow("c", got.append, on_live=lives.append, retry_s=0.01))
+    async with asyncio.timeout(5):
+        while not lives:
+            await asyncio.sleep(0.005)
+    assert lives == [True]  # live after an outage: what was published meanwhile may be lost
+    await broker.publish("c", "x")
+    async with asyncio.timeout(5):
+        while not got:
+            await asyncio.sleep(0.005)
+    assert got == [Message("c", b"x")]
+    following.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await following
+    await broker.publish("c", "after")
+    await asyncio.sleep(0.05)
+    assert got == [Message("c", b"x")]  # cancelled: unsubscribed
 
 
 async def test_deliver_here_reaches_only_this_processs_subscribers(make_broker: MakeBroker) -> None:

@@ -231,22 +231,22 @@ class Connection:
     async def watch(self, subscribed: asyncio.Future[None] | None, *, resync: bool) -> None:
         """Listen on the spectator channel until this connection gets a seat. Started again after
         leaving a seat, then with a resync for what was published before the subscription."""
+
+        def live(after_outage: bool) -> None:
+            if subscribed is not None and not subscribed.done():
+                subscribed.set_result(None)
+            if resync or after_outage:
+                self.resync()
+
         try:
-            while True:
-                try:
-                    async with self.broker.subscribe(channels.watch(self.code)) as sub:
-                        sub.set_sink(self.on_watched)
-                        if subscribed is not None and not subscribed.done():
-                            subscribed.set_result(None)
-                        if resync:
-                            self.resync()
-                        await asyncio.get_running_loop().create_future()  # until cancelled
-                except BrokerError:  # the broker is down: try again; the client sees its errors
-                    if subscribed is not None and not subscribed.done():
-                        subscribed.set_exception(BrokerError("cannot subscribe to the table"))
-                        return
-                    resync = True
-                    await asyncio.sleep(1.0)
+            # While the broker is down, subscribe again (the client sees its errors), except when
+            # the very first subscription of the connection fails: that is its caller's error.
+            await self.broker.follow(
+                channels.watch(self.code), self.on_watched, on_live=live, give_up_at_first=subscribed is not None
+            )
+        except BrokerError:
+            assert subscribed is not None and not subscribed.done()
+            subscribed.set_exception(BrokerError("cannot subscribe to the table"))
         finally:
             if self.watching is asyncio.current_task():
                 self.watching = None
