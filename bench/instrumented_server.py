@@ -30,6 +30,7 @@ import contextlib
 import cProfile
 import os
 import signal
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -147,10 +148,8 @@ def _stop(signum: int, frame: FrameType | None) -> None:
         _profile.dump_stats(os.environ["BENCH_CPROFILE"])
 
 
-def _patch_gc_freeze() -> None:
-    """After startup (imports, app, database engine), move every object the collector tracks into
-    the permanent generation, so that full collections stop re-scanning them."""
-    import gc
+def _after_startup(step: Callable[[], None]) -> None:
+    """Run ``step`` once the app's lifespan has started it (imports, app, database engine done)."""
     from contextlib import asynccontextmanager
 
     import app.main
@@ -160,11 +159,22 @@ def _patch_gc_freeze() -> None:
     @asynccontextmanager
     async def lifespan(application: Any) -> Any:
         async with original(application):
-            gc.collect()
-            gc.freeze()
+            step()
             yield
 
     app.main.lifespan = lifespan
+
+
+def _patch_gc_freeze() -> None:
+    """After startup, move every object the collector tracks into the permanent generation, so that
+    full collections stop re-scanning them."""
+    import gc
+
+    def freeze() -> None:
+        gc.collect()
+        gc.freeze()
+
+    _after_startup(freeze)
 
 
 def _patch_gc_threshold() -> None:
@@ -197,19 +207,8 @@ def _patch_gc_off() -> None:
     """No automatic collection at all once the app has started (an experiment: what the collector
     costs the run; a real server would leak reference cycles)."""
     import gc
-    from contextlib import asynccontextmanager
 
-    import app.main
-
-    original = app.main.lifespan
-
-    @asynccontextmanager
-    async def lifespan(application: Any) -> Any:
-        async with original(application):
-            gc.disable()
-            yield
-
-    app.main.lifespan = lifespan
+    _after_startup(gc.disable)
 
 
 PATCHES = {
