@@ -15,10 +15,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from app.api import errors
+from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.routes import accounts, admin, auth, health, matches, play, tables
 from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
@@ -94,6 +97,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(tables.router)
     app.add_middleware(play.TableSockets)
+
+    # --- request bodies: a size limit enforced while reading (413), and 422 answers that are always
+    # valid JSON and never echo a password or a large input (docs/api.md, "Errors").
+    app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_exception_handler(RequestValidationError, errors.request_validation_error)
+    document_body_limit(app)
+    # --- end of request bodies
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:

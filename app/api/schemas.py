@@ -1,11 +1,16 @@
-"""Request and response bodies of the accounts, matches and admin routes."""
+"""Request and response bodies of the REST routes (accounts, matches, admin, tables).
+
+Every JSON request body derives from ``RequestBody``: strict types, unknown fields refused, text
+that is valid Unicode. Response models of the table routes allow extra fields, so that a field the
+table adds later is passed on (and should then be declared here).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.config import JsonDict
 
 from app.db.accounts import NAME_MAX, NAME_MIN, name_problem
@@ -16,6 +21,33 @@ NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 NAME_SCHEMA: JsonDict = {"minLength": NAME_MIN, "maxLength": NAME_MAX, "pattern": NAME_PATTERN}
 
 
+class RequestBody(BaseModel):
+    """The base of every JSON request body.
+
+    Strict types: ``"2"`` is not 2, ``10.0`` is not 10, ``"yes"`` and ``1`` are not true; so ``NaN``,
+    ``Infinity`` and ``1e400`` are never a valid value either. Unknown fields are refused. Text must be
+    valid Unicode: a lone surrogate (``"\\ud800"``) is refused before any other check sees it.
+    """
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        if isinstance(value, str) and not is_valid_unicode(value):
+            raise ValueError("text must be valid Unicode (it contains a lone surrogate)")
+        return value
+
+
+def is_valid_unicode(text: str) -> bool:
+    """False for text with a lone surrogate, which no UTF-8 encoder (nor the database) accepts."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_name(value: str) -> str:
     problem = name_problem(value)
     if problem:
@@ -23,7 +55,7 @@ def _check_name(value: str) -> str:
     return value
 
 
-class SignupIn(BaseModel):
+class SignupIn(RequestBody):
     name: str = Field(
         description=f"{NAME_MIN}-{NAME_MAX} characters: letters A-Z/a-z, digits, '_' and '-'. "
         "Unique regardless of case.",
@@ -46,12 +78,12 @@ class SignupIn(BaseModel):
         return value
 
 
-class LoginIn(BaseModel):
+class LoginIn(RequestBody):
     name: str = Field(max_length=64, examples=["alice"])
     password: str = Field(max_length=PASSWORD_MAX, examples=["correct horse"])
 
 
-class GuestIn(BaseModel):
+class GuestIn(RequestBody):
     name: str = Field(
         description="Display name, same rules as account names (need not be unique).",
         examples=["visitor"],
@@ -146,7 +178,7 @@ class LedgerPage(BaseModel):
 MAX_ADJUST = 1_000_000_000
 
 
-class AdjustIn(BaseModel):
+class AdjustIn(RequestBody):
     amount: int = Field(
         ge=-MAX_ADJUST,
         le=MAX_ADJUST,
@@ -187,3 +219,150 @@ class AdjustOut(BaseModel):
     balance: int
     created_at: datetime
     replayed: bool = Field(description="True when this Idempotency-Key had already been applied.")
+
+
+# --- tables -----------------------------------------------------------------------------------------
+
+
+class RulesOut(BaseModel):
+    """The table parameters of a match (rule book §1)."""
+
+    model_config = ConfigDict(extra="allow")
+    deck: int = Field(description="24, 36 or 52 cards.")
+    seats: int
+    circle: str = Field(description="Who may throw in: `neighbours` of the defender, or `all`.")
+    transfer: bool
+    draws: bool
+    timer: int = Field(description="Seconds per decision; 0 = no move timer.")
+    stake: int = Field(description="Coins each player stakes; 0 = a free table.")
+    cheating: bool
+    preset: str = Field(description="`durak_peak`, `classic36` or `durac1993` (GET /api/presets).")
+
+
+class TableSeatOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    seat: int
+    kind: str = Field(description="`empty`, `human` or `bot`.")
+    name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
+    level: str | None = Field(description="A bot's level (`easy`, `normal`, `hard`); null otherwise.")
+    player: str | None = Field(description="The seated session's key (`a:<account id>` or `g:<guest id>`).")
+    connected: bool = Field(description="The player has a table socket open (bots always count as connected).")
+
+
+class TableResultsOut(BaseModel):
+    """The last finished match of the table."""
+
+    model_config = ConfigDict(extra="allow")
+    outcome: dict[str, Any] = Field(
+        description="`{draw, durak, order, places, forfeit, reason, detail}`: places groups seats by place "
+        "(ties share one), the durak last."
+    )
+    coin_changes: dict[int, int] = Field(description="Coins won (positive) or lost, by seat.")
+    match_id: str | None
+
+
+class TableOut(BaseModel):
+    """A table: its seats, status and rules; the same object as `table` in the websocket messages."""
+
+    model_config = ConfigDict(extra="allow")
+    code: str | None = Field(description="The invite code (null when reached through a spectator link).")
+    name: str
+    private: bool = Field(description="Private tables are not listed in the lobby; the invite link is the way in.")
+    status: str = Field(description="`waiting` (seats open), `playing` or `finished` (until a rematch).")
+    rules: RulesOut
+    creator: str = Field(description="The creator's session key (`a:<account id>` or `g:<guest id>`).")
+    seats: list[TableSeatOut]
+    spectators: int = Field(description="Open spectator connections.")
+    series: dict[int, tuple[int, int]] = Field(description="Wins and losses at this table so far, by seat.")
+    deadline_ms: int | None = Field(description="Milliseconds left for the current decision; null when none runs.")
+    match_id: str | None = Field(description="The running or last match.")
+    results: TableResultsOut | None
+    version: int = Field(description="Bumped by every change; the websocket's `update` messages carry it.")
+    you: str | None = Field(description="The asking session's key, null without a session.")
+
+
+class TableInfo(TableOut):
+    watch_only: bool = Field(description="True when the code in the path is a spectator link.")
+    watch_code: str | None = Field(
+        default=None, description="The spectator link's code; only for those who hold the invite code."
+    )
+
+
+class TableCreated(BaseModel):
+    code: str = Field(description="The invite code: `/t/<code>` seats whoever opens it.")
+    watch_code: str = Field(description="The spectator code: `/w/<watch_code>` only lets one watch.")
+    invite_url: str
+    watch_url: str
+    table: TableOut
+
+
+class LobbyTable(TableOut):
+    """A row of the lobby: an open public table."""
+
+    free_seats: int
+    created: float = Field(description="When the table was opened (Unix time, seconds).")
+
+
+class TableAck(BaseModel):
+    """A table command was applied; the websocket `update` with this `version` shows its effect."""
+
+    model_config = ConfigDict(extra="allow")
+    type: Literal["ack"]
+    version: int = Field(description="The table's version after the change.")
+
+
+class SeatAck(TableAck):
+    seat: int = Field(description="The seat taken (by you, or by the bot).")
+
+
+class StartAck(TableAck):
+    match_id: str | None = Field(description="The match that started.")
+
+
+class Preset(BaseModel):
+    name: str = Field(description="The value for `preset` in POST /api/tables.")
+    label: str
+
+
+# --- replays ----------------------------------------------------------------------------------------
+
+
+class ReplayPlayer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    seat: int
+    cards: int = Field(description="Cards in hand.")
+    out: bool
+    place: int | None
+    role: str | None = Field(description="`attacker`, `defender`, `thrower` or null.")
+    passed: bool
+
+
+class ReplayPair(BaseModel):
+    attack: str
+    cover: str | None
+
+
+class RevealedHands(BaseModel):
+    dealt: list[list[str]] = Field(description="Every hand as dealt, by seat.")
+    final: list[list[str]] = Field(description="Every hand as left at the end, by seat.")
+
+
+class ReplayView(BaseModel):
+    """A spectator's view of the match after the deal and after each action (no hands)."""
+
+    model_config = ConfigDict(extra="allow")
+    phase: str = Field(description="`lead`, `bout` or `over`.")
+    ply: int
+    rules: RulesOut
+    dealer: int
+    trump: str
+    trump_card: str
+    stock: int = Field(description="Cards left in the stock.")
+    discard: int
+    players: list[ReplayPlayer]
+    table: list[ReplayPair] = Field(description="The bout's attack cards and their covers.")
+    moves: list[dict[str, Any]] = Field(description="The card moves of the current bout (as actions).")
+    outcome: dict[str, Any] | None
+    revealed_hands: RevealedHands | None = Field(
+        default=None, description="Only on the last view, and never for a cheating table."
+    )

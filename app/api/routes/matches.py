@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, status
 
 from app.api.deps import OptionalUser, SessionDep
 from app.api.errors import responses
-from app.api.schemas import MatchDetail, MatchPage, MatchSummary, SeatOut
+from app.api.schemas import MatchDetail, MatchPage, MatchSummary, ReplayView, SeatOut
 from app.db import accounts
 from app.db import matches as history
 from app.db.models import Match
@@ -139,6 +139,8 @@ def build_replay(match: Match) -> list[dict[str, Any]]:
 
 @router.get(
     "/{match_id}/replay",
+    response_model=list[ReplayView],
+    response_model_exclude_unset=True,
     responses={
         200: {"description": "The public replay: a list of spectator views."},
         **responses(404, 503, r503="The rules engine is not available."),

@@ -8,10 +8,21 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.errors import responses
+from app.api.schemas import (
+    LobbyTable,
+    Preset,
+    RequestBody,
+    SeatAck,
+    StartAck,
+    TableAck,
+    TableCreated,
+    TableInfo,
+    TableOut,
+)
 from app.db import accounts
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables.registry import TableGone, TableRegistry
@@ -32,10 +43,9 @@ def principal_of(user: SessionInfo) -> Principal:
     return Principal(key=user.key, name=user.name, account_id=user.account_id, is_admin=user.is_admin)
 
 
-class TableCreate(BaseModel):
+class TableCreate(RequestBody):
     """Every parameter of §1 of the rule book, or a preset (§11) plus the creator's choices."""
 
-    model_config = ConfigDict(extra="forbid")
     preset: Literal["durak_peak", "classic36", "durac1993"] = "durak_peak"
     deck: Literal[24, 36, 52] | None = None
     seats: int = Field(default=2, ge=2, le=6)
@@ -50,28 +60,13 @@ class TableCreate(BaseModel):
     bot_delay_ms: int = Field(default=600, ge=0, le=5000)
 
 
-class TableCreated(BaseModel):
-    code: str
-    watch_code: str
-    invite_url: str
-    watch_url: str
-    table: dict[str, Any]
-
-
-class SeatRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SeatRequest(RequestBody):
     seat: int | None = Field(default=None, ge=0, le=5)
 
 
-class BotRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class BotRequest(RequestBody):
     level: Literal["easy", "normal", "hard"] = "normal"
     seat: int | None = Field(default=None, ge=0, le=5)
-
-
-class Preset(BaseModel):
-    name: str
-    label: str
 
 
 def _validation_error(field: str, message: str) -> HTTPException:
@@ -92,7 +87,11 @@ async def presets() -> list[Preset]:
 @router.post(
     "/tables",
     status_code=201,
-    responses={**responses(401, 403), 422: {"description": "A parameter is invalid; `loc` names it."}},
+    responses={
+        201: {"description": "The table is open. Its creator is not seated: he joins it like anyone else."},
+        **responses(401, 403),
+        422: {"description": "A parameter is invalid; `loc` names it."},
+    },
 )
 async def create_table(body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep) -> TableCreated:
     if body.stake > 0 and user.is_guest:
@@ -112,11 +111,17 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
     actor = await registry.create(spec)
     invite, watch = _urls(request, spec.code, spec.watch_code)
     return TableCreated(
-        code=spec.code, watch_code=spec.watch_code, invite_url=invite, watch_url=watch, table=actor.info()
+        code=spec.code,
+        watch_code=spec.watch_code,
+        invite_url=invite,
+        watch_url=watch,
+        table=TableOut.model_validate(actor.info()),
     )
 
 
-@router.get("/tables", responses={200: {"description": "Open public tables, newest first."}})
+@router.get(
+    "/tables", response_model=list[LobbyTable], responses={200: {"description": "Open public tables, newest first."}}
+)
 async def list_tables(
     registry: RegistryDep,
     deck: Annotated[int | None, Query(description="24, 36 or 52")] = None,
@@ -170,7 +175,9 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
     return reply
 
 
-@router.get("/tables/{code}", responses=responses(404, 503))
+@router.get(
+    "/tables/{code}", response_model=TableInfo, response_model_exclude_unset=True, responses=responses(404, 503)
+)
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     reply = await _call(registry, code, "info", None)
     table: dict[str, Any] = reply["table"]
@@ -183,7 +190,15 @@ async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     return table
 
 
-@router.post("/tables/{code}/join", responses={**responses(401, 403, 404, 409, 503), 422: {"description": "Bad seat."}})
+@router.post(
+    "/tables/{code}/join",
+    response_model=SeatAck,
+    responses={
+        200: {"description": "Seated; when this fills the last seat, the match starts."},
+        **responses(401, 403, 404, 409, 503),
+        422: {"description": "Bad seat."},
+    },
+)
 async def join_table(
     code: str, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: SeatRequest | None = None
 ) -> dict[str, Any]:
@@ -204,13 +219,19 @@ async def join_table(
     return await _call(registry, code, "join", user, seat=body.seat if body else None)
 
 
-@router.post("/tables/{code}/leave", responses=responses(401, 403, 404, 409, 503))
+@router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 503))
 async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "leave", user)
 
 
 @router.post(
-    "/tables/{code}/bots", responses={**responses(401, 403, 404, 409, 503), 422: {"description": "Bad seat or level."}}
+    "/tables/{code}/bots",
+    response_model=SeatAck,
+    responses={
+        200: {"description": "The bot is seated; when it fills the last seat, the match starts."},
+        **responses(401, 403, 404, 409, 503),
+        422: {"description": "Bad seat or level."},
+    },
 )
 async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "add_bot", user, seat=body.seat, level=body.level)
@@ -218,18 +239,30 @@ async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: Regi
 
 @router.delete(
     "/tables/{code}/bots/{seat}",
+    response_model=TableAck,
     responses={**responses(401, 403, 404, 409, 503), 422: {"description": "No bot there."}},
 )
 async def remove_bot(code: str, seat: int, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "remove_bot", user, seat=seat)
 
 
-@router.post("/tables/{code}/start", responses=responses(401, 403, 404, 409, 503))
+@router.post(
+    "/tables/{code}/start",
+    response_model=StartAck,
+    responses={
+        200: {"description": "The match started with the players seated so far (at least 2)."},
+        **responses(401, 403, 404, 409, 503),
+    },
+)
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "start", user)
 
 
-@router.post("/tables/{code}/rematch", responses=responses(401, 403, 404, 409, 503))
+@router.post(
+    "/tables/{code}/rematch",
+    response_model=TableAck,
+    responses={200: {"description": "The table reopens for the next match."}, **responses(401, 403, 404, 409, 503)},
+)
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "rematch", user)
 
@@ -239,8 +272,11 @@ async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[s
     response_class=StreamingResponse,
     responses={
         200: {
-            "description": "Server-sent events: the open tables whenever they change.",
-            "content": {"text/event-stream": {}},
+            "description": "Server-sent events: the open tables whenever they change. The `data` of each "
+            "`lobby` event is the JSON of this schema.",
+            "content": {
+                "text/event-stream": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/LobbyTable"}}}
+            },
         }
     },
 )
