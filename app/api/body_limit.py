@@ -8,12 +8,11 @@ have their own limit, see docs/protocol.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from app.api.errors import responses
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -79,7 +78,23 @@ def _content_length(scope: Scope) -> int | None:
 
 
 def document_body_limit(app: FastAPI) -> None:
-    """List the 413 answer in the OpenAPI of every route that takes a body."""
-    for route in app.routes:
-        if isinstance(route, APIRoute) and route.body_field is not None:
-            route.responses.setdefault(413, responses(413)[413])
+    """List the 413 answer in the OpenAPI of every operation that takes a request body."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    if isinstance(operation, dict) and "requestBody" in operation:
+                        operation["responses"].setdefault("413", _TOO_LARGE)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+_TOO_LARGE = {
+    "description": f"The request body is larger than {MAX_BODY_BYTES} bytes.",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+}

@@ -24,7 +24,6 @@ _DESCRIPTIONS = {
     403: "Signed in, but not allowed (a guest, or not an admin).",
     404: "Not found.",
     409: "Conflicts with the current state.",
-    413: "The request body is larger than the limit (64 KiB).",
     429: "Too many requests; the Retry-After header says when to try again.",
     503: "A needed component is not available.",
 }
@@ -54,7 +53,7 @@ async def request_validation_error(request: Request, exc: Exception) -> JSONResp
     FastAPI's own handler fails (a 500) when the input it echoes is not valid JSON (``NaN``,
     ``Infinity``, ``1e400``) or not valid Unicode (a lone surrogate), and it echoes passwords and
     whole bodies. Here ``loc``, ``msg`` and ``ctx`` are cleaned, and ``input`` is echoed only when it
-    is a short scalar outside a secret field.
+    is a short scalar in a field that is not secret (never the whole body).
     """
     assert isinstance(exc, RequestValidationError)
     return JSONResponse(status_code=422, content={"detail": [safe_error(error) for error in exc.errors()]})
@@ -64,7 +63,8 @@ def safe_error(error: Mapping[str, Any]) -> dict[str, Any]:
     """One validation error as JSON that can always be encoded and reveals no secret."""
     loc = [part if isinstance(part, int) else _text(str(part)) for part in error.get("loc", ())]
     out: dict[str, Any] = {"loc": loc, "msg": _text(str(error.get("msg", ""))), "type": str(error.get("type", ""))}
-    secret = any(isinstance(part, str) and part.lower() in SECRET_FIELDS for part in loc)
+    whole = len(loc) < 2  # the whole body (or query, ...) may hold a secret
+    secret = whole or any(isinstance(part, str) and part.lower() in SECRET_FIELDS for part in loc)
     if not secret and "input" in error:
         echoed = _scalar(error["input"])
         if echoed is not _OMIT:
