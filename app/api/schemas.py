@@ -347,22 +347,40 @@ class RevealedHands(BaseModel):
     final: list[list[str]] = Field(description="Every hand as left at the end, by seat.")
 
 
+class ReplayDecision(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    kind: str = Field(description="`lead`, `defend`, `throw_in`, `throw_in_after_take` or `none`.")
+    seats: list[int] = Field(description="The seats the game waits for.")
+    forfeits: bool = Field(description="Whether running out of time forfeits the match (§8).")
+
+
 class ReplayView(BaseModel):
-    """A spectator's view of the match after the deal and after each action (no hands)."""
+    """A spectator's view of the match after the deal and after each action: the websocket's `view`
+    without a hand and legal actions (docs/protocol.md)."""
 
     model_config = ConfigDict(extra="allow")
     phase: str = Field(description="`lead`, `bout` or `over`.")
-    ply: int
+    ply: int = Field(description="Actions applied so far.")
+    seat: int | None = Field(description="Always null: a spectator's view.")
     rules: RulesOut
     dealer: int
-    trump: str
+    trump: str = Field(description="The trump suit: `c`, `d`, `h` or `s`.")
     trump_card: str
+    trump_card_in_stock: bool
     stock: int = Field(description="Cards left in the stock.")
-    discard: int
+    discard: int = Field(description="Cards in the discard pile.")
     players: list[ReplayPlayer]
     table: list[ReplayPair] = Field(description="The bout's attack cards and their covers.")
+    attacker: int | None
+    defender: int | None
+    taking: bool = Field(description="The defender has said he takes; attackers may still throw in.")
+    cap: int = Field(description="The most attack cards this bout may hold.")
+    allowance: int = Field(description="Attack cards that may still be added to this bout.")
+    decision: ReplayDecision
     moves: list[dict[str, Any]] = Field(description="The card moves of the current bout (as actions).")
-    outcome: dict[str, Any] | None
+    order: list[int] = Field(description="Seats in the order they went out.")
+    exchange_open: bool = Field(description="Durac 1993: the trump exchange is still possible.")
+    outcome: dict[str, Any] | None = Field(description="How the match ended (as in the table's `results`).")
     revealed_hands: RevealedHands | None = Field(
         default=None, description="Only on the last view, and never for a cheating table."
     )
