@@ -99,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(play.TableSockets)
 
     # --- request bodies: a size limit enforced while reading (413), and 422 answers that are always
-    # valid JSON and never echo a password or a large input (docs/api.md, "Errors").
+    # valid JSON and never echo a password or a large input (docs/api.md, "Requests and errors").
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
     app.add_exception_handler(RequestValidationError, errors.request_validation_error)
     document_body_limit(app)
