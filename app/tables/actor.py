@@ -519,7 +519,7 @@ class TableActor:
         self.deadline = None
         self.grace.clear()
         n = len(self.seats)
-        paid = payout(outcome, self.rules.stake, n)
+        paid = payout(outcome, self.rules.stake, n, dealer=self.game.dealer)
         changes = {i: paid[i] - self.rules.stake for i in range(n)}
         payouts: dict[int, int] = {}
         for seat in self.seats:
