@@ -25,6 +25,12 @@ class Settings(BaseSettings):
     ws_rate_per_s: float = Field(default=10.0, gt=0, description="Sustained commands per second per connection.")
     login_failures: int = Field(default=5, ge=1, description="Wrong passwords for one name before it is locked.")
     login_window_s: float = Field(default=60.0, gt=0, description="How long a wrong password counts against a name.")
+    challenge_window_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="Cheating tables: how long a played-out bout waits for challenges before it is resolved.",
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -5,18 +5,22 @@ from __future__ import annotations
 from app.engine.state import Outcome
 
 
-def payout(outcome: Outcome, stake: int, seats: int) -> list[int]:
+def payout(outcome: Outcome, stake: int, seats: int, *, dealer: int) -> list[int]:
     """Coins each seat receives from the pot (stake × seats). The durak gets nothing; a draw refunds.
 
     Place k (1 = first out) weighs n − k; share = pot × weight // total weight, the remainder to the
     first place. Seats sharing a place split the coins of the places they occupy equally; coins that
-    do not divide go to the lowest seat number of the first place.
+    do not divide go one each to the tied seats nearest the dealer's left (the dealer himself last).
     """
     if stake < 0:
         raise ValueError("stake must not be negative")
     pot = stake * seats
     if outcome.draw:
         return [stake] * seats
+
+    def from_dealers_left(group: tuple[int, ...]) -> list[int]:
+        return sorted(group, key=lambda seat: (seat - dealer - 1) % seats)
+
     weights = [seats - k for k in range(1, seats + 1)]
     total = sum(weights)
     shares = [pot * w // total for w in weights]
@@ -28,18 +32,20 @@ def payout(outcome: Outcome, stake: int, seats: int) -> list[int]:
         place += len(group)
         if outcome.durak in group:
             continue
-        each = coins // len(group)
+        each, odd = divmod(coins, len(group))
         for seat in group:
             paid[seat] = each
-    leftover = pot - sum(paid)
+        for seat in from_dealers_left(group)[:odd]:
+            paid[seat] += 1
+    leftover = pot - sum(paid)  # only if the durak did not place last (never in play)
     if leftover:
-        paid[min(outcome.places[0])] += leftover
+        paid[from_dealers_left(outcome.places[0])[0]] += leftover
     return paid
 
 
-def coin_changes(outcome: Outcome, stake: int, seats: int) -> list[int]:
+def coin_changes(outcome: Outcome, stake: int, seats: int, *, dealer: int) -> list[int]:
     """Net change of each seat's balance: what it receives minus its stake."""
-    return [received - stake for received in payout(outcome, stake, seats)]
+    return [received - stake for received in payout(outcome, stake, seats, dealer=dealer)]
 
 
 def series_update(score: dict[int, tuple[int, int]], outcome: Outcome) -> dict[int, tuple[int, int]]:

@@ -24,8 +24,17 @@ from app.engine.actions import (
 )
 from app.engine.bout import after_card_move, draw_up, end_bout, finish
 from app.engine.cards import DECK_RANKS, Card, beats, cards_text
-from app.engine.seating import all_covered, allowance, cap, is_thrower, next_with_cards, pending, table_ranks
-from app.engine.state import BOUT, LEAD, OVER, Move, State
+from app.engine.seating import (
+    all_covered,
+    allowance,
+    cap,
+    is_thrower,
+    next_with_cards,
+    pending,
+    table_ranks,
+    window_pending,
+)
+from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, Move, State
 
 Event = dict[str, Any]
 MAX_GROUP_PLAY = 6
@@ -46,6 +55,10 @@ def legal_actions(state: State, seat: int) -> list[Action]:
     """Every action ``apply`` accepts from ``seat`` now (cheats too, at a cheating table)."""
     if state.phase == OVER or seat in state.out or not 0 <= seat < len(state.hands):
         return []
+    if state.phase == CHALLENGE:
+        if seat not in window_pending(state):
+            return []
+        return [_action(Pass, seat), *_challenges(state, seat)]
     actions: list[Action] = []
     hand = state.hands[seat]
     if state.exchange_open and _lowest_trump(state) in hand:
@@ -65,8 +78,12 @@ def legal_actions(state: State, seat: int) -> list[Action]:
         if state.taking or all_covered(state):
             actions.append(_action(Pass, seat))
     if state.rules.cheating:
-        actions.extend([_action(Challenge, seat, i) for i, move in enumerate(state.moves) if move.seat != seat])
+        actions.extend(_challenges(state, seat))
     return actions
+
+
+def _challenges(state: State, seat: int) -> list[Action]:
+    return [_action(Challenge, seat, i) for i, move in enumerate(state.moves) if move.seat != seat]
 
 
 def _lowest_trump(state: State) -> Card:
@@ -197,6 +214,14 @@ def apply(state: State, action: Action) -> tuple[State, list[Event]]:
         raise errors.NotYourTurn(f"{action_text(action)}: there is no seat {seat} at this table")
     if seat in state.out and not isinstance(action, Forfeit):
         raise errors.NotYourTurn(f"{action_text(action)}: seat {seat} is already out of this match")
+    if state.phase == CHALLENGE and not isinstance(action, _IN_WINDOW):
+        raise _refuse(
+            errors.NotYourTurn,
+            action,
+            state,
+            "the bout is played out; until its challenge window closes only a challenge or a pass "
+            "(no challenge) is possible",
+        )
     new = state.copy()
     new.ply = state.ply + 1
     events: list[Event] = []
@@ -389,6 +414,9 @@ def _apply_take(state: State, action: Take, events: list[Event]) -> None:
 
 def _apply_pass(state: State, action: Pass, events: list[Event]) -> None:
     seat = action.seat
+    if state.phase == CHALLENGE:
+        _pass_on_challenges(state, action, events)
+        return
     if state.phase != BOUT or seat == state.defender or not is_thrower(state, seat):
         raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} has nothing to pass on")
     if seat in state.passed:
@@ -400,14 +428,29 @@ def _apply_pass(state: State, action: Pass, events: list[Event]) -> None:
     _maybe_end(state, events)
 
 
+def _pass_on_challenges(state: State, action: Pass, events: list[Event]) -> None:
+    """Cheating tables: ``seat`` will not challenge this bout; the last pass resolves it."""
+    seat = action.seat
+    if seat in state.passed:
+        raise _refuse(errors.BadPlay, action, state, f"seat {seat} already passed on challenging this bout")
+    if seat not in window_pending(state):
+        raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} has no move of this bout to challenge")
+    state.passed = state.passed | {seat}
+    events.append({"type": "pass", "seat": seat})
+    if not window_pending(state):
+        end_bout(state, state.taking, events)
+
+
 def _apply_challenge(state: State, action: Challenge, events: list[Event]) -> None:
     if not state.rules.cheating:
         raise _refuse(errors.NotAllowedHere, action, state, "challenges exist only at cheating tables")
-    if state.phase != BOUT or not 0 <= action.move < len(state.moves):
+    if state.phase not in (BOUT, CHALLENGE) or not 0 <= action.move < len(state.moves):
         raise _refuse(errors.BadPlay, action, state, f"there is no move #{action.move} in this bout")
     move = state.moves[action.move]
     if move.seat == action.seat:
         raise _refuse(errors.BadPlay, action, state, "you cannot challenge your own move")
+    if state.phase == CHALLENGE and action.seat in state.passed:
+        raise _refuse(errors.BadPlay, action, state, f"seat {action.seat} already passed on challenging this bout")
     if move.cheat is not None:
         loser, ruling = move.seat, "upheld"
         detail = f"seat {action.seat} caught seat {move.seat}: {move.cheat}"
@@ -454,11 +497,24 @@ def _maybe_end(state: State, events: list[Event]) -> None:
         return
     if state.taking:
         if not pending(state):
-            end_bout(state, True, events)
+            _resolve(state, events)
     elif all_covered(state) and (not state.hands[state.defender] or not pending(state)):
-        end_bout(state, False, events)
+        _resolve(state, events)
 
 
+def _resolve(state: State, events: list[Event]) -> None:
+    """The bout is played out: taken if the defender said take, else beaten off. At a cheating
+    table it is not resolved by its own last move: the challenge window opens first (§9), and the
+    last pass on it (or the server's timer, passing for everyone left) resolves the bout."""
+    if state.rules.cheating:
+        state.phase = CHALLENGE
+        state.passed = frozenset()
+        if window_pending(state):
+            return
+    end_bout(state, state.taking, events)
+
+
+_IN_WINDOW = (Pass, Challenge, Forfeit)
 _HANDLERS: dict[type, Any] = {
     Lead: _apply_lead,
     ThrowIn: _apply_throw_in,

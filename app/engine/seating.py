@@ -22,17 +22,20 @@ def next_with_cards(state: State, seat: int) -> int | None:
 
 
 def neighbours(state: State, defender: int) -> tuple[int, ...]:
-    """The players directly right and left of the defender among those still in the match."""
-    n = len(state.hands)
+    """The players directly right and left of the defender among those who still take part: a
+    player who is out, or whose hand ran out in this bout, is skipped (§4.3, rules-decisions)."""
+    hands = state.hands
+    out = state.out
+    n = len(hands)
     right = left = None
     for step in range(1, n):
         seat = (defender - step) % n
-        if seat not in state.out:
+        if hands[seat] and seat not in out:
             right = seat
             break
     for step in range(1, n):
         seat = (defender + step) % n
-        if seat not in state.out:
+        if hands[seat] and seat not in out:
             left = seat
             break
     found = tuple(s for s in (right, left) if s is not None)
@@ -44,7 +47,7 @@ def throwers(state: State) -> tuple[int, ...]:
     defender = state.defender
     hands = state.hands
     if state.rules.circle == "neighbours":
-        return tuple([s for s in neighbours(state, defender) if hands[s]])
+        return neighbours(state, defender)
     out = state.out
     return tuple([s for s in range(len(hands)) if s != defender and hands[s] and s not in out])
 
@@ -84,6 +87,22 @@ def pending(state: State) -> tuple[int, ...]:
         return ()
     passed = state.passed
     return tuple([s for s in throwers(state) if s not in passed])
+
+
+def challengers(state: State) -> tuple[int, ...]:
+    """Cheating tables: the seats that could challenge a move of this bout (still in the match,
+    and some move of the bout is another seat's)."""
+    movers = {move.seat for move in state.moves}
+    if not movers:
+        return ()
+    out = state.out
+    return tuple([s for s in range(len(state.hands)) if s not in out and movers - {s}])
+
+
+def window_pending(state: State) -> tuple[int, ...]:
+    """The seats the challenge window still waits for: challengers who have not passed on it."""
+    passed = state.passed
+    return tuple([s for s in challengers(state) if s not in passed])
 
 
 def table_ranks(state: State) -> set[int]:

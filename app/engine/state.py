@@ -14,6 +14,7 @@ Pair = tuple[Card, Card | None]  # (attack, cover or None)
 
 LEAD = "lead"  # waiting for the main attacker to open a bout
 BOUT = "bout"  # cards are on the table
+CHALLENGE = "challenge"  # cheating tables: the bout is played out, its moves may still be challenged
 OVER = "over"
 
 

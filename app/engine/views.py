@@ -7,8 +7,8 @@ from typing import Any
 from app.engine.actions import Action, action_to_json
 from app.engine.cards import CARD_TEXT, HAND_ORDER, Card, hand_key
 from app.engine.play import legal_actions
-from app.engine.seating import all_covered, allowance, cap, pending, throwers
-from app.engine.state import BOUT, LEAD, OVER, State
+from app.engine.seating import all_covered, allowance, cap, pending, throwers, window_pending
+from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, State
 
 
 def sort_hand(hand: tuple[Card, ...], trump: str) -> list[Card]:
@@ -25,6 +25,8 @@ def decision(state: State) -> dict[str, Any]:
         return {"kind": "none", "seats": [], "forfeits": False}
     if state.phase == LEAD:
         return {"kind": "lead", "seats": [state.attacker], "forfeits": True}
+    if state.phase == CHALLENGE:  # cheating tables: challenge a move of the bout, or pass
+        return {"kind": "challenge", "seats": list(window_pending(state)), "forfeits": False}
     if not state.taking and not all_covered(state):
         return {"kind": "defend", "seats": [state.defender], "forfeits": True}
     kind = "throw_in_after_take" if state.taking else "throw_in"
@@ -33,7 +35,8 @@ def decision(state: State) -> dict[str, Any]:
 
 def timeout_actions(state: State) -> list[Action]:
     """What the server applies when the decision timer runs out: a forfeit for a seat that must
-    lead or defend, a pass for every attacker who could still throw in (§8)."""
+    lead or defend, a pass for every attacker who could still throw in (§8); when the challenge
+    window of a cheating table closes, a pass for everyone who has not passed on it (§9)."""
     from app.engine.actions import Forfeit, Pass
 
     info = decision(state)
@@ -70,7 +73,7 @@ def public_view(state: State) -> dict[str, Any]:
     passed = state.passed
     outcome = state.outcome
     roles: dict[int, str] = {}
-    if phase in (LEAD, BOUT):
+    if phase in (LEAD, BOUT, CHALLENGE):
         for other in throwers(state) if phase == BOUT else ():
             roles[other] = "thrower"
         roles[state.attacker] = "attacker"
@@ -109,7 +112,7 @@ def public_view(state: State) -> dict[str, Any]:
         "defender": None if over else state.defender,
         "taking": state.taking,
         "cap": cap(state),
-        "allowance": 0 if over else allowance(state),
+        "allowance": allowance(state) if phase in (LEAD, BOUT) else 0,
         "decision": decision(state),
         "moves": [action_to_json(move.action) for move in state.moves],
         "order": list(out),

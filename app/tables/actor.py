@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from app.broker import Broker, BrokerError, Gap
+from app.config import get_settings
 from app.engine import (
     Forfeit,
     IllegalAction,
@@ -78,6 +79,7 @@ class TableActor:
         clock: Callable[[], float] = time.monotonic,
         store: TableStore | None = None,
         token: int = 1,
+        challenge_window_s: float | None = None,
     ) -> None:
         self.spec = spec
         self.store: TableStore = store if store is not None else MemoryStore()
@@ -103,6 +105,11 @@ class TableActor:
         self.series: dict[str, tuple[int, int]] = {}
         self.deadline: float | None = None
         self.grace: dict[int, float] = {}
+        # Cheating tables: how long a played-out bout waits for challenges, and when the open one closes.
+        self.challenge_window_s = (
+            challenge_window_s if challenge_window_s is not None else get_settings().challenge_window_s
+        )
+        self.window_closes: float | None = None
         self.results: dict[str, Any] | None = None
         self.next_dealer: int | None = None
         self.created = time.time()
@@ -519,7 +526,7 @@ class TableActor:
         self.deadline = None
         self.grace.clear()
         n = len(self.seats)
-        paid = payout(outcome, self.rules.stake, n)
+        paid = payout(outcome, self.rules.stake, n, dealer=self.game.dealer)
         changes = {i: paid[i] - self.rules.stake for i in range(n)}
         payouts: dict[int, int] = {}
         for seat in self.seats:
@@ -611,6 +618,14 @@ class TableActor:
                         return
 
     def _reset_timer(self) -> None:
+        if self.status == "playing" and self.game is not None and self.game.phase == "challenge":
+            # The challenge window (§9) runs from its opening, with or without a move timer; passes on
+            # it do not extend it. When it closes, ``timeout_actions`` passes for everyone left.
+            if self.window_closes is None:
+                self.window_closes = self.clock() + self.challenge_window_s
+            self.deadline = self.window_closes
+            return
+        self.window_closes = None
         if self.status == "playing" and self.rules.timer > 0 and self.game is not None and self.game.outcome is None:
             self.deadline = self.clock() + self.rules.timer
         else:
@@ -777,6 +792,8 @@ class TableActor:
         if record["deadline"] is not None and actor.status == "playing":
             remaining = max(0.0, record["deadline"] - time.time())
             actor.deadline = actor.clock() + remaining + TAKEOVER_GRACE_S
+            if actor.game is not None and actor.game.phase == "challenge":
+                actor.window_closes = actor.deadline
         return actor
 
     async def resume(self) -> None:

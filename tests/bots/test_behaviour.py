@@ -207,6 +207,33 @@ def test_never_challenges_honest_moves() -> None:
     assert choice is None or choice["type"] != "challenge"
 
 
+def test_every_level_challenges_a_cheat_on_the_bouts_last_move_in_the_window() -> None:
+    # The defender covers with his last card and it does not beat: the bout waits for the window.
+    for level in ("easy", "normal", "hard"):
+        state = at(CHEAT_RULES, ["9h 6c 7c", "Jd"], stock=0)
+        for move in (
+            {"type": "lead", "seat": 0, "cards": ["9h"]},
+            {"type": "cover", "seat": 1, "attack": 0, "card": "Jd"},
+        ):
+            state = play(state, [None, None], move)
+        assert state.phase == "challenge"
+        assert ask(make_bot(level, 0, seed=1), state, 0) == {"type": "challenge", "seat": 0, "move": 1}
+
+
+def test_every_level_passes_on_the_window_of_an_honest_bout() -> None:
+    for level in ("easy", "normal", "hard"):
+        state = at(CHEAT_RULES, ["9h 6c 7c", "10h 8d"])
+        for move in (
+            {"type": "lead", "seat": 0, "cards": ["9h"]},
+            {"type": "cover", "seat": 1, "attack": 0, "card": "10h"},
+            {"type": "pass", "seat": 0},
+        ):
+            state = play(state, [None, None], move)
+        assert state.phase == "challenge"
+        for seat in (0, 1):
+            assert ask(make_bot(level, seat, seed=1), state, seat) == {"type": "pass", "seat": seat}
+
+
 class Cheater:
     """Plays any legal action the engine offers, cheats included (never challenges)."""
 

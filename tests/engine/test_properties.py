@@ -26,6 +26,7 @@ from app.engine import (
     view,
 )
 from app.engine.rules import PRESETS
+from app.engine.seating import throwers
 
 from .support import (
     assert_cards_conserved,
@@ -49,6 +50,16 @@ rules_strategy = st.builds(
     deck_size=st.sampled_from((24, 36, 52)),
     seats=st.integers(2, 6),
     circle=st.sampled_from(("neighbours", "all")),
+    transfer=st.booleans(),
+    draws=st.booleans(),
+    cheating=st.booleans(),
+)
+neighbours_rules = st.builds(
+    make_rules,
+    preset=st.sampled_from(PRESETS),
+    deck_size=st.sampled_from((36, 52)),
+    seats=st.integers(3, 6),
+    circle=st.just("neighbours"),
     transfer=st.booleans(),
     draws=st.booleans(),
     cheating=st.booleans(),
@@ -198,3 +209,26 @@ def test_no_view_or_event_ever_contains_a_hidden_card(rules: Rules, seed: int, p
 
     state, _ = play_random(rules, seed, random.Random(play), on_step=on_step)
     assert state.outcome is not None
+
+
+@SETTINGS
+@given(rules=neighbours_rules, seed=seeds, play=play_seeds)
+def test_the_neighbours_circle_is_around_the_current_defender(rules: Rules, seed: int, play: int) -> None:
+    """At a ``neighbours`` table the circle is the nearest player on each side of the *current*
+    defender (after any transfer) among those still holding cards, and the main attacker is always
+    the one on his right while he holds cards."""
+
+    def on_step(before, action, after, events, legal):  # type: ignore[no-untyped-def]
+        if after.phase != "bout":
+            return
+        ring = [s for s in range(after.n) if s == after.defender or (after.hands[s] and s not in after.out)]
+        at = ring.index(after.defender)
+        right, left = ring[at - 1], ring[(at + 1) % len(ring)]
+        expected = {right, left} - {after.defender}
+        assert set(throwers(after)) == expected, (after.defender, after.hands, after.out)
+        if after.hands[after.attacker]:
+            assert after.attacker == right
+        for seat in set(range(after.n)) - expected - {after.defender}:
+            assert not [a for a in legal_actions(after, seat) if a.kind in ("throw_in", "pass")]
+
+    play_random(rules, seed, random.Random(play), on_step=on_step)

@@ -118,3 +118,26 @@ def test_the_transferrer_refills_first_as_main_attacker() -> None:
     assert [event["seat"] for event in of_type(events, "draw")] == [1, 0]  # the taker had 8 cards
     assert of_type(events, "draw")[0]["cards"] == (C("6c"),)
     assert of_type(events, "draw")[1]["cards"] == (C("6d"),)
+
+
+def test_after_a_transfer_the_circle_is_the_new_defenders_neighbours_skipping_empty_hands() -> None:
+    # Issue 13.4: seat 2 threw in its last card, then seat 1 transferred past it to seat 3.
+    rules = Rules(deck=36, seats=4, circle="neighbours", transfer=True)
+    state = pos(["7s Ks Kd", "7d 9c 10c Jc", "7c", "8h 9h 10d 7h"], "Ah", rules=rules)
+    state, _ = run(
+        state,
+        Lead(0, (C("7s"),)),
+        ThrowIn(2, (C("7c"),)),
+        Transfer(1, (C("7d"),)),
+        Cover(3, 0, C("7h")),
+        Cover(3, 1, C("8h")),
+        Cover(3, 2, C("10d")),
+    )
+    assert (state.attacker, state.defender) == (1, 3) and view(state, None)["allowance"] == 1
+    # Seat 2 takes no further part; the neighbours of seat 3 holding cards are seats 1 and 0.
+    assert set(throwers(state)) == {0, 1}
+    assert ThrowIn(1, (C("10c"),)) in legal_actions(state, 1)
+    assert Pass(1) in legal_actions(state, 1)
+    assert [p["role"] for p in view(state, None)["players"]] == ["thrower", "attacker", None, "defender"]
+    state, _ = run(state, ThrowIn(1, (C("10c"),)))
+    assert state.table[-1] == (C("10c"), None)

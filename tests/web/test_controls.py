@@ -251,6 +251,44 @@ def test_pass_is_bito_when_everything_is_covered_and_results_with_coins(scripted
                               "Rival is the durak."])  # fmt: skip
 
 
+def test_the_challenge_window_shows_its_countdown_and_a_no_challenge_button(scripted: Any) -> None:
+    # Cheating table: the rival covered with his last card; the bout waits for challenges (§9).
+    seat_view = view(
+        phase="challenge",
+        table=[{"attack": "7h", "cover": "6h"}],
+        hand=["Kc", "9s"],
+        allowance=0,
+        decision={"kind": "challenge", "seats": [0, 1], "forfeits": False},
+        players=[
+            {"seat": 0, "cards": 2, "out": False, "place": None, "role": "attacker", "passed": False},
+            {"seat": 1, "cards": 0, "out": False, "place": None, "role": "defender", "passed": False},
+        ],
+        attacker=0,
+        defender=1,
+        moves=[{"type": "lead", "seat": 0, "cards": ["7h"]}, {"type": "cover", "seat": 1, "attack": 0, "card": "6h"}],
+        legal=[{"type": "pass", "seat": 0}, {"type": "challenge", "seat": 0, "move": 1}],
+    )
+    page, fake = scripted(seat_view, table_info(deadline_ms=5000))
+    expect(page.locator("#prompt")).to_have_text(
+        "The attack is played out. Challenge a move that broke the rules, or let it stand."
+    )
+    expect(page.locator("#allowance")).to_have_count(0)
+    countdown = page.locator(".me-area .seat .countdown")
+    expect(countdown).to_have_text(re.compile(r"^[45]$"))
+    expect(countdown).to_have_class(re.compile(r"urgent"))
+    expect(page.locator("#opponents .seat.deciding .countdown")).to_have_text(re.compile(r"^[1-5]$"))
+    expect(page.locator("#actions summary[data-action=challenge]")).to_be_visible()
+    expect(page.locator("#actions [data-action=pass]")).to_have_text("No challenge")
+    page.locator("#actions [data-action=pass]").click()
+    assert fake.wait_for_command(page, 1) == {"type": "pass", "id": fake.commands()[0]["id"], "version": 7}
+    # I passed; the rival has not: the prompt says whom the window waits for.
+    waiting = view(**{**seat_view, "legal": [], "decision": {"kind": "challenge", "seats": [1], "forfeits": False}})
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": [{"type": "pass", "seat": 0, "version": 8}],
+               "view": waiting, "table": table_info(deadline_ms=2000, version=8)})  # fmt: skip
+    expect(page.locator("#prompt")).to_have_text("Attack played out; waiting for Rival to challenge or pass.")
+    expect(page.locator("#actions [data-action=pass]")).to_have_count(0)
+
+
 def test_drag_a_card_onto_an_attack_or_the_table(scripted: Any) -> None:
     seat_view = view(
         table=[{"attack": "7h", "cover": None}, {"attack": "7c", "cover": None}],

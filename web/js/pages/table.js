@@ -40,6 +40,7 @@ export function mount(root, { code, watch }) {
     busy: null,
     busyTimer: null,
     deadlineAt: null,
+    windowTotal: null, // ms of the open challenge window (cheating tables), for the timer bar
     seenTable: new Set(),
     seenHand: new Set(),
     lastStatus: null,
@@ -89,6 +90,9 @@ export function mount(root, { code, watch }) {
           st.boutAttacks = st.view ? st.view.table.map((pair) => pair.attack) : [];
         }
         st.deadlineAt = message.table && message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null;
+        const inWindow = Boolean(st.view && st.view.phase === 'challenge');
+        if (!inWindow) st.windowTotal = null;
+        else if (st.windowTotal === null) st.windowTotal = message.table.deadline_ms;
         if (message.type === 'update' && message.events && message.events.length) clearBusy();
         if (st.selection.length && !st.selection.every((card) => st.view && st.view.hand && st.view.hand.includes(card))) st.selection = [];
         const status = st.table.status;
@@ -340,6 +344,8 @@ export function mount(root, { code, watch }) {
         return mine ? t('prompt.you_throw_in') : t('prompt.others_throw_in', { names: who });
       case 'throw_in_after_take':
         return mine ? t('prompt.you_add_to_take', { name: seatName(seatNames, view.defender) }) : t('prompt.others_add_to_take', { name: seatName(seatNames, view.defender), names: who });
+      case 'challenge':
+        return mine ? t('prompt.you_challenge_window') : t('prompt.others_challenge_window', { names: who });
       default:
         return '';
     }
@@ -352,7 +358,7 @@ export function mount(root, { code, watch }) {
     const zone = pairsZone(view, { targets, onTarget: (index) => send({ type: 'cover', attack: index, card: selected }), seen: st.seenTable, onDrop: st.seat !== null ? onDrop : null });
     st.seenTable = new Set(view.table.flatMap((pair) => [pair.attack, pair.cover].filter(Boolean)));
     const info = [];
-    if (view.phase !== 'over') {
+    if (view.phase !== 'over' && view.phase !== 'challenge') {
       info.push(h('span', { class: 'allowance', id: 'allowance', dataset: { allowance: String(view.allowance) }, text: t('table.allowance', { count: view.allowance, cap: view.cap }) }));
       if (view.taking) info.push(h('span', { class: 'badge taking', text: t('table.taking', { name: seatName(names(), view.defender) }) }));
     }
@@ -392,7 +398,7 @@ export function mount(root, { code, watch }) {
     if (has('take')) buttons.push(button('take', t('action.take'), () => send(has('take')), 'danger'));
     if (has('pass')) {
       const allCovered = view.table.length && view.table.every((pair) => pair.cover);
-      const label = view.taking ? t('action.done_adding') : allCovered ? t('action.bito') : t('action.pass');
+      const label = view.phase === 'challenge' ? t('action.no_challenge') : view.taking ? t('action.done_adding') : allCovered ? t('action.bito') : t('action.pass');
       buttons.push(button('pass', label, () => send(has('pass')), 'primary'));
     }
     if (has('exchange_trump')) buttons.push(button('exchange_trump', t('action.exchange_trump', { card: cardShort(view.trump_card) }), () => send(has('exchange_trump'))));
@@ -661,7 +667,7 @@ export function mount(root, { code, watch }) {
 
   function tick() {
     const left = st.deadlineAt === null ? null : Math.max(0, st.deadlineAt - performance.now());
-    const total = st.table ? st.table.rules.timer * 1000 : 0;
+    const total = st.windowTotal || (st.table ? st.table.rules.timer * 1000 : 0);
     for (const el of container.querySelectorAll('.seat.deciding')) {
       const counter = el.querySelector('.countdown');
       const bar = el.querySelector('.timer-bar span');

@@ -1,0 +1,89 @@
+"""Cheating tables: the challenge window of a played-out bout runs on the actor's own clock, shows as
+the table's deadline, is not extended by passes, and closes by passing for everyone left (§9)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import pytest
+
+from app.config import get_settings
+from app.engine import Rules, decision
+from tests.tables.actors import ALICE, BOB, play_moves, seated_table
+
+
+class FakeClock:
+    """Time stands still until the test moves it (it starts where the actor's clock was)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _until_window(registry, actor) -> None:  # type: ignore[no-untyped-def]
+    """Random legal moves until a bout is played out with both players able to challenge (a window
+    only one of them may challenge is passed on, like any other decision)."""
+    rng = random.Random(7)
+    for _ in range(200):
+        if actor.game.phase == "challenge" and decision(actor.game)["seats"] == [0, 1]:
+            return
+        assert await play_moves(registry, actor.code, 1, rng) == 1
+    raise AssertionError("no bout was played out")
+
+
+async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> None:
+    async with seated_table(Rules(timer=0, cheating=True)) as (_, registry, actor):
+        clock = actor.clock = FakeClock(actor.clock())
+        assert actor.challenge_window_s == get_settings().challenge_window_s == 5.0
+        await _until_window(registry, actor)
+        opened = clock.now
+        assert actor.deadline == opened + 5.0  # even without a move timer
+        info = await registry.call(actor.code, "info", ALICE)
+        assert info["table"]["deadline_ms"] == 5000
+        assert decision(actor.game)["kind"] == "challenge" and not decision(actor.game)["forfeits"]
+        ply = actor.game.ply
+
+        # Alice passes after 3 s: the window is not extended for Bob.
+        clock.now = opened + 3.0
+        reply = await registry.call(actor.code, "pass", ALICE, id=uuid.uuid4().hex)
+        assert reply["type"] == "ack", reply
+        assert actor.game.phase == "challenge" and decision(actor.game)["seats"] == [1]
+        assert actor.deadline == opened + 5.0
+        assert (await registry.call(actor.code, "info", ALICE))["table"]["deadline_ms"] == 2000
+
+        clock.now = opened + 4.9
+        await registry.call(actor.code, "info", ALICE)  # the actor looks at its clock: not yet
+        assert actor.game.phase == "challenge" and actor.game.ply == ply + 1
+
+        clock.now = opened + 5.0
+        await registry.call(actor.code, "info", ALICE)  # a deadline that has come goes first
+        assert actor.status == "playing" and actor.game.phase == "lead"
+        assert actor.actions[-2:] == [{"type": "pass", "seat": 0}, {"type": "pass", "seat": 1}]
+        assert actor.deadline is None and actor.window_closes is None  # no move timer at this table
+
+
+async def test_a_timed_table_runs_the_window_instead_of_the_move_timer_then_the_timer_again() -> None:
+    async with seated_table(Rules(timer=30, cheating=True)) as (_, registry, actor):
+        clock = actor.clock = FakeClock(actor.clock())
+        actor.challenge_window_s = 2.0
+        await _until_window(registry, actor)
+        opened = clock.now
+        assert actor.deadline == opened + 2.0
+        for who in (ALICE, BOB):  # both pass: the bout is resolved at once, the move timer runs
+            reply = await registry.call(actor.code, "pass", who, id=uuid.uuid4().hex)
+            assert reply["type"] == "ack", reply
+        assert actor.game.phase == "lead"  # the stock lasts a few bouts: nobody is out yet
+        assert actor.deadline == clock.now + 30 and actor.window_closes is None
+
+
+async def test_the_window_length_is_a_server_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DURAK_CHALLENGE_WINDOW_S", "2.5")
+    get_settings.cache_clear()
+    try:
+        async with seated_table(Rules(timer=0, cheating=True)) as (_, _, actor):
+            assert actor.challenge_window_s == 2.5
+    finally:
+        get_settings.cache_clear()
