@@ -25,6 +25,12 @@ class Settings(BaseSettings):
     ws_rate_per_s: float = Field(default=10.0, gt=0, description="Sustained commands per second per connection.")
     login_failures: int = Field(default=5, ge=1, description="Wrong passwords for one name before it is locked.")
     login_window_s: float = Field(default=60.0, gt=0, description="How long a wrong password counts against a name.")
+    disconnect_grace_s: float = Field(
+        default=60.0, gt=0, description="How long a seat whose player is not connected waits for him on his decision."
+    )
+    idle_limit_s: float = Field(
+        default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
+    )
 
     @field_validator("database_url")
     @classmethod
