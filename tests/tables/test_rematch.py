@@ -4,12 +4,15 @@ within the window, or leaves, gives up his seat and the table reopens."""
 
 from __future__ import annotations
 
+from fastapi.testclient import TestClient
+
 from app.engine import Rules
 from app.tables.actor import REMATCH_WINDOW_S, TableActor
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal
 from tests.tables.actors import ALICE, BOB, CAROL, FakeClock, advance, seated_table
+from tests.tables.harness import Player, create_table, signup
 
 STAKED = Rules(timer=0, stake=10)
 
@@ -123,3 +126,31 @@ async def test_bots_agree_by_themselves() -> None:
         assert table["rematch"]["agreed"] == [1, 2]  # bob and the bot
         await _call(registry, actor, "rematch", ALICE)
         assert actor.status == "playing" and len(actor.seats) == 3
+
+
+def test_over_the_socket_rematch_proposes_and_agrees(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, timer=0, stake=10)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    actor = client.app.state.tables.tables[code]
+    client.post(f"/api/tables/{code}/leave", headers=bob)  # a forfeit: the match is over
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as wa,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as wb,
+    ):
+        pa, pb = Player(wa, "a"), Player(wb, "b")
+        assert pa.hello()["table"]["rematch"] is None
+        pb.hello()
+        pa.send({"type": "rematch", "id": "r1"})
+        assert pa.until(lambda m: m["type"] in ("ack", "error"))["type"] == "ack"
+        proposed = pb.until(lambda m: m["type"] == "update" and m["table"]["rematch"] is not None)
+        assert proposed["table"]["status"] == "finished"
+        assert proposed["table"]["rematch"]["agreed"] == [0]
+        assert {"type": "rematch", "seat": 0} in [{k: e[k] for k in ("type", "seat")} for e in proposed["events"]]
+        assert 0 < proposed["table"]["rematch"]["deadline_ms"] <= REMATCH_WINDOW_S * 1000
+        pb.send({"type": "rematch", "id": "r2"})
+        pb.until(lambda m: m["type"] == "ack")
+        started = pa.until(lambda m: m["type"] == "update" and m["table"]["status"] == "playing")
+        assert started["table"]["rematch"] is None and started["view"]["ply"] == 0
+    assert actor.status == "playing"
