@@ -5,6 +5,7 @@ grace are shown as countdowns."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -18,8 +19,14 @@ pytestmark = pytest.mark.browser
 STAKE = 10
 
 
-def balance(context: Any) -> int:
-    return int(api(context, "GET", "/api/me")["balance"])
+def expect_balances(alice: Any, bob: Any, expected: tuple[int, int]) -> None:
+    """Both balances, once the ledger has settled (it settles a moment after the result)."""
+    for _ in range(100):
+        found = tuple(int(api(context, "GET", "/api/me")["balance"]) for context in (alice, bob))
+        if found == expected:
+            return
+        time.sleep(0.05)
+    assert found == expected
 
 
 def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any) -> None:
@@ -44,7 +51,7 @@ def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any)
     api(bob_ctx, "POST", f"/api/tables/{code}/leave")
     for page in (alice, bob):
         expect(page.locator("#results")).to_be_visible()
-    assert (balance(alice_ctx), balance(bob_ctx)) == (1000 + STAKE, 1000 - STAKE)
+    expect_balances(alice_ctx, bob_ctx, (1000 + STAKE, 1000 - STAKE))
 
     # Alice asks for a rematch: nothing starts, nobody's coins move; she waits for bob.
     alice.locator("#rematch-button").click()
@@ -55,14 +62,14 @@ def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any)
     expect(bob.locator("#rematch-button")).to_have_text("Play again")
     expect(bob.locator("#rematch-leave")).to_have_text("Leave")
     expect(bob.locator("#results")).to_be_visible()
-    assert (balance(alice_ctx), balance(bob_ctx)) == (1000 + STAKE, 1000 - STAKE)
+    expect_balances(alice_ctx, bob_ctx, (1000 + STAKE, 1000 - STAKE))
 
     # Bob agrees: the rematch starts and only now are both stakes taken.
     bob.locator("#rematch-button").click()
     for page in (alice, bob):
         expect(page.locator("#results")).to_have_count(0)
         expect(page.locator("#hand .card")).to_have_count(6)
-    assert (balance(alice_ctx), balance(bob_ctx)) == (1000, 1000 - 2 * STAKE)
+    expect_balances(alice_ctx, bob_ctx, (1000, 1000 - 2 * STAKE))
 
     # Next time bob declines: Leave gives up his seat; alice waits for a new player.
     api(alice_ctx, "POST", f"/api/tables/{code}/leave")
@@ -73,6 +80,13 @@ def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any)
     expect(alice.locator("#spectating-badge")).to_be_visible()
     expect(alice.locator("#rematch-button")).to_have_count(0)
     expect(bob.locator("#rematch-status")).to_contain_text("Waiting for a new player…")
+    expect_balances(alice_ctx, bob_ctx, (1000, 1000))  # alice forfeited the second match
+
+    # The freed seat is open while the proposal runs: whoever sits down agrees, and it starts.
+    alice.locator("#rematch-join").click()
+    for page in (alice, bob):
+        expect(page.locator("#hand .card")).to_have_count(6)
+    expect_balances(alice_ctx, bob_ctx, (1000 - STAKE, 1000 - STAKE))
 
 
 def test_a_player_who_is_not_connected_is_shown_his_time_to_come_back(scripted: Any) -> None:  # noqa: F811

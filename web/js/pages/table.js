@@ -678,8 +678,15 @@ export function mount(root, { code, watch }) {
   }
 
   function rematchButtons() {
-    if (st.seat === null) return null;
     const proposal = st.table.rematch;
+    if (st.seat === null) {
+      // A seat freed during the proposal is open to anyone watching: sitting down is agreeing.
+      const me = currentUser();
+      const stake = st.table.rules.stake;
+      const free = st.table.seats.some((seat) => seat.kind === 'empty');
+      if (watch || !proposal || !free || !me || (stake > 0 && me.kind === 'guest')) return null;
+      return h('button', { type: 'button', class: 'btn primary', id: 'rematch-join', dataset: { key: 'rematch-join' }, onclick: () => join(undefined), text: stake > 0 ? t('waiting.join_staked', { coins: formatNumber(stake) }) : t('waiting.join') });
+    }
     const agreed = proposal ? proposal.agreed.includes(st.seat) : false;
     const leaveButton = h('button', { type: 'button', class: 'btn ghost', id: 'rematch-leave', dataset: { key: 'rematch-leave' }, onclick: () => tableCall('leave', {}).then(refreshMe), text: t('rematch.leave') });
     if (agreed) return leaveButton;
