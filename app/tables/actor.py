@@ -739,7 +739,8 @@ class TableActor:
             return
         try:
             await self._apply_engine(action)
-        except Refused:  # the store is down: try again shortly
+        except (Refused, IllegalAction) as exc:  # the store is down (or a bug): try again shortly
+            log.warning("table %s: %s of seat %d not applied: %s", self.code[:8], action.kind, seat_no, exc)
             self._limits_retry_at = now + RETRY_S
 
     def _reset_timer(self) -> None:
