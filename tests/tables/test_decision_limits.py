@@ -153,6 +153,18 @@ async def test_a_move_timer_shorter_than_the_grace_still_decides_first() -> None
         assert actor.status == "finished" and actor.game.outcome.reason == "timeout"
 
 
+async def test_at_a_table_with_a_long_move_timer_the_grace_of_an_absent_player_decides_first() -> None:
+    clock = FakeClock()
+    async with seated_table(Rules(timer=120), clock=clock, limits=LIMITS) as (_, registry, actor):
+        leader = actor.game.attacker
+        await _connect(registry, actor, PEOPLE[1 - leader])  # only the other player is here
+        table = await advance(registry, actor, clock, 0)
+        assert (table["seats"][leader]["deadline_kind"], table["seats"][leader]["deadline_ms"]) == ("grace", 60_000)
+        await advance(registry, actor, clock, 60)
+        assert actor.status == "finished"
+        assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "disconnected")
+
+
 def test_on_the_ledger_the_forfeit_of_a_seat_that_never_connected_settles_the_stakes(client: TestClient) -> None:
     """The same repro through REST on a real database: nobody ever opens a socket, and after the
     grace the escrow is paid out as for any forfeit (RULES §10)."""
