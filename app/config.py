@@ -31,6 +31,12 @@ class Settings(BaseSettings):
         le=60,
         description="Cheating tables: how long a played-out bout waits for challenges before it is resolved.",
     )
+    disconnect_grace_s: float = Field(
+        default=60.0, gt=0, description="How long a seat whose player is not connected waits for him on his decision."
+    )
+    idle_limit_s: float = Field(
+        default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
+    )
 
     @field_validator("database_url")
     @classmethod

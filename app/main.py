@@ -33,6 +33,7 @@ from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
 from app.tables.recovery import refund_abandoned_escrows
 from app.tables.registry import TableRegistry
+from app.tables.spec import DecisionLimits
 from app.tables.store import open_store
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -53,7 +54,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             app.state.broker = broker
             store = open_store(settings.broker_url)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
-            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=f"{node}-{uuid.uuid4().hex[:8]}")
+            limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
+            owner = f"{node}-{uuid.uuid4().hex[:8]}"
+            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=owner, limits=limits)
             async with registry, OpenSessions(db).following(broker) as open_sessions:
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions

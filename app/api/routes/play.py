@@ -406,7 +406,7 @@ class Connection:
         try:
             client_message.validate_python(raw)
         except ValidationError as exc:
-            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "ping"):
+            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "rematch", "ping"):
                 self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
             else:
                 first = exc.errors()[0]
