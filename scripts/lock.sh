@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate the lock files from pyproject.toml, for CPython 3.11 on Linux x86_64, from PyPI:
+# Regenerate the lock files from pyproject.toml, for CPython 3.11 on Linux x86_64 with glibc 2.36 or
+# newer (Debian 12 and the python:3.11-slim image), wheels only, from PyPI:
 #   requirements-dev.lock  runtime + dev extra + build backend (scripts/test.sh)
 #   requirements.lock      runtime + build backend, the same pins (scripts/run.sh, Dockerfile)
 # Pins already in the files are kept unless pyproject.toml needs others; pass uv's options on:
@@ -22,7 +23,7 @@ build_requires=$(python3 -c 'import tomllib; print("\n".join(tomllib.load(open("
 
 compile() {
   "$tools/bin/uv" pip compile --quiet --no-config --generate-hashes \
-    --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+    --python-version 3.11 --python-platform x86_64-manylinux_2_36 --only-binary :all: \
     --index-url https://pypi.org/simple \
     --custom-compile-command "bash scripts/lock.sh" "$@"
 }
