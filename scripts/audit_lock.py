@@ -43,7 +43,7 @@ def judge(report: dict[str, Any] | None, stderr: str, returncode: int) -> Verdic
     vulnerable = [dep for dep in dependencies if dep.get("vulns")]
     if vulnerable:
         lines = [
-            f"  {dep['name']} {dep['version']}: {vuln['id']} (fixed in {', '.join(vuln.get('fix_versions') or ['none yet'])})"
+            f"  {dep['name']} {dep['version']}: {vuln['id']} (fixed in {', '.join(vuln.get('fix_versions') or ['-'])})"
             for dep in vulnerable
             for vuln in dep["vulns"]
         ]

@@ -149,6 +149,7 @@ def test_drift_is_caught() -> None:
         "fastapi: pinned twice",
         "not a requirement: '--index-url https://example.invalid/simple'",
     ]
+    assert pins["orjson"] == Pin("3.11.6", frozenset())
     stale = {"fastapi": Pin("0.115.0", frozenset({HASH_A})), "uvicorn": Pin("0.54.0", frozenset({HASH_A}))}
     requirements = [Requirement("fastapi>=0.136.3"), Requirement("uvicorn[standard]>=0.35"), Requirement("h11>=0.16")]
     problems = coverage_problems(stale, requirements)
