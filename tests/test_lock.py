@@ -215,3 +215,24 @@ def test_audit_fails_when_pip_audit_fails_otherwise() -> None:
     verdict = judge(None, "ERROR:pip_audit._cli:requirement fastapi does not contain a hash\n", 1)
     assert not verdict.passed and "does not contain a hash" in verdict.message
     assert not judge({"dependencies": []}, "", 0).passed
+
+
+@pytest.mark.parametrize(
+    ("installer", "lock"),
+    [
+        ("scripts/run.sh", "requirements.lock"),
+        ("Dockerfile", "requirements.lock"),
+        ("scripts/test.sh", "requirements-dev.lock"),
+    ],
+)
+def test_the_readme_commands_and_the_image_install_from_the_lock(installer: str, lock: str) -> None:
+    text = (ROOT / installer).read_text()
+    assert re.search(rf"--require-hashes --only-binary :all: -r {re.escape(lock)}\b", text)
+    # The project itself comes after, without resolving anything.
+    assert "--no-deps --no-build-isolation" in text
+    assert "-e '.[dev]'" not in text and not re.search(r"pip install (-q )?(--no-cache-dir )?\.$", text, re.M)
+
+
+def test_the_test_command_audits_the_locks() -> None:
+    assert ".venv/bin/python scripts/audit_lock.py" in (ROOT / "scripts" / "test.sh").read_text()
+    assert load_audit_lock().LOCKS == ("requirements.lock", "requirements-dev.lock")
