@@ -14,11 +14,15 @@ RUN useradd --system --create-home --uid 10001 durak \
     && mkdir -p /srv/durak/data \
     && chown durak /srv/durak/data
 
+# Dependencies from the lock only (pinned, hash-checked, wheels), then the project without its
+# dependencies, built by the locked setuptools.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes --only-binary :all: -r requirements.lock
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY migrations ./migrations
 COPY web ./web
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir --no-deps --no-build-isolation .
 
 USER 10001
 EXPOSE 8000
