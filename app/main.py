@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
 from app.broker import open_broker
@@ -94,6 +95,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(tables.router)
     app.add_middleware(play.TableSockets)
+    # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
+    # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.
+    app.add_middleware(BrowserGuard, settings=settings)
+    redact_access_log()
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
