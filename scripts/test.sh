@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]' >.venv/install.log 2>&1 || { cat .venv/install.log; exit 1; }
 .venv/bin/ruff check app tests bench migrations
 .venv/bin/mypy app
-.venv/bin/docker-compose -f docker-compose.yml config -q
+DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/docker-compose -f docker-compose.yml config -q
 .venv/bin/hadolint --failure-threshold warning Dockerfile
 .venv/bin/python -m pytest "$@"

@@ -195,7 +195,7 @@ def secret_key_problem(settings: Settings) -> str | None:
 
 # A table's invite or watch code in a path: /t/<code>, /w/<code>, /api/tables/<code>[/...],
 # /ws/tables/<code>. Other /api/tables/... paths (none today) would be redacted too: harmless.
-_CODE_IN_PATH = re.compile(r"(?<![^/])(t|w|tables)/(?!\{)[^/?#\s\"]+", re.IGNORECASE)
+_CODE_IN_PATH = re.compile(r"(?<![^/])(t|w|tables)/[^/?#\s\"]+", re.IGNORECASE)
 REDACTED = "[code]"
 
 
