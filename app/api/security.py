@@ -86,6 +86,18 @@ def content_security_policy(scheme: str, host_header: str | None) -> str:
     )
 
 
+# FastAPI's API documentation pages load Swagger UI and ReDoc from a CDN and start them with an
+# inline script; they show no user content, so they alone get a policy that allows both.
+DOCS_PAGES = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
+DOCS_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; "
+    "font-src 'self' https://fonts.gstatic.com; "
+    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
+    "worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
 class BrowserGuard:
     """Refuses cross-site and non-JSON state-changing requests; adds the security headers."""
 
@@ -100,8 +112,9 @@ class BrowserGuard:
         headers = _headers(scope)
         scheme, host = scope.get("scheme", "http"), headers.get("host")
         refusal = self._refusal(scope["method"], headers, scheme, host)
+        policy = DOCS_POLICY if scope["path"] in DOCS_PAGES else content_security_policy(scheme, host)
         extra = [
-            (b"content-security-policy", content_security_policy(scheme, host).encode("latin-1")),
+            (b"content-security-policy", policy.encode("latin-1")),
             (b"x-content-type-options", b"nosniff"),
             (b"referrer-policy", b"same-origin"),
             (b"x-frame-options", b"DENY"),

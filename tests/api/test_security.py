@@ -171,6 +171,17 @@ async def test_every_answer_carries_the_security_headers(api: Api) -> None:
         assert answer.headers["referrer-policy"] == "same-origin"
 
 
+async def test_the_api_docs_stay_public_and_may_load_swagger_ui(api: Api) -> None:
+    docs = await api.client().get("/docs")
+    assert docs.status_code == 200
+    assert "https://cdn.jsdelivr.net" in docs.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in docs.headers["content-security-policy"]
+    assert (await api.client().get("/openapi.json")).status_code == 200
+    # ... and only they: the game's own pages allow neither inline scripts nor other hosts.
+    page_policy = (await api.client().get("/")).headers["content-security-policy"]
+    assert "jsdelivr" not in page_policy and "unsafe-inline" not in page_policy
+
+
 async def test_personal_answers_are_not_stored_by_caches(api: Api) -> None:
     bob = await api.signed_up("bob")
     for path in ("/api/me", "/api/matches", "/api/tables", "/api/health"):
