@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.api.deps import COOKIE_NAME, SECURE_COOKIE_NAME
@@ -15,6 +17,7 @@ from app.api.security import normalize_origin
 from app.config import Settings
 from app.main import create_app
 from tests.api.support import PASSWORD, SECRET, Api
+from tests.tables.harness import Player, create_table, guest
 
 OWN = "http://testserver"  # the origin httpx's test clients address
 
@@ -284,3 +287,37 @@ async def test_x_forwarded_proto_counts_only_from_the_trusted_proxy(api: Api, pe
     flags = _set_cookie(response)
     assert ("secure" in flags) is secure
     assert flags["name"] == (SECURE_COOKIE_NAME if secure else COOKIE_NAME)
+
+
+def test_the_table_socket_reads_the_host_cookie_over_https(client: TestClient) -> None:
+    site = "https://127.0.0.1:8000"
+    signup = client.post(f"{site}/api/auth/signup", json={"name": "erin", "password": PASSWORD})
+    value = signup.cookies[SECURE_COOKIE_NAME]
+    client.cookies.clear()
+    headers = {"cookie": f"{SECURE_COOKIE_NAME}={value}", "origin": site}
+    code = client.post(f"{site}/api/tables", json={"timer": 0}, headers=headers).json()["code"]
+    assert client.post(f"{site}/api/tables/{code}/join", json={"seat": 0}, headers=headers).status_code == 200
+
+    with client.websocket_connect(f"wss://127.0.0.1:8000/ws/tables/{code}", headers=headers) as ws:
+        assert Player(ws, "erin").hello()["seat"] == 0
+    # The plain cookie name means nothing over HTTPS: the same value makes an anonymous spectator.
+    plain = {"cookie": f"{COOKIE_NAME}={value}", "origin": site}
+    with client.websocket_connect(f"wss://127.0.0.1:8000/ws/tables/{code}", headers=plain) as ws:
+        assert Player(ws, "anon").hello()["seat"] is None
+
+
+def test_the_table_socket_accepts_the_servers_own_origin(client: TestClient) -> None:
+    """Served as https://durak.example behind the proxy, the site's own pages may open sockets even
+    when DURAK_ALLOWED_ORIGINS was left at its default; a foreign origin may not."""
+    headers = guest(client, "Gus")
+    code = create_table(client, headers)["code"]
+    own = {**headers, "origin": "https://durak.example", "host": "durak.example"}
+    with client.websocket_connect(f"wss://durak.example/ws/tables/{code}", headers=own) as ws:
+        assert Player(ws, "gus").hello()["type"] == "welcome"
+    foreign = {**headers, "origin": "https://evil.example", "host": "durak.example"}
+    with (
+        pytest.raises(WebSocketDisconnect) as refused,
+        client.websocket_connect(f"wss://durak.example/ws/tables/{code}", headers=foreign),
+    ):
+        pass
+    assert refused.value.code == 1008
