@@ -218,18 +218,21 @@ def redact_codes(text: str) -> str:
 
 
 class RedactCodes(logging.Filter):
-    """Rewrites the path in uvicorn's access log records (``args``: client, method, path, version,
-    status)."""
+    """Rewrites the paths in uvicorn's log records: the access log's (``args``: client, method,
+    path, version, status) and the websocket handshake lines of ``uvicorn.error`` (client, path)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
-        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
-            record.args = (*args[:2], redact_codes(args[2]), *args[3:])
+        if isinstance(args, tuple) and any(isinstance(arg, str) and arg.startswith("/") for arg in args):
+            record.args = tuple(
+                redact_codes(arg) if isinstance(arg, str) and arg.startswith("/") else arg for arg in args
+            )
         return True
 
 
 def redact_access_log() -> None:
-    """Install ``RedactCodes`` on uvicorn's access logger (once)."""
-    logger = logging.getLogger("uvicorn.access")
-    if not any(isinstance(existing, RedactCodes) for existing in logger.filters):
-        logger.addFilter(RedactCodes())
+    """Install ``RedactCodes`` on uvicorn's access and error loggers (once)."""
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, RedactCodes) for existing in logger.filters):
+            logger.addFilter(RedactCodes())

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 import app.__main__ as entry
 from app.api.security import RedactCodes, redact_codes, secret_key_problem
@@ -162,6 +164,20 @@ def test_redact_codes(path: str, logged: str) -> None:
     assert redact_codes(path) == logged
 
 
+def test_the_uvicorn_log_filter_rewrites_paths() -> None:
+    handshake = logging.LogRecord(
+        "uvicorn.error",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "WebSocket %s" [accepted]',
+        ("1.2.3.4:5", f"/ws/tables/{CODE}"),
+        None,
+    )
+    assert RedactCodes().filter(handshake)
+    assert handshake.getMessage() == '1.2.3.4:5 - "WebSocket /ws/tables/[code]" [accepted]'
+
+
 def test_the_uvicorn_access_log_filter_rewrites_the_path() -> None:
     record = logging.LogRecord(
         "uvicorn.access",
@@ -199,6 +215,9 @@ def test_a_running_server_logs_no_invite_codes(tmp_path: Path) -> None:
         for method, path in requests:
             with contextlib.suppress(urllib.error.HTTPError):  # 401 / 404: logged all the same
                 urllib.request.urlopen(urllib.request.Request(base + path, method=method), timeout=5).close()
+        # uvicorn logs websocket handshakes on its error logger: no table there, accepted, then closed.
+        with connect(f"ws://127.0.0.1:{port}/ws/tables/{CODE}") as ws, contextlib.suppress(ConnectionClosed):
+            ws.recv(timeout=5)
         time.sleep(0.3)
     finally:
         process.terminate()
@@ -207,6 +226,7 @@ def test_a_running_server_logs_no_invite_codes(tmp_path: Path) -> None:
     assert '"GET /t/[code] HTTP/1.1" 200' in text
     assert '"GET /api/tables/[code] HTTP/1.1"' in text
     assert '"POST /api/tables/[code]/join HTTP/1.1" 401' in text
+    assert '"WebSocket /ws/tables/[code]" [accepted]' in text
     assert CODE not in text
 
 
