@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 FROM python:3.11-slim AS runtime
 
+# Bound to 0.0.0.0, the server refuses to start without a DURAK_SECRET_KEY of at least 32 bytes:
+#   docker run -e DURAK_SECRET_KEY=$(openssl rand -hex 32) -p 8000:8000 durak-peak
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

@@ -23,6 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
 from app.broker import open_broker
@@ -100,6 +101,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(tables.router)
     app.add_middleware(play.TableSockets)
+    # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
+    # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.
+    app.add_middleware(BrowserGuard, settings=settings)
+    redact_access_log()
 
     # --- request bodies: a size limit enforced while reading (413), and 422 answers that are always
     # valid JSON and never echo a password or a large input (docs/api.md, "Requests and errors").

@@ -22,9 +22,10 @@ INTRO = """# Table websocket protocol
 Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do not edit by hand.
 
 - Endpoint: `GET /ws/tables/{code}` with `code` an invite code (play or watch) or a spectator code
-  (watch only). The session cookie `durak_session` authenticates the handshake; without a cookie you
-  watch as an anonymous spectator. An `Origin` outside the server's allow-list, or a forged,
-  expired or logged-out cookie, is refused at the handshake with HTTP 403.
+  (watch only). The session cookie `durak_session` (`__Host-durak_session` over HTTPS)
+  authenticates the handshake; without a cookie you watch as an anonymous spectator. An `Origin`
+  that is neither the server's own nor in its allow-list, or a forged, expired or logged-out
+  cookie, is refused at the handshake with HTTP 403.
 - Frames are JSON text, at most 64 KiB; permessage-deflate is off. Each connection may send 20
   messages in a burst and 10 per second sustained; beyond that it gets `bye` and close code 4008.
 - When the session is signed out (log-out in this browser, or `everywhere` on any device), every
