@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from app.broker import Broker, Event, Subscription, open_broker
+from app.broker import Broker, BrokerOptions, Event, Subscription, open_broker
 from tests.services import require_redis
 
 MakeBroker = Callable[..., Awaitable[Broker]]
@@ -50,7 +50,7 @@ async def make_broker(backend: str, backend_url: str) -> AsyncIterator[MakeBroke
     async def make(**options: Any) -> Broker:
         options.setdefault("prefix", default_prefix)
         prefixes.add(options["prefix"])
-        broker = open_broker(backend_url, **options)
+        broker = open_broker(backend_url, BrokerOptions(**options))
         await broker.start()
         opened.append(broker)
         return broker

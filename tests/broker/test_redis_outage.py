@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from app.broker import BrokerUnavailable, Gap, GapReason, Message, open_broker
+from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, open_broker
 from tests.broker.conftest import OwnRedis, assert_silent, next_event, wait_until
 
 pytestmark = pytest.mark.redis
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.redis
 async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRedis) -> None:
     # Default backoff (0.1 s doubling to 2 s): the outage lasts ~1.2 s, so recovery comes
     # within a few attempts.
-    broker = open_broker(own_redis.url, prefix="outage:")
+    broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:"))
     async with broker, broker.subscribe("table:1") as sub, broker.subscribe("table:2") as other:
         await broker.publish("table:1", "before")
         assert await next_event(sub) == Message("table:1", b"before")
@@ -66,7 +66,7 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
 
 
 async def test_channels_left_during_the_outage_are_not_resubscribed(own_redis: OwnRedis) -> None:
-    broker = open_broker(own_redis.url, prefix="outage:", reconnect_max_s=0.3)
+    broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:", reconnect_max_s=0.3))
     async with broker, broker.subscribe("kept") as kept:
         async with broker.subscribe("dropped"):
             own_redis.kill()
@@ -79,14 +79,10 @@ async def test_channels_left_during_the_outage_are_not_resubscribed(own_redis: O
 
 
 async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
-    async with open_broker(
-        own_redis.url,
-        prefix="outage:",
-        health_interval_s=0.2,
-        connect_timeout_s=0.5,
-        command_timeout_s=0.5,
-        reconnect_max_s=0.4,
-    ) as broker, broker.subscribe("c") as sub:
+    options = BrokerOptions(
+        prefix="outage:", health_interval_s=0.2, connect_timeout_s=0.5, command_timeout_s=0.5, reconnect_max_s=0.4
+    )
+    async with open_broker(own_redis.url, options) as broker, broker.subscribe("c") as sub:
         own_redis.pause()  # sockets stay open, nothing answers
         try:
             await wait_until(lambda: not broker.healthy, 3, "the watchdog notices the silence")
@@ -103,7 +99,7 @@ async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
 
 
 async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -> None:
-    async with open_broker(own_redis.url, prefix="outage:", command_timeout_s=1.0) as broker:
+    async with open_broker(own_redis.url, BrokerOptions(prefix="outage:", command_timeout_s=1.0)) as broker:
         await broker.publish("c", "warm")  # the command connection is open
         own_redis.pause()
         try:
@@ -122,7 +118,7 @@ async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -
 
 
 async def test_closing_during_an_outage_leaves_no_tasks_behind(own_redis: OwnRedis) -> None:
-    broker = open_broker(own_redis.url, prefix="outage:", reconnect_max_s=0.2)
+    broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:", reconnect_max_s=0.2))
     await broker.start()
     async with broker.subscribe("c") as sub:
         own_redis.kill()

@@ -7,7 +7,7 @@ from itertools import islice
 
 import pytest
 
-from app.broker import BrokerUnavailable, Gap, GapReason, Message, Subscription, open_broker
+from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, Subscription, open_broker
 from app.broker.base import backoff_delays
 from app.broker.memory import MemoryBroker
 from app.broker.redis import RedisBroker
@@ -79,7 +79,11 @@ def test_max_queue_must_be_positive() -> None:
     with pytest.raises(ValueError):
         Subscription("c", max_queue=0)
     with pytest.raises(ValueError):
-        open_broker("memory://", max_queue=0)
+        BrokerOptions(max_queue=0)
+    with pytest.raises(ValueError):
+        BrokerOptions(reconnect_initial_s=3, reconnect_max_s=1)
+    with pytest.raises(ValueError):
+        BrokerOptions(command_timeout_s=0)
 
 
 def test_backoff_doubles_up_to_the_cap() -> None:
@@ -110,7 +114,7 @@ async def test_named_memory_hubs_are_shared_and_plain_ones_private() -> None:
 
 async def test_unreachable_redis_fails_fast_at_start() -> None:
     port = free_port()  # nothing listens there
-    broker = open_broker(f"redis://127.0.0.1:{port}/0", connect_timeout_s=1)
+    broker = open_broker(f"redis://127.0.0.1:{port}/0", BrokerOptions(connect_timeout_s=1))
     loop = asyncio.get_running_loop()
     started = loop.time()
     with pytest.raises(BrokerUnavailable):
