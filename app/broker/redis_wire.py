@@ -187,11 +187,10 @@ class Wire(asyncio.Protocol):
         for command, reply in zip(commands, replies, strict=True):
             if isinstance(reply, hiredis.ReplyError):
                 what = " ".join(str(part) for part in command[:2]) if command[0] == "CLIENT" else str(command[0])
-                if command[0] == "AUTH":
-                    who = f" as user {command[1]!r}" if len(command) == 3 else ""
-                    what = f"AUTH{who} (the credentials in the broker URL)"
+                if command[0] == "AUTH":  # name the user, never the password
+                    what = f"AUTH as user {command[1]!r}" if len(command) == 3 else "AUTH with the URL's password"
                 self.fail(f"redis refused {what}: {reply}")
-                raise BrokerUnavailable(f"redis refused {what}: {reply}")
+                raise BrokerUnavailable(f"redis refused {what} (check the broker URL): {reply}")
         self._on_reply = self._reply
 
     def _greet(self, reply: Any) -> None:

@@ -9,6 +9,7 @@ afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -100,8 +101,9 @@ def free_port() -> int:
 class OwnRedis:
     """A private redis-server on a free loopback port, which the test may kill and restart."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, extra_args: tuple[str, ...] = ()) -> None:
         self.binary = binary
+        self.extra_args = extra_args  # more redis-server options (TLS, say)
         self.port = free_port()
         self.socket = os.path.join(tempfile.mkdtemp(prefix="redis-"), "redis.sock")  # short: paths <108 bytes
         self.proc: subprocess.Popen[bytes] | None = None
@@ -127,6 +129,7 @@ class OwnRedis:
                 "--loglevel", "warning",
                 "--unixsocket", self.socket,
                 "--unixsocketperm", "700",
+                *self.extra_args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -161,15 +164,18 @@ class OwnRedis:
         self.proc.send_signal(signal.SIGCONT)
 
 
-@pytest.fixture
-def own_redis() -> Iterator[OwnRedis]:
+def redis_server_binary() -> str:
     binary = shutil.which("redis-server")
     if binary is None:
-        reason = "redis-server binary not found: cannot run the outage tests"
+        reason = "redis-server binary not found: cannot run the tests that need a private Redis"
         if os.environ.get("DURAK_REQUIRE_SERVICES") == "1":
             pytest.fail(f"{reason} and DURAK_REQUIRE_SERVICES=1", pytrace=False)
         pytest.skip(reason)
-    server = OwnRedis(binary)
+    return binary
+
+
+@contextlib.contextmanager
+def running(server: OwnRedis) -> Iterator[OwnRedis]:
     server.start()
     try:
         yield server
@@ -177,3 +183,9 @@ def own_redis() -> Iterator[OwnRedis]:
         if server.proc is not None:
             server.resume()
         server.kill()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[OwnRedis]:
+    with running(OwnRedis(redis_server_binary())) as server:
+        yield server
