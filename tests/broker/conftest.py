@@ -24,8 +24,10 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from app.broker import Broker, BrokerOptions, Event, Subscription, open_broker
+from app.broker import Broker, BrokerOptions, Event, Message, Subscription, open_broker
+from app.broker.memory import MemoryBroker
 from tests.services import require_redis
+from tests.support.clock import FakeClock
 
 MakeBroker = Callable[..., Awaitable[Broker]]
 
@@ -42,8 +44,24 @@ def backend_url(backend: str) -> str:
     return f"memory://test-{uuid.uuid4().hex}"
 
 
+class ServerTime:
+    """Time as a real server keeps it: Redis expires leases on its own clock, so a test waits."""
+
+    async def advance(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+LeaseTime = FakeClock | ServerTime
+
+
 @pytest.fixture
-async def make_broker(backend: str, backend_url: str) -> AsyncIterator[MakeBroker]:
+def lease_time(backend: str) -> LeaseTime:
+    """What lease expiry runs on: a fake clock for ``memory`` (no waiting), the server's for ``redis``."""
+    return FakeClock() if backend == "memory" else ServerTime()
+
+
+@pytest.fixture
+async def make_broker(backend: str, backend_url: str, lease_time: LeaseTime) -> AsyncIterator[MakeBroker]:
     default_prefix = f"test:{uuid.uuid4().hex}:"
     prefixes = {default_prefix}
     opened: list[Broker] = []
@@ -51,7 +69,11 @@ async def make_broker(backend: str, backend_url: str) -> AsyncIterator[MakeBroke
     async def make(**options: Any) -> Broker:
         options.setdefault("prefix", default_prefix)
         prefixes.add(options["prefix"])
-        broker = open_broker(backend_url, BrokerOptions(**options))
+        broker: Broker
+        if isinstance(lease_time, FakeClock):
+            broker = MemoryBroker(backend_url, BrokerOptions(**options), clock=lease_time)
+        else:
+            broker = open_broker(backend_url, BrokerOptions(**options))
         await broker.start()
         opened.append(broker)
         return broker
@@ -79,17 +101,16 @@ async def next_event(sub: Subscription, timeout: float = 2.0) -> Event:
     return await asyncio.wait_for(sub.receive(), timeout)
 
 
-async def assert_silent(sub: Subscription, wait: float = 0.15) -> None:
-    await asyncio.sleep(wait)
-    assert sub.qsize() == 0, f"unexpected events queued on {sub!r}"
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
-        await asyncio.sleep(0.02)
+async def assert_silent(sub: Subscription, via: Broker) -> Message:
+    """Nothing is on its way to ``sub``: a marker published on its channel through ``via`` now
+    arrives next. (A publish returns once the backend has handed the message to every subscriber's
+    connection, so anything sent before would arrive before the marker; no guessed wait.) Returns
+    the marker, which the channel's other subscribers receive too."""
+    marker = Message(sub.channel, f"marker-{uuid.uuid4().hex}".encode())
+    await via.publish(sub.channel, marker.data)
+    got = await next_event(sub)
+    assert got == marker, f"unexpected event on {sub!r}: {got!r}"
+    return marker
 
 
 def free_port() -> int:

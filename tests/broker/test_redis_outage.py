@@ -10,7 +10,8 @@ import asyncio
 import pytest
 
 from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, open_broker
-from tests.broker.conftest import OwnRedis, assert_silent, next_event, wait_until
+from tests.broker.conftest import OwnRedis, assert_silent, next_event
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.redis
 
@@ -26,7 +27,7 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         assert token is not None
 
         own_redis.kill()
-        await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
         with pytest.raises(BrokerUnavailable):
             await broker.publish("table:1", "lost")
         with pytest.raises(BrokerUnavailable):
@@ -44,13 +45,13 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         assert not broker.healthy
 
         own_redis.start()  # same port, empty dataset
-        await wait_until(lambda: broker.healthy, 6, "the broker reconnects by itself")
+        await eventually(lambda: broker.healthy, 6, "the broker reconnects by itself")
         for s, channel in ((sub, "table:1"), (other, "table:2")):
             assert await next_event(s) == Gap(channel, GapReason.RECONNECT, None)
 
         await broker.publish("table:1", "after")
         assert await next_event(sub) == Message("table:1", b"after")
-        await assert_silent(other)
+        await assert_silent(other, via=broker)
         await broker.publish_many([("table:2", "both"), ("table:1", "both")])
         assert await next_event(sub) == Message("table:1", b"both")
         assert await next_event(other) == Message("table:2", b"both")
@@ -70,9 +71,9 @@ async def test_channels_left_during_the_outage_are_not_resubscribed(own_redis: O
     async with broker, broker.subscribe("kept") as kept:
         async with broker.subscribe("dropped"):
             own_redis.kill()
-            await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+            await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
         own_redis.start()
-        await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
+        await eventually(lambda: broker.healthy, 5, "the broker reconnects")
         assert await next_event(kept) == Gap("kept", GapReason.RECONNECT, None)
         numsub = dict(await broker._redis.pubsub_numsub(b"outage:ch:kept", b"outage:ch:dropped"))  # type: ignore[attr-defined]
         assert numsub == {b"outage:ch:kept": 1, b"outage:ch:dropped": 0}
@@ -85,14 +86,14 @@ async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
     async with open_broker(own_redis.url, options) as broker, broker.subscribe("c") as sub:
         own_redis.pause()  # sockets stay open, nothing answers
         try:
-            await wait_until(lambda: not broker.healthy, 3, "the watchdog notices the silence")
+            await eventually(lambda: not broker.healthy, 3, "the watchdog notices the silence")
             with pytest.raises(BrokerUnavailable):
                 await broker.publish("c", "into the void")
             with pytest.raises(BrokerUnavailable):
                 await broker.publish_many([("c", "into"), ("c", "the void")])
         finally:
             own_redis.resume()
-        await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
+        await eventually(lambda: broker.healthy, 5, "the broker reconnects")
         assert await next_event(sub) == Gap("c", GapReason.RECONNECT, None)
         await broker.publish("c", "back")
         assert await next_event(sub) == Message("c", b"back")
@@ -111,7 +112,7 @@ async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -
         finally:
             own_redis.kill()
         own_redis.start()
-        await wait_until(lambda: broker.healthy, 6, "the broker reconnects")
+        await eventually(lambda: broker.healthy, 6, "the broker reconnects")
         async with broker.subscribe("c") as sub:
             await broker.publish("c", "again")
             assert await next_event(sub) == Message("c", b"again")
@@ -122,7 +123,7 @@ async def test_closing_during_an_outage_leaves_no_tasks_behind(own_redis: OwnRed
     await broker.start()
     async with broker.subscribe("c") as sub:
         own_redis.kill()
-        await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
         await asyncio.sleep(0.3)  # the supervisor is now retrying
         await asyncio.wait_for(broker.aclose(), 2)
         assert [event async for event in sub] == []

@@ -69,7 +69,8 @@ async def test_closed_subscription_drains_then_stops() -> None:
 async def test_receive_waits_for_delivery() -> None:
     sub = Subscription("c", max_queue=5)
     waiter = asyncio.create_task(sub.receive())
-    await asyncio.sleep(0.01)
+    for _ in range(3):
+        await asyncio.sleep(0)  # a few turns of the loop: the waiter runs and waits
     assert not waiter.done()
     sub._deliver(msg("x"))
     assert await asyncio.wait_for(waiter, 1) == msg("x")
