@@ -108,6 +108,13 @@ def _tls_context(query: dict[str, str]) -> ssl.SSLContext:
     return context
 
 
+def _described(command: tuple[bytes | str | int, ...]) -> str:
+    """A handshake command for an error message: its name, and the user for AUTH (never the password)."""
+    if command[0] == "AUTH":
+        return f"AUTH as user {command[1]!r}" if len(command) == 3 else "AUTH with the URL's password"
+    return "CLIENT SETNAME" if command[0] == "CLIENT" else str(command[0])
+
+
 def retrieve(fut: asyncio.Future[Any]) -> None:
     if fut.done() and not fut.cancelled():
         fut.exception()  # mark as retrieved so asyncio does not log it
@@ -186,9 +193,7 @@ class Wire(asyncio.Protocol):
         replies = await fut
         for command, reply in zip(commands, replies, strict=True):
             if isinstance(reply, hiredis.ReplyError):
-                what = " ".join(str(part) for part in command[:2]) if command[0] == "CLIENT" else str(command[0])
-                if command[0] == "AUTH":  # name the user, never the password
-                    what = f"AUTH as user {command[1]!r}" if len(command) == 3 else "AUTH with the URL's password"
+                what = _described(command)
                 self.fail(f"redis refused {what}: {reply}")
                 raise BrokerUnavailable(f"redis refused {what} (check the broker URL): {reply}")
         self._on_reply = self._reply

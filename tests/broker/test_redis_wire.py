@@ -3,6 +3,7 @@ database, user and password, client name and TLS, on real redis-servers."""
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import subprocess
 import uuid
@@ -151,3 +152,26 @@ async def test_rediss_connects_with_tls_and_checks_the_certificate(tls_redis: tu
     with pytest.raises(BrokerUnavailable, match="CERTIFICATE_VERIFY_FAILED"):
         await untrusted.call(pack_command("PING"), 1, "PING")
     await untrusted.aclose()
+
+
+async def test_a_server_that_hangs_up_or_never_answers_the_handshake_is_unavailable() -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)
+        writer.close()
+
+    async def stay_silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await reader.read(1 << 16):  # reads the handshake, answers nothing, until the client leaves
+            pass
+        writer.close()
+
+    for handler, message in ((hang_up, "connection closed by redis"), (stay_silent, "cannot connect")):
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        commands = Commands(RedisTarget.from_url(f"redis://127.0.0.1:{port}/0"), connect_timeout_s=0.3,
+                            command_timeout_s=0.3)
+        try:
+            with pytest.raises(BrokerUnavailable, match=message):
+                await commands.call(pack_command("PING"), 1, "PING")
+        finally:
+            await commands.aclose()
+            server.close()
