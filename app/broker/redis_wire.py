@@ -21,7 +21,7 @@ import logging
 import ssl
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import hiredis
@@ -163,8 +163,7 @@ class Wire(asyncio.Protocol):
         return not self.lost.done()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's do not derive from asyncio's
 
     def data_received(self, data: bytes) -> None:
         self.last_seen = self._loop.time()

@@ -175,3 +175,17 @@ async def test_a_server_that_hangs_up_or_never_answers_the_handshake_is_unavaila
         finally:
             await commands.aclose()
             server.close()
+
+
+@pytest.mark.redis
+def test_the_wire_works_on_uvloop_as_under_python_m_app() -> None:
+    uvloop = pytest.importorskip("uvloop")
+    url = require_redis()
+
+    async def publish_and_receive() -> None:
+        options = BrokerOptions(prefix=f"test:{uuid.uuid4().hex}:")
+        async with open_broker(url, options) as broker, broker.subscribe("c") as sub:
+            await broker.publish_many([("c", "on"), ("c", "uvloop")])
+            assert [await next_event(sub), await next_event(sub)] == [Message("c", b"on"), Message("c", b"uvloop")]
+
+    uvloop.run(publish_and_receive())
