@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from sqlalchemy import func, select
@@ -14,6 +13,9 @@ from sqlalchemy.orm import selectinload
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import Match, MatchPlayer
+
+if TYPE_CHECKING:
+    from app.db.stakes import MatchRecord
 
 BotLevel = Literal["easy", "normal", "hard"]
 
@@ -106,31 +108,19 @@ def _validated(
     return seat_rows, result_row, changes
 
 
-async def record_match(
-    session: AsyncSession,
-    *,
-    match_id: str,
-    table_id: str,
-    rules: Mapping[str, Any],
-    seed: int | str,
-    dealer: int,
-    seats: Sequence[Mapping[str, Any]],
-    actions: Sequence[Mapping[str, Any]],
-    result: Mapping[str, Any],
-    created_at: datetime,
-    finished_at: datetime | None = None,
-    coin_changes: Mapping[int, int] | None = None,
-) -> Match:
+async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
     """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
 
-    Idempotent by ``match_id``: recording the same match again returns the stored row; recording
-    different data under the same id raises ``MatchConflict``. ``result`` is the engine's
-    ``Outcome.to_json()``; ``coin_changes`` maps seat -> coins won (+) or lost (-), summing to zero.
+    Idempotent by ``record.match_id``: recording the same match again returns the stored row;
+    recording different data under the same id raises ``MatchConflict``. ``record.result`` is the
+    engine's ``Outcome.to_json()``; ``record.coin_changes`` maps seat -> coins won (+) or lost (-),
+    summing to zero.
     """
+    match_id, table_id, rules, seed = record.match_id, record.table_id, record.rules, record.seed
     if not match_id or len(match_id) > 64 or not table_id or len(table_id) > 64:
         raise ValueError("match_id and table_id must be 1-64 characters")
-    seat_rows, result_row, changes = _validated(seats, result, coin_changes or {})
-    finished = finished_at or utcnow()
+    seat_rows, result_row, changes = _validated(record.seats, record.result, record.coin_changes or {})
+    finished = record.finished_at or utcnow()
     stored_seats = [seat.model_dump() for seat in seat_rows]
     stored_changes = {str(seat.seat): changes.get(seat.seat, 0) for seat in seat_rows}
 
@@ -148,15 +138,15 @@ async def record_match(
     match = Match(
         id=match_id,
         table_id=table_id,
-        created_at=created_at,
+        created_at=record.created_at,
         finished_at=finished,
         rules=dict(rules),
         stake=int(rules.get("stake", 0) or 0),
         cheating=bool(rules.get("cheating", False)),
         seed=str(seed),
-        dealer=int(dealer),
+        dealer=int(record.dealer),
         seats=stored_seats,
-        actions=[dict(action) for action in actions],
+        actions=[dict(action) for action in record.actions],
         result=result_row.model_dump(),
         coin_changes=stored_changes,
     )

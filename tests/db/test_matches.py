@@ -9,6 +9,7 @@ import pytest
 from app.db import matches
 from app.db.errors import MatchConflict
 from app.db.session import Database
+from app.db.stakes import MatchRecord
 from tests.db.helpers import make_player
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -38,7 +39,7 @@ async def record(db: Database, match_id: str, a: int, b: int, *, minutes: int, *
         "finished_at": T0 + timedelta(minutes=minutes + 5),
         **extra,
     }
-    await db.write(lambda s: matches.record_match(s, **kwargs))  # type: ignore[arg-type]
+    await db.write(lambda s: matches.record_match(s, MatchRecord(**kwargs)))  # type: ignore[arg-type]
 
 
 async def test_record_match_stores_everything_and_a_row_per_seat(db: Database) -> None:
