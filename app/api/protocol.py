@@ -6,18 +6,21 @@ checks that it is current, so the document cannot drift from the code.
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+MAX_VERSION = 2**53 - 1  # the largest integer every JSON client reads exactly
+Version = Annotated[int, Field(ge=0, le=MAX_VERSION)]
 CardText = Annotated[str, Field(pattern=r"^(10|[2-9JQKAjqka])[cdhsCDHS]$", examples=["10h"])]
 CommandId = Annotated[str, Field(min_length=1, max_length=64, description="Client-chosen; echoed in the ack/error.")]
 
 
 class _Command(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     id: CommandId
-    version: int | None = Field(
+    version: Version | None = Field(
         default=None,
         description="The table version the client acted on; a stale illegal command is "
         "refused with code stale_version.",
@@ -27,9 +30,16 @@ class _Command(BaseModel):
 class Hello(BaseModel):
     """First message after connecting; ``last_version`` resumes from a version already seen."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["hello"]
-    last_version: int | None = None
+    last_version: int | None = Field(
+        default=None,
+        ge=-MAX_VERSION,
+        le=MAX_VERSION,
+        description="The last version you saw (negative: none). When the table still has the events "
+        "after it they come along; a version the table never had (beyond its own) or too old to "
+        "replay gets the snapshot alone, without resumed_from.",
+    )
 
 
 class LeadCmd(_Command):
@@ -85,7 +95,7 @@ class LeaveCmd(_Command):
 
 
 class Ping(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["ping"]
     id: str | None = Field(default=None, max_length=64)
 
@@ -105,6 +115,10 @@ ClientMessage = Annotated[
     Field(discriminator="type"),
 ]
 client_message = TypeAdapter(ClientMessage)
+CLIENT_TYPES = frozenset(
+    typing.get_args(model.model_fields["type"].annotation)[0]
+    for model in typing.get_args(typing.get_args(ClientMessage)[0])
+)
 PLAY_COMMANDS = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
 
 
@@ -146,6 +160,9 @@ class Error(BaseModel):
     id: str | None
     code: str
     message: str
+    retry_after_ms: int | None = Field(
+        default=None, description="With code rate_limited: the milliseconds to wait before sending again."
+    )
 
 
 class Pong(BaseModel):

@@ -829,7 +829,11 @@ class TableActor:
         }
 
     def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
-        if last_version >= self.version:
+        """The events after ``last_version``, or None when they cannot be replayed: too old, or a
+        version this table never had (the client then takes the snapshot alone)."""
+        if last_version > self.version or last_version < 0:
+            return None
+        if last_version == self.version:
             return []
         if not self.history or self.history[0][0] > last_version + 1:
             return None
@@ -941,4 +945,3 @@ class TableActor:
         outbox, self._outbox = self._outbox, None
         if outbox:
             await self._send(outbox)
-
