@@ -211,6 +211,7 @@ class Connection:
         self.principal = principal
         self.conn = conn
         self.seated = False
+        self.welcomed = False  # updates and presence reach the client only after its welcome
         self.last_version = -1
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
@@ -316,6 +317,11 @@ class Connection:
                 self._seat_changed(frame.seat is not None)
         elif self.seated:
             return
+        if kind == "update" or kind == "presence":
+            if not self.welcomed:
+                return  # the welcome, when it comes, holds all of it
+        elif kind == "welcome":
+            self.welcomed = True
         if kind == "update" or kind == "welcome":
             if frame.version > self.last_version:
                 self.last_version = frame.version
