@@ -226,3 +226,12 @@ def test_a_refusal_names_the_real_reason(client: TestClient) -> None:
             reply = _error(player)
             assert reply["code"] == "not_your_turn"
             assert "nothing has been led" in reply["message"] and "only the defender" not in reply["message"]
+
+
+def test_a_handshake_without_origin_is_a_non_browser_client_and_is_accepted(client: TestClient) -> None:
+    """docs/protocol.md, Origin policy: browsers always send Origin; a client that leaves it out can
+    only be presenting a cookie it holds itself, so its session is honoured."""
+    code, alice, _ = started_table(client)
+    cookie_only = {"cookie": alice["cookie"]}
+    with client.websocket_connect(f"/ws/tables/{code}", headers=cookie_only) as ws:
+        assert Player(ws, "script").hello()["seat"] == 0

@@ -29,6 +29,7 @@ def test_every_message_of_a_match_and_its_rematch_is_documented(client: TestClie
         pb.until(lambda m: m["type"] == "update" and m["view"] is not None)
         pa.send({"type": "ping", "id": "p"})
         pa.send({"type": "take", "id": "early"} if actor.game.defender != 0 else {"type": "pass", "id": "early"})
+        assert pa.until(lambda m: m.get("id") == "early")["type"] == "error"  # nothing has been led
         play_out([pa, pb], lambda: actor, random.Random(3))
         assert client.post(f"/api/tables/{code}/rematch", headers=alice).status_code == 200
         for player in (pa, pb, watcher):
