@@ -487,12 +487,16 @@ class Welcome(_Shape):
 
 class Update(_Shape):
     """Pushed after every change of the table's state: its new version, the events of that change
-    and the new view. Versions of updates only grow; each update is exactly one version later."""
+    and the new view. Each update is one version after the one before; a gap means messages were
+    lost (the server then sends a fresh ``welcome`` on its own)."""
 
     type: Literal["update"]
     version: int
     seat: int | None = Field(description="Your seat, or null when you are watching.")
-    events: list[Event] = Field(description="What happened, in order (never empty).")
+    events: list[Event] = Field(
+        description="What happened, in order. Empty only when a table taken over by another server "
+        "process re-announces a match that had just finished (same version, nothing new happened)."
+    )
     view: View | None
     table: TableInfo
 
