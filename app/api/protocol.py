@@ -288,17 +288,21 @@ class TableInfo(_Shape):
     seats: list[SeatInfo]
     spectators: int = Field(description="Open spectator connections.")
     series: dict[str, list[int]] = Field(
-        description="Seat number -> [wins, losses] of the person (or bot) in that seat at this table, over all "
-        "matches here. A loss is being the durak; a draw counts for nobody."
+        description="Seat number -> [wins, losses] of the person (or bot) in that seat, over all matches at "
+        "this table: a win for the first player out, a loss for the durak; a draw counts for nobody."
     )
     deadline_ms: int | None = Field(
         description="Milliseconds left for the current decision (view.decision), as of sending; null without a timer."
     )
     match_id: str | None = Field(description="The current or last match; its record is /api/matches/{id}.")
-    results: Results | None = Field(description="The last finished match; null while none or after a rematch.")
+    results: Results | None = Field(
+        description="The last finished match; null before the first one ends and again once the next one starts."
+    )
     version: int = Field(description="The table's version (as the message's version).")
     you: str | None = Field(
-        default=None, description="Your person key (compare with seats[].player); absent on spectator updates."
+        default=None,
+        description="Your person key (compare with seats[].player); absent from the updates and presence "
+        "messages spectators get.",
     )
 
 

@@ -81,8 +81,9 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
   socket becomes the seat's connection: the `update` of the join carries your `seat`, and your
   `hand` and `legal` actions from then on. Nothing needs reconnecting. A socket opened with a
   spectator code, or without a session, always watches.
-- `leave` (or `POST /api/tables/{code}/leave`) frees the seat between matches and forfeits it
-  during one (§8); the connections of that player then get an unasked `welcome` and watch.
+- `leave` (or `POST /api/tables/{code}/leave`) between matches frees the seat: the player's
+  connections get an unasked `welcome` (with `seat` null) and watch from then on. During a match it
+  forfeits (§8); the seat stays the player's until the match ends.
 - A seat whose player disconnects is kept: at a table with a timer, until his decision timer runs
   out (then §8 applies); at a table without a timer, for 60 seconds. Reconnecting with the same
   session resumes the seat.
