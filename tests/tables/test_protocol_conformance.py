@@ -44,6 +44,10 @@ def test_every_message_of_a_match_and_its_rematch_is_documented(client: TestClie
     messages = pa.messages + pb.messages + watcher.messages
     for message in messages:
         protocol.server_message.validate_python(message)  # undocumented fields fail here
+    tables = [message["table"] for message in messages if "table" in message]
+    assert set().union(*tables) == set(protocol.TableInfo.model_fields)  # every documented field is sent
+    seats = [seat for table in tables for seat in table["seats"]]
+    assert set().union(*seats) == set(protocol.SeatInfo.model_fields)
     kinds = {message["type"] for message in messages}
     assert kinds >= {"welcome", "update", "presence", "ack", "error", "pong"}
     table_events = {e["type"] for m in messages for e in m.get("events") or []}
