@@ -250,10 +250,11 @@ class TableActor:
             reply["duplicate"] = True
             await self._reply(message, principal, reply)
             return
+        if op == "hello":
+            await self._on_hello(message, principal, conn)
+            return
         try:
-            if op == "hello":
-                reply = await self._on_hello(principal, conn, message.get("last_version"))
-            elif op in PLAY_TYPES:
+            if op in PLAY_TYPES:
                 reply = await self._on_play(principal, message)
             elif op == "join":
                 reply = await self._on_join(principal, message.get("seat"))
@@ -300,8 +301,11 @@ class TableActor:
                 return seat
         return None
 
-    async def _on_hello(self, principal: Principal, conn: str | None, last_version: Any) -> dict[str, Any]:
+    async def _on_hello(self, message: dict[str, Any], principal: Principal, conn: str | None) -> None:
+        """Answer with the welcome; then, when the connection is new here, tell everybody who is
+        connected now (``presence``), so that a connection's first message is always its welcome."""
         seat = self.seat_of(principal)
+        arrived = bool(conn) and conn not in self.conn_owner
         if conn:
             self.conn_owner[conn] = principal.key
             if seat is not None:
@@ -310,13 +314,15 @@ class TableActor:
             else:
                 self.spectators.add(conn)
         reply: dict[str, Any] = {"type": "welcome", **self._snapshot(seat.seat if seat else None, principal)}
+        last_version = message.get("last_version")
         if isinstance(last_version, int) and not isinstance(last_version, bool):
             missed = self._events_since(last_version, seat.seat if seat else None)
             if missed is not None:
                 reply["events"] = missed
                 reply["resumed_from"] = last_version
-        await self._changed([], bump=False)
-        return reply
+        await self._reply(message, principal, reply)
+        if arrived:
+            await self._presence_changed()
 
     async def _on_bye(self, conn: str | None) -> None:
         if not conn:
@@ -328,7 +334,26 @@ class TableActor:
                 seat.connections.discard(conn)
                 if not seat.connections and self.status == "playing":
                     self.gone_since[seat.seat] = self.clock()
-        await self._changed([], bump=False)
+        await self._presence_changed()
+
+    async def _presence_changed(self) -> None:
+        """A connection came or went: the table's state did not change (no new version), only who
+        is here. Every connection gets the table facts again as a ``presence`` message."""
+        base = self.info()
+        base.pop("you", None)
+        head = f'{{"type":"presence","version":{self.version},"table":'
+        outbox: list[tuple[str, str]] = []
+        for seat in self.seats:
+            if seat.principal is not None and seat.connections and seat.kind == "human":
+                text = head + dumps({**base, "you": seat.principal.key}) + "}"
+                frame = channels.frame_text("presence", text, version=self.version, seat=seat.seat)
+                outbox.append((channels.person(self.code, seat.principal.key), frame))
+        if self.spectators:
+            text = head + dumps({**base, "code": None}) + "}"  # never the invite code to a watcher
+            outbox.append((channels.watch(self.code), channels.frame_text("presence", text, version=self.version)))
+        await self._send(outbox)
+        if self.on_change is not None:
+            self.on_change(self)
 
     async def _on_join(self, principal: Principal, wanted: Any) -> dict[str, Any]:
         if self.seat_of(principal) is not None:
@@ -997,7 +1022,11 @@ class TableActor:
         }
 
     def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
-        if last_version >= self.version:
+        """The events after ``last_version``, or None when they cannot be replayed: too old, or a
+        version this table never had (the client then takes the snapshot alone)."""
+        if last_version > self.version or last_version < 0:
+            return None
+        if last_version == self.version:
             return []
         if not self.history or self.history[0][0] > last_version + 1:
             return None
@@ -1109,4 +1138,3 @@ class TableActor:
         outbox, self._outbox = self._outbox, None
         if outbox:
             await self._send(outbox)
-

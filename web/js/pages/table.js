@@ -102,6 +102,13 @@ export function mount(root, { code, watch }) {
         render();
         break;
       }
+      case 'presence':
+        // Someone connected or left: the same version, new table facts (who is online, spectators).
+        if (message.version < st.version || !message.table) return;
+        st.table = message.table;
+        st.deadlineAt = message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null;
+        render();
+        break;
       case 'ack':
         if (message.id === st.busy) clearBusy();
         render();
