@@ -217,7 +217,7 @@ async def test_a_guest_cannot_take_a_registered_players_name(api: Api) -> None:
         for name in ("Boss", "boss", "BOSS"):
             refused = await client.post("/api/auth/guest", json={"name": name})
             assert refused.status_code == 409
-            assert refused.json()["detail"] == f"{name} is a registered player's name"
+            assert refused.json()["detail"] == f"name_registered: {name} is a registered player's name"
             assert COOKIE_NAME not in client.cookies
         made = await client.post("/api/auth/guest", json={"name": "Bossy"})
         assert made.status_code == 200 and made.json()["guest"] is True
