@@ -142,7 +142,9 @@ async def guest(body: GuestIn, request: Request, response: Response, settings: S
     db = get_db(request)
     async with db.session() as session:
         if await accounts.get_by_name(session, body.name) is not None:
-            raise HTTPException(status.HTTP_409_CONFLICT, detail=f"name_registered: {body.name} is a registered player's name")
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, detail=f"name_registered: {body.name} is a registered player's name"
+            )
     throttles: AuthThrottles = request.app.state.auth_throttles
     wait = await throttles.guest.admit(db, client_address(request))
     if wait is not None:
