@@ -182,6 +182,11 @@ async def test_guest_sessions_per_address_are_limited(strict: Api) -> None:
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
         assert "too many guest sessions" in refused.json()["detail"]
         assert (await other.post("/api/auth/guest", json={"name": "g-more"})).status_code == 200
+        # Probing for registered names through the guest form spends the same budget.
+        await (await strict.signed_up("known")).aclose()
+        for _ in range(limit - 1):
+            assert (await other.post("/api/auth/guest", json={"name": "known"})).status_code == 409
+        assert (await other.post("/api/auth/guest", json={"name": "known"})).status_code == 429
 
 
 async def test_log_ins_per_address_are_limited(strict: Api) -> None:

@@ -140,15 +140,17 @@ async def guest(body: GuestIn, request: Request, response: Response, settings: S
     be a registered player's; answers and clients mark guests as such. Each address may start
     `DURAK_GUESTS_PER_IP` guest sessions per `DURAK_GUEST_WINDOW_S`."""
     db = get_db(request)
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    # Counted before the name check, so that it cannot tell registered names apart any faster
+    # than sign-up can.
+    wait = await throttles.guest.admit(db, client_address(request))
+    if wait is not None:
+        raise _too_many(wait, "too many guest sessions from this address")
     async with db.session() as session:
         if await accounts.get_by_name(session, body.name) is not None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT, detail=f"name_registered: {body.name} is a registered player's name"
             )
-    throttles: AuthThrottles = request.app.state.auth_throttles
-    wait = await throttles.guest.admit(db, client_address(request))
-    if wait is not None:
-        raise _too_many(wait, "too many guest sessions from this address")
     value, _ = make_cookie(settings, name=body.name)
     set_session_cookie(response, request, value, settings)
     return MeOut(id=None, name=body.name, kind="guest", balance=None, is_admin=False)
