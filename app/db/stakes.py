@@ -81,6 +81,7 @@ class MatchRecord:
     created_at: datetime
     finished_at: datetime | None = None
     coin_changes: Mapping[int, int] | None = None
+    private: bool = False
 
 
 def _check_match_id(match_id: str) -> None:

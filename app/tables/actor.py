@@ -644,6 +644,7 @@ class TableActor:
             payouts=payouts,
             coin_changes=changes,
             hands=[[str(c) for c in hand] for hand in self.game.hands],
+            private=self.spec.private,
         )
         self._settle_task = asyncio.create_task(self._settle(record))
         await self._changed([{"type": "results", **self.results}], bump=bump)
