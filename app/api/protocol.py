@@ -280,6 +280,7 @@ class SeatInfo(_Shape):
     name: str | None = Field(description="The player's display name; Bot (level) for a bot; null when empty.")
     level: str | None = Field(description="A bot's level (easy, normal, hard); null otherwise.")
     player: str | None = Field(description="The seated person's key (compare with table.you); null for bots.")
+    guest: bool = Field(default=False, description="The seated person is a guest (clients show a badge).")
     connected: bool = Field(description="The player has a connection open (always true for a bot).")
     deadline_ms: int | None = Field(
         default=None,
@@ -296,7 +297,7 @@ class Results(_Shape):
     """``table.results``: the last finished match of this table."""
 
     outcome: OutcomeView
-    coin_changes: dict[str, int] = Field(description="Seat number -> coins won (+) or lost (-); all 0 at free tables.")
+    coin_changes: dict[int, int] = Field(description="Seat number -> coins won (+) or lost (-); all 0 at free tables.")
     match_id: str
 
 
@@ -321,7 +322,7 @@ class TableInfo(_Shape):
     creator: str = Field(description="The creator's person key (only the creator seats bots and starts early).")
     seats: list[SeatInfo]
     spectators: int = Field(description="Open spectator connections.")
-    series: dict[str, list[int]] = Field(
+    series: dict[int, list[int]] = Field(
         description="Seat number -> [wins, losses] of the person (or bot) in that seat, over all matches at "
         "this table: a win for the first player out, a loss for the durak; a draw counts for nobody."
     )

@@ -20,8 +20,8 @@ from app.api.schemas import (
     StartAck,
     TableAck,
     TableCreated,
-    TableInfo,
     TableOut,
+    TableWithLinks,
 )
 from app.db import accounts
 from app.engine import PRESET_LABELS, Rules, RulesError
@@ -176,7 +176,7 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
 
 
 @router.get(
-    "/tables/{code}", response_model=TableInfo, response_model_exclude_unset=True, responses=responses(404, 503)
+    "/tables/{code}", response_model=TableWithLinks, response_model_exclude_unset=True, responses=responses(404, 503)
 )
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     reply = await _call(registry, code, "info", None)
