@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from app.api.limits import PerAddress
 from app.api.routes import accounts, admin, auth, health, matches, play, tables
 from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
@@ -29,7 +30,7 @@ from app.metrics import LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
 from app.tables.recovery import refund_abandoned_escrows
-from app.tables.registry import TableRegistry
+from app.tables.registry import TableLimits, TableRegistry
 from app.tables.store import open_store
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -50,7 +51,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             app.state.broker = broker
             store = open_store(settings.broker_url)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
-            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=f"{node}-{uuid.uuid4().hex[:8]}")
+            registry = TableRegistry(
+                broker,
+                DbHooks(db),
+                BotRunner(),
+                store,
+                owner=f"{node}-{uuid.uuid4().hex[:8]}",
+                limits=TableLimits.from_settings(settings),
+            )
             async with registry, OpenSessions(db).following(broker) as open_sessions:
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions
@@ -87,6 +95,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Durak Peak", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_failures, settings.login_window_s)
+    app.state.lobby_streams = PerAddress(settings.max_lobby_streams_per_ip)
+    app.state.table_sockets = PerAddress(settings.max_table_sockets_per_ip)
     app.include_router(health.router)
     app.include_router(auth.router)
     app.include_router(accounts.router)

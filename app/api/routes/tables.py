@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -12,12 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.errors import responses
+from app.api.limits import PerAddress, address_of
 from app.db import accounts
 from app.engine import PRESET_LABELS, Rules, RulesError
-from app.tables.registry import TableGone, TableRegistry
+from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
+
+LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
+LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
 
 
 def get_registry(request: Request) -> TableRegistry:
@@ -69,6 +72,16 @@ class BotRequest(BaseModel):
     seat: int | None = Field(default=None, ge=0, le=5)
 
 
+class LobbyPage(BaseModel):
+    """One page of the lobby: ``total`` tables match the filters, ``tables`` are those from
+    ``offset`` on (at most ``limit``), newest first."""
+
+    tables: list[dict[str, Any]]
+    total: int
+    offset: int
+    limit: int
+
+
 class Preset(BaseModel):
     name: str
     label: str
@@ -77,6 +90,16 @@ class Preset(BaseModel):
 def _validation_error(field: str, message: str) -> HTTPException:
     """A 422 in FastAPI's own shape, naming the parameter at fault."""
     return HTTPException(422, detail=[{"loc": ["body", field], "msg": message, "type": "value_error"}])
+
+
+def _too_many(refused: TooMany) -> HTTPException:
+    return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail=f"{refused.code}: {refused.message}")
+
+
+def _gone(exc: TableGone) -> HTTPException:
+    if isinstance(exc, TableClosed):
+        return HTTPException(status.HTTP_410_GONE, detail=f"table_closed: {exc.message}")
+    return HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code")
 
 
 def _urls(request: Request, code: str, watch_code: str) -> tuple[str, str]:
@@ -109,23 +132,28 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
         private=body.private,
         bot_delay_ms=body.bot_delay_ms,
     )
-    actor = await registry.create(spec)
+    try:
+        actor = await registry.create(spec, address_of(request.client))
+    except TooMany as refused:
+        raise _too_many(refused) from None
     invite, watch = _urls(request, spec.code, spec.watch_code)
     return TableCreated(
         code=spec.code, watch_code=spec.watch_code, invite_url=invite, watch_url=watch, table=actor.info()
     )
 
 
-@router.get("/tables", responses={200: {"description": "Open public tables, newest first."}})
+@router.get("/tables", responses={200: {"description": "Open and running public tables, newest first, a page."}})
 async def list_tables(
     registry: RegistryDep,
+    offset: Annotated[int, Query(ge=0, description="Tables to skip.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=LOBBY_PAGE_MAX, description="Tables in the page.")] = 50,
     deck: Annotated[int | None, Query(description="24, 36 or 52")] = None,
     seats: Annotated[int | None, Query(ge=2, le=6)] = None,
     stake_min: Annotated[int | None, Query(ge=0)] = None,
     stake_max: Annotated[int | None, Query(ge=0)] = None,
     transfer: Annotated[bool | None, Query()] = None,
     circle: Annotated[Literal["neighbours", "all"] | None, Query()] = None,
-) -> list[dict[str, Any]]:
+) -> LobbyPage:
     rows = []
     for row in await registry.lobby():
         rules = row["rules"]
@@ -142,14 +170,22 @@ async def list_tables(
         if circle is not None and rules["circle"] != circle:
             continue
         rows.append(row)
-    return rows
+    return LobbyPage(tables=rows[offset : offset + limit], total=len(rows), offset=offset, limit=limit)
+
+
+def _check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> None:
+    """A match of bots only costs a core while it runs: a player may run only so many at once."""
+    try:
+        registry.check_bot_table(code, user.key)
+    except TooMany as refused:
+        raise _too_many(refused) from None
 
 
 async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo | None, **args: Any) -> dict[str, Any]:
     try:
         table_code, watch_only = await registry.resolve(code)
-    except TableGone:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
+    except TableGone as exc:
+        raise _gone(exc) from None
     if watch_only and op != "info":
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
     principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
@@ -190,8 +226,8 @@ async def join_table(
     try:
         table_code, _ = await registry.resolve(code)
         stake = int((await registry.rules_of(table_code))["stake"])
-    except TableGone:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
+    except TableGone as exc:
+        raise _gone(exc) from None
     if stake > 0 and user.account_id is not None:
         async with db.session() as session:
             found = await accounts.view(session, user.account_id)
@@ -213,6 +249,7 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     "/tables/{code}/bots", responses={**responses(401, 403, 404, 409, 503), 422: {"description": "Bad seat or level."}}
 )
 async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    _check_bot_table(registry, code, user)
     return await _call(registry, code, "add_bot", user, seat=body.seat, level=body.level)
 
 
@@ -226,11 +263,13 @@ async def remove_bot(code: str, seat: int, user: CurrentUser, registry: Registry
 
 @router.post("/tables/{code}/start", responses=responses(401, 403, 404, 409, 503))
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    _check_bot_table(registry, code, user)
     return await _call(registry, code, "start", user)
 
 
 @router.post("/tables/{code}/rematch", responses=responses(401, 403, 404, 409, 503))
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    _check_bot_table(registry, code, user)
     return await _call(registry, code, "rematch", user)
 
 
@@ -239,15 +278,28 @@ async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[s
     response_class=StreamingResponse,
     responses={
         200: {
-            "description": "Server-sent events: the open tables whenever they change.",
+            "description": "Server-sent events: `snapshot` (every open and running public table) when it "
+            "connects, then `added`, `changed` (a table's row) and `removed` (`{code}`), one table each.",
             "content": {"text/event-stream": {}},
-        }
+        },
+        429: {"description": "`too_many_streams`: this IP address has the limit of lobby feeds open."},
     },
 )
-async def lobby_stream(registry: RegistryDep) -> StreamingResponse:
+async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResponse:
+    streams: PerAddress = request.app.state.lobby_streams
+    address = address_of(request.client)
+    if not streams.take(address):
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            detail=f"too_many_streams: your address has {streams.limit} lobby feeds open already; close one",
+        )
+
     async def events() -> AsyncIterator[str]:
-        async with registry.lobby_feed() as feed:
-            async for tables in feed:
-                yield f"event: lobby\ndata: {json.dumps(tables)}\n\n"
+        try:
+            async with registry.lobby_feed(keepalive_s=LOBBY_KEEPALIVE_S) as feed:
+                async for text in feed:
+                    yield text
+        finally:
+            streams.give_back(address)
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
