@@ -49,7 +49,8 @@ class TableClosed(TableGone):
     """The table existed here but was closed (idle, finished, or a match of bots nobody watched)."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(code)
+        super().__init__(message)
+        self.code = code
         self.message = message
 
 
@@ -212,9 +213,21 @@ class TableRegistry:
 
     async def __aenter__(self) -> TableRegistry:
         self._tasks.append(asyncio.create_task(self._publish_lobby()))
+        subscribed = asyncio.Event()
+
+        def lobby_live(after_outage: bool) -> None:
+            if subscribed.is_set():
+                self._lobby_live(after_outage)
+            subscribed.set()
+
         self._tasks.append(
-            asyncio.create_task(self.broker.follow(channels.LOBBY, self._on_lobby_event, on_live=self._lobby_live))
+            asyncio.create_task(self.broker.follow(channels.LOBBY, self._on_lobby_event, on_live=lobby_live))
         )
+        # The other processes' tables: from the store once the lobby channel is subscribed (what
+        # changes after this comes as deltas). A broker that is down now is not waited for.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(subscribed.wait(), 5)
+        await self._reload_lobby()
         self._tasks.append(asyncio.create_task(self._sweep_forever()))
         self._tasks.append(asyncio.create_task(self._keep_leases()))
         if self.supervise:

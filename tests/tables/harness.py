@@ -34,6 +34,7 @@ def client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
         database_url=f"sqlite+aiosqlite:///{path}",
         secret_key="test-secret-key-0123456789",
         ws_rate_per_s=1000.0,
+        max_waiting_tables_per_ip=1000,  # every test player connects from the same address
     )
     with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as test_client:
         yield test_client
