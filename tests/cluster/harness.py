@@ -100,6 +100,10 @@ class Cluster:
             "DURAK_WS_RATE_PER_S": "1000",
             "DURAK_NODE_NAME": name,
             "DURAK_LOG_LEVEL": "warning",
+            # Everything here comes from 127.0.0.1: the per-address limits (issue 14.4) raised.
+            "DURAK_MAX_WAITING_TABLES_PER_IP": "100000",
+            "DURAK_MAX_LOBBY_STREAMS_PER_IP": "100000",
+            "DURAK_MAX_TABLE_SOCKETS_PER_IP": "100000",
         }
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         self.procs[port] = subprocess.Popen(

@@ -85,6 +85,10 @@ def start_server(tmp: Path) -> Server:
         "DURAK_SECRET_KEY": secrets.token_hex(32),
         "DURAK_ALLOWED_ORIGINS": json.dumps([base, f"http://localhost:{port}"]),
         "DURAK_LOG_LEVEL": "warning",
+        # Everything here comes from 127.0.0.1: the per-address limits (issue 14.4) raised.
+        "DURAK_MAX_WAITING_TABLES_PER_IP": "100000",
+        "DURAK_MAX_LOBBY_STREAMS_PER_IP": "100000",
+        "DURAK_MAX_TABLE_SOCKETS_PER_IP": "100000",
     }
     log = tmp / "server.log"
     with log.open("wb") as out:
