@@ -128,8 +128,9 @@ def _row_of_record(record: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def sse(event: str, data: Any) -> str:
-    return f"event: {event}\ndata: {orjson.dumps(data).decode()}\n\n"
+def sse(event: str, data: Any) -> bytes:
+    """One server-sent event, encoded once: every feed sends the same bytes object."""
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
 
 class LobbyViewer:
@@ -138,20 +139,20 @@ class LobbyViewer:
 
     MAX_QUEUED = 2000
 
-    def __init__(self, snapshot: Callable[[], str]) -> None:
+    def __init__(self, snapshot: Callable[[], bytes]) -> None:
         self.snapshot = snapshot
-        self.queue: deque[str] = deque([snapshot()])
+        self.queue: deque[bytes] = deque([snapshot()])
         self.ready = asyncio.Event()
         self.ready.set()
 
-    def push(self, text: str) -> None:
+    def push(self, text: bytes) -> None:
         if len(self.queue) >= self.MAX_QUEUED:
             self.queue.clear()
             text = self.snapshot()
         self.queue.append(text)
         self.ready.set()
 
-    async def texts(self, keepalive_s: float) -> AsyncIterator[str]:
+    async def texts(self, keepalive_s: float) -> AsyncIterator[bytes]:
         """The queued texts as they come; a comment line after ``keepalive_s`` of quiet (so that a
         client that is gone is noticed)."""
         while True:
@@ -159,7 +160,7 @@ class LobbyViewer:
                 async with asyncio.timeout(keepalive_s):
                     await self.ready.wait()
             except TimeoutError:
-                yield ": keep-alive\n\n"
+                yield b": keep-alive\n\n"
                 continue
             self.ready.clear()
             while self.queue:
@@ -207,7 +208,7 @@ class TableRegistry:
         self._lobby_outgoing: list[dict[str, Any]] = []
         self._lobby_dirty = asyncio.Event()
         self._viewers: set[LobbyViewer] = set()
-        self._snapshot_text: str | None = None
+        self._snapshot_text: bytes | None = None
         self._lobby_reload: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -608,7 +609,7 @@ class TableRegistry:
         self._flush_lobby()
         return sorted(self.lobby_rows.values(), key=lambda row: -row["created"])
 
-    def lobby_snapshot(self) -> str:
+    def lobby_snapshot(self) -> bytes:
         """The ``snapshot`` event a lobby feed starts with: every listed table, newest first."""
         if self._snapshot_text is None:
             tables = sorted(self.lobby_rows.values(), key=lambda row: -row["created"])
@@ -616,7 +617,7 @@ class TableRegistry:
         return self._snapshot_text
 
     @contextlib.asynccontextmanager
-    async def lobby_feed(self, keepalive_s: float = 15.0) -> AsyncIterator[AsyncIterator[str]]:
+    async def lobby_feed(self, keepalive_s: float = 15.0) -> AsyncIterator[AsyncIterator[bytes]]:
         """Server-sent events: a ``snapshot`` of the listed tables, then one ``added``, ``changed``
         or ``removed`` event per table change."""
         self._flush_lobby()

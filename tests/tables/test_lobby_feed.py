@@ -25,13 +25,13 @@ from tests.tables.actors import ALICE, BOB, play_moves, two_processes
 from tests.tables.harness import create_table, signup
 
 
-def parse(text: str) -> tuple[str, Any]:
+def parse(text: bytes) -> tuple[str, Any]:
     """(event name, data) of one server-sent event."""
-    lines = dict(line.split(": ", 1) for line in text.strip().splitlines())
+    lines = dict(line.split(": ", 1) for line in text.decode().strip().splitlines())
     return lines["event"], json.loads(lines["data"])
 
 
-async def next_event(feed: AsyncIterator[str], timeout: float = 3.0) -> tuple[str, Any]:
+async def next_event(feed: AsyncIterator[bytes], timeout: float = 3.0) -> tuple[str, Any]:
     return parse(await asyncio.wait_for(anext(feed), timeout))
 
 
@@ -104,7 +104,7 @@ async def test_a_viewer_that_falls_far_behind_gets_a_fresh_snapshot() -> None:
         async with registry, registry.lobby_feed(keepalive_s=60) as feed:
             viewer = next(iter(registry._viewers))
             for index in range(viewer.MAX_QUEUED + 5):
-                viewer.push(f"event: changed\ndata: {index}\n\n")
+                viewer.push(f"event: changed\ndata: {index}\n\n".encode())
             assert len(viewer.queue) <= 6
             event, data = parse(viewer.queue[0])
             assert event == "snapshot" and data == {"tables": []}
@@ -179,7 +179,7 @@ class Stream:
 
     async def event(self) -> tuple[str, Any]:
         body = await asyncio.wait_for(self.messages.get(), 3)
-        return parse(body["body"].decode())
+        return parse(body["body"])
 
     async def close(self) -> None:
         self.task.cancel()

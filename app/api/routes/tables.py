@@ -294,7 +294,7 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
             detail=f"too_many_streams: your address has {streams.limit} lobby feeds open already; close one",
         )
 
-    async def events() -> AsyncIterator[str]:
+    async def events() -> AsyncIterator[bytes]:
         try:
             async with registry.lobby_feed(keepalive_s=LOBBY_KEEPALIVE_S) as feed:
                 async for text in feed:

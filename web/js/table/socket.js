@@ -76,7 +76,7 @@ export class TableSocket {
       if (this.ws !== ws) return;
       this.stopPings();
       if (this.stopped) return;
-      if (event.code === 4004) {
+      if (event.code === 4004 || event.code === 4010) {
         this.setState('gone');
         return;
       }
