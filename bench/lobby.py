@@ -218,8 +218,7 @@ async def live_tables(base: str) -> int:
 
 
 async def create_and_finish(base: str, count: int, parallel: int = 12) -> None:
-    host, first, second = (await guest(base, n) for n in ("host", "first", "second"))
-    host, first, second = await host, await first, await second
+    host, first, second = [await guest(base, name) for name in ("host", "first", "second")]
     gate = asyncio.Semaphore(parallel)
     done = 0
 
