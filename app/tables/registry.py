@@ -408,7 +408,7 @@ class TableRegistry:
 
     async def sweep(self) -> list[str]:
         """Close the tables that have been idle too long; returns their codes. A waiting table with
-        no change and nobody connected for ``idle_ttl_s``, a finished one nobody is connected to for
+        no change and nobody connected for ``idle_ttl_s``, a finished one likewise for
         ``finished_ttl_s``, and a match of bots only nobody watches for ``bot_table_unwatched_s`` or
         that has run ``bot_match_max_s``. Running matches of people are never closed here: their
         timers end them."""
@@ -422,7 +422,7 @@ class TableRegistry:
             unwatched_s = now - self._seen_at.get(code, now)
             if actor.status == "waiting" and quiet_s >= limits.idle_ttl_s:
                 closing.append((code, f"it waited {_minutes(limits.idle_ttl_s)} for players and nobody came"))
-            elif actor.status == "finished" and unwatched_s >= limits.finished_ttl_s:
+            elif actor.status == "finished" and quiet_s >= limits.finished_ttl_s:
                 closing.append(
                     (code, f"its match ended and nobody was at the table for {_minutes(limits.finished_ttl_s)}")
                 )
