@@ -192,6 +192,9 @@ CLOSE_CODES: dict[int, str] = {
     1012: "Server restarting: reconnect.",
     4004: "No table with that code.",
     4008: "Rate limit exceeded (more than 20 commands in a burst, 10/s sustained).",
+    4010: "The table was closed (idle, finished and left, or a match of bots nobody watched); "
+    "its finished matches are in the match history.",
+    4029: "Too many table connections from this IP address (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
 }
 
 EXAMPLES: list[BaseModel] = [
