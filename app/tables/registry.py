@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
 import time
 import uuid
 from collections import OrderedDict, deque
@@ -446,7 +447,8 @@ class TableRegistry:
         actor = self.tables.get(code)
         if actor is None:
             return
-        message = f"this table was closed: {why}; its finished matches stay in the match history"
+        # One string per reason, however many tables it closes: the codes are what is remembered.
+        message = sys.intern(f"this table was closed: {why}; its finished matches stay in the match history")
         for closed_code in (code, actor.spec.watch_code):
             self.closed[closed_code] = message
         while len(self.closed) > CLOSED_REMEMBERED:
