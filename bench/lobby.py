@@ -21,8 +21,8 @@ the server's idle CPU over the same time is subtracted from both).
 Memory mode: per table, a guest opens it, two guests join (the match starts) and one leaves (a
 forfeit: the match is over and settled in the database). Finished tables are closed after
 ``DURAK_FINISHED_TABLE_TTL_S`` = 1 s (the sweep runs every 5 s); the server's RSS is read before, right
-after the last table, and once every table has left memory. Then the same again with eviction off
-(the TTL a year), for comparison.
+after the last table, and once every table has left memory. With ``--compare``, the same again with
+eviction off (the TTL a year).
 """
 
 from __future__ import annotations
@@ -217,70 +217,97 @@ async def live_tables(base: str) -> int:
     return int(float(found.group(1))) if found else -1
 
 
-async def create_and_finish(base: str, count: int, parallel: int = 12) -> None:
+@dataclass
+class MemoryRun:
+    start_kib: int = 0
+    after_kib: int = 0
+    settled_kib: int = 0
+    live: int = -1
+    finished: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+async def create_and_finish(base: str, count: int, run: MemoryRun, parallel: int = 12) -> None:
     host, first, second = [await guest(base, name) for name in ("host", "first", "second")]
     gate = asyncio.Semaphore(parallel)
-    done = 0
 
     async def one(index: int) -> None:
-        nonlocal done
         async with gate:
             body = {"seats": 2, "timer": 0, "name": f"m{index}"}
             code = (await checked(host.post("/api/tables", json=body), 201)).json()["code"]
             await checked(first.post(f"/api/tables/{code}/join", json={}))
             await checked(second.post(f"/api/tables/{code}/join", json={}))  # the match starts
             await checked(second.post(f"/api/tables/{code}/leave"))  # a forfeit: it is over
-            done += 1
-            if done % 1000 == 0:
-                log(f"  {done} tables finished")
+            run.finished += 1
+            if run.finished % 1000 == 0:
+                log(f"  {run.finished} tables finished")
 
-    await asyncio.gather(*(one(i) for i in range(count)))
-    for client in (host, first, second):
-        await client.aclose()
+    try:
+        await asyncio.gather(*(one(i) for i in range(count)))
+    finally:
+        for client in (host, first, second):
+            await client.aclose()
 
 
-async def memory_run(workdir: Path, count: int, ttl_s: float) -> tuple[int, int, int, int, float]:
-    """(RSS KiB at start, right after, once settled, tables still live, seconds to create)."""
+async def memory_run(workdir: Path, count: int, ttl_s: float) -> MemoryRun:
+    """Create and finish ``count`` tables; the server's RSS before, right after and once settled.
+    A run that fails (the server stops answering in time) says after how many tables."""
     env = {**LIMITS_RAISED, "DURAK_FINISHED_TABLE_TTL_S": str(ttl_s)}
     server = durak_server(workdir, extra_env=env).start(timeout=60)
+    run = MemoryRun()
     try:
         await asyncio.sleep(1.0)
-        start = server.rss_kib()
+        run.start_kib = server.rss_kib()
         t0 = time.perf_counter()
-        await create_and_finish(server.base_url, count)
-        took = time.perf_counter() - t0
-        after = server.rss_kib()
+        try:
+            await create_and_finish(server.base_url, count, run)
+        except (httpx.HTTPError, RuntimeError) as exc:
+            run.error = f"{type(exc).__name__} after {run.finished} tables"
+        run.seconds = time.perf_counter() - t0
+        run.after_kib = server.rss_kib()
         deadline = time.monotonic() + (20 if ttl_s < 60 else 3)
-        live = await live_tables(server.base_url)
-        while live > 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.5)
-            live = await live_tables(server.base_url)
+        with contextlib.suppress(httpx.HTTPError):
+            run.live = await live_tables(server.base_url)
+            while run.live > 0 and time.monotonic() < deadline:
+                await asyncio.sleep(0.5)
+                run.live = await live_tables(server.base_url)
         await asyncio.sleep(1.0)
-        settled = server.rss_kib()
+        run.settled_kib = server.rss_kib()
     finally:
         server.stop()
-    return start, after, settled, live, took
+    return run
 
 
 async def memory_mode(args: argparse.Namespace, workdir: Path) -> str:
     count = args.memory_tables
-    results = {}
-    for label, ttl in (("evicted after 1 s", 1.0), ("eviction off", 365 * 86400.0)):
+    settings = [("evicted after 1 s", 1.0)]
+    if args.compare:
+        settings.append(("eviction off", 365 * 86400.0))
+    runs = []
+    for label, ttl in settings:
         folder = workdir / label.split()[0]
         folder.mkdir()
-        start, after, settled, live, took = await memory_run(folder, count, ttl)
-        results[label] = (start, settled, live)
+        run = await memory_run(folder, count, ttl)
+        runs.append(run)
         log(
-            f"{label}: {count} tables in {took:.0f} s; RSS {start / 1024:.0f} MiB at start, "
-            f"{after / 1024:.0f} MiB after the last, {settled / 1024:.0f} MiB settled; {live} tables in memory"
+            f"{label}: {run.finished} of {count} tables in {run.seconds:.0f} s{'; ' + run.error if run.error else ''}; "
+            f"RSS {run.start_kib / 1024:.0f} MiB at start, {run.after_kib / 1024:.0f} MiB after the last, "
+            f"{run.settled_kib / 1024:.0f} MiB settled; {run.live} tables in memory"
         )
-    (start, settled, live), (start_off, settled_off, live_off) = results.values()
-    return (
-        f"lobby: {settled / 1024:.0f} MiB server RSS after {count} tables created and finished "
-        f"({(settled - start) / 1024:+.0f} MiB, {live} left in memory); "
-        f"{settled_off / 1024:.0f} MiB ({(settled_off - start_off) / 1024:+.0f} MiB, {live_off} tables) "
-        "without eviction"
+    evicted = runs[0]
+    line = (
+        f"lobby: {evicted.settled_kib / 1024:.0f} MiB server RSS after {evicted.finished} tables created and finished "
+        f"({(evicted.settled_kib - evicted.start_kib) / 1024:+.0f} MiB, {evicted.live} left in memory)"
     )
+    if args.compare:
+        off = runs[1]
+        line += (
+            f"; without eviction {off.settled_kib / 1024:.0f} MiB "
+            f"({(off.settled_kib - off.start_kib) / 1024:+.0f} MiB, {off.live} tables"
+            f"{', ' + off.error if off.error else ''})"
+        )
+    return line
 
 
 def main() -> None:
@@ -291,6 +318,7 @@ def main() -> None:
     parser.add_argument("--viewers", type=int, default=None, help="lobby viewers (feed mode)")
     parser.add_argument("--changes", type=int, default=None, help="table changes per phase (feed mode)")
     parser.add_argument("--memory-tables", type=int, default=None, help="tables created and finished")
+    parser.add_argument("--compare", action="store_true", help="memory mode: once more with eviction off")
     args = parser.parse_args()
     args.tables = args.tables or (100 if args.quick else 1000)
     args.viewers = args.viewers or (20 if args.quick else 200)
