@@ -57,7 +57,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
-                limits=TableLimits.from_settings(settings),
+                table_limits=TableLimits.from_settings(settings),
             )
             async with registry, OpenSessions(db).following(broker) as open_sessions:
                 app.state.tables = registry

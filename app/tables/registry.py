@@ -182,7 +182,7 @@ class TableRegistry:
         *,
         owner: str | None = None,
         supervise: bool = True,
-        limits: TableLimits | None = None,
+        table_limits: TableLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.broker = broker
@@ -193,7 +193,7 @@ class TableRegistry:
         self.supervise = supervise
         self.tables: dict[str, TableActor] = {}
         self.watch_codes: dict[str, str] = {}
-        self.limits = limits or TableLimits()
+        self.table_limits = table_limits or TableLimits()
         self.clock = clock
         self.created_from: dict[str, str] = {}  # table code -> the IP address it was opened from
         self._pending: list[tuple[str, str | None]] = []  # tables being opened: (creator key, address)
@@ -282,7 +282,7 @@ class TableRegistry:
         waiting = [actor for actor in self.tables.values() if actor.status == "waiting"]
         mine = sum(1 for actor in waiting if actor.spec.creator.key == creator)
         mine += sum(1 for key, _ in self._pending if key == creator)
-        limit = self.limits.waiting_per_account
+        limit = self.table_limits.waiting_per_account
         if mine >= limit:
             raise TooMany(
                 "too_many_tables",
@@ -293,7 +293,7 @@ class TableRegistry:
             return
         from_there = sum(1 for actor in waiting if self.created_from.get(actor.code) == address)
         from_there += sum(1 for _, where in self._pending if where == address)
-        limit = self.limits.waiting_per_ip
+        limit = self.table_limits.waiting_per_ip
         if from_there >= limit:
             raise TooMany(
                 "too_many_tables",
@@ -314,7 +314,7 @@ class TableRegistry:
             and other.spec.creator.key == principal_key
             and bots_only(other)
         )
-        limit = self.limits.bot_tables_per_account
+        limit = self.table_limits.bot_tables_per_account
         if running >= limit:
             raise TooMany(
                 "too_many_bot_tables",
@@ -414,7 +414,7 @@ class TableRegistry:
         that has run ``bot_match_max_s``. Running matches of people are never closed here: their
         timers end them."""
         now = self.clock()
-        limits = self.limits
+        limits = self.table_limits
         closing: list[tuple[str, str]] = []
         for code, actor in list(self.tables.items()):
             if connected(actor):

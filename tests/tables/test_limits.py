@@ -42,7 +42,7 @@ async def registry_with(limits: TableLimits, clock: Clock | None = None) -> Asyn
     name = f"memory://limits-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
         registry = TableRegistry(
-            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, limits=limits, clock=clock or Clock()
+            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, table_limits=limits, clock=clock or Clock()
         )
         async with registry:
             yield registry

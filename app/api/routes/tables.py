@@ -72,11 +72,31 @@ class BotRequest(BaseModel):
     seat: int | None = Field(default=None, ge=0, le=5)
 
 
+class LobbySeat(BaseModel):
+    seat: int
+    kind: Literal["empty", "human", "bot"]
+    name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
+    level: str | None = Field(description="A bot's level; null otherwise.")
+
+
+class LobbyRow(BaseModel):
+    """A table as the lobby shows it (also the `data` of the feed's `added` and `changed` events)."""
+
+    code: str
+    name: str
+    status: Literal["waiting", "playing"]
+    rules: dict[str, Any]
+    seats: list[LobbySeat]
+    free_seats: int
+    spectators: int
+    created: float = Field(description="When the table was opened (Unix time, seconds).")
+
+
 class LobbyPage(BaseModel):
     """One page of the lobby: ``total`` tables match the filters, ``tables`` are those from
     ``offset`` on (at most ``limit``), newest first."""
 
-    tables: list[dict[str, Any]]
+    tables: list[LobbyRow]
     total: int
     offset: int
     limit: int
@@ -170,7 +190,8 @@ async def list_tables(
         if circle is not None and rules["circle"] != circle:
             continue
         rows.append(row)
-    return LobbyPage(tables=rows[offset : offset + limit], total=len(rows), offset=offset, limit=limit)
+    page = [LobbyRow.model_validate(row) for row in rows[offset : offset + limit]]
+    return LobbyPage(tables=page, total=len(rows), offset=offset, limit=limit)
 
 
 def _check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> None:
