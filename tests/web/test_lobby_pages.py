@@ -27,6 +27,7 @@ def test_the_lobby_pages_its_tables_and_follows_the_feed(new_context: Any) -> No
     rows = page.locator("#lobby-tables .table-row")
     expect(rows).to_have_count(20)
     expect(page.locator("#lobby-pager")).to_have_count(0)  # one page: no pager
+    assert "null" not in page.locator("#lobby-tables").inner_text()
 
     # A table opened now arrives as a delta: 21 tables, two pages, the newest first.
     codes.append(create_table_api(hosts[6], stake=7, seats=3, name="Paged 20")["code"])

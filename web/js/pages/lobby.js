@@ -98,7 +98,8 @@ export function mount(root) {
     page = Math.min(page, pages - 1);
     const first = page * PAGE_SIZE;
     const rows = shown.slice(first, first + PAGE_SIZE).map(tableRow);
-    list.replaceChildren(...rows, pages > 1 ? pager(first, Math.min(first + PAGE_SIZE, shown.length), shown.length, pages) : null);
+    if (pages > 1) rows.push(pager(first, Math.min(first + PAGE_SIZE, shown.length), shown.length, pages));
+    list.replaceChildren(...rows);
   }
 
   function pager(from, to, total, pages) {
