@@ -647,6 +647,9 @@ CLOSE_CODES: dict[int, str] = {
     4001: "The session was signed out (after bye signed_out): sign in again.",
     4004: "No table with that code.",
     4008: "Rate limit abused: still over the limit after 10 s of rate_limited refusals (after bye rate_limited).",
+    4010: "The table was closed (idle, finished and left, or a match of bots nobody watched); "
+    "its finished matches are in the match history.",
+    4029: "Too many table connections from this IP address (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
 }
 
 
@@ -675,7 +678,7 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
             SeatInfo(seat=1, kind="human", name="bob", level=None, player="a:23", connected=True),
         ],
         spectators=1,
-        series={"0": [1, 0], "1": [0, 1]},
+        series={0: [1, 0], 1: [0, 1]},
         deadline_ms=29000,
         match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
         results=None,

@@ -270,11 +270,34 @@ class TableCreated(BaseModel):
     table: TableOut
 
 
-class LobbyTable(TableOut):
-    """A row of the lobby: an open public table."""
+class LobbySeat(BaseModel):
+    seat: int
+    kind: Literal["empty", "human", "bot"]
+    name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
+    level: str | None = Field(description="A bot's level; null otherwise.")
 
+
+class LobbyRow(BaseModel):
+    """A table as the lobby shows it (also the `data` of the feed's `added` and `changed` events)."""
+
+    code: str
+    name: str
+    status: Literal["waiting", "playing"]
+    rules: dict[str, Any]
+    seats: list[LobbySeat]
     free_seats: int
+    spectators: int
     created: float = Field(description="When the table was opened (Unix time, seconds).")
+
+
+class LobbyPage(BaseModel):
+    """One page of the lobby: ``total`` tables match the filters, ``tables`` are those from
+    ``offset`` on (at most ``limit``), newest first."""
+
+    tables: list[LobbyRow]
+    total: int
+    offset: int
+    limit: int
 
 
 class TableAck(BaseModel):
