@@ -80,6 +80,7 @@ def test_every_page_is_free_of_console_errors_for_an_anonymous_visitor(new_conte
     page.goto("/")
     expect(page.locator("#lobby-tables")).to_be_visible()
     expect(page.locator("#lobby-tables")).to_contain_text("Open to all")
+    expect(page.locator("#lobby-tables")).not_to_contain_text("For the replay")  # finished tables are hidden
     watch.check("lobby")
     for route, ready in (
         ("/#/create", "#main"),
