@@ -97,3 +97,11 @@ def test_accept_encoding_is_read_with_its_qualities() -> None:
     assert not _accepts_gzip("identity")
     assert not _accepts_gzip("gzip;q=0")
     assert not _accepts_gzip("gzip;q=nonsense")
+
+
+async def test_a_head_request_gets_the_headers_without_a_body(api: Api) -> None:
+    response = await api.client().head("/js/main.js", headers=GZIP)
+    assert response.status_code == 200
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.content == b""
