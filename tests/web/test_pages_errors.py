@@ -21,7 +21,10 @@ RU_SUITS = {"♣": ("трефы", "треф"), "♦": ("бубны", "бубен
 def reason_width(page: Any) -> float:
     # read in one go: the page re-renders the form when the session or the ledger refreshes
     expect(page.locator("#adjust-form input[name=reason]")).to_be_visible()
-    return float(page.evaluate("() => document.querySelector('#adjust-form input[name=reason]').getBoundingClientRect().width"))
+    width = page.evaluate(
+        "() => document.querySelector('#adjust-form input[name=reason]').getBoundingClientRect().width"
+    )
+    return float(width)
 
 
 @pytest.mark.parametrize("width", [1280, 375])
@@ -88,9 +91,14 @@ def test_codeless_errors_and_validation_are_translated_on_other_pages(new_contex
             return [
                 errorText(new ApiError(403, { detail: 'admins only' })),
                 errorText(new ApiError(404, { detail: 'no table with that code' })),
-                errorText(new ApiError(422, { detail: [{ loc: ['body', 'name'], msg: 'String should have at least 2 characters', type: 'string_too_short', ctx: { min_length: 2 } }] })),
+                errorText(new ApiError(422, { detail: [{
+                    loc: ['body', 'name'], msg: 'String should have at least 2 characters',
+                    type: 'string_too_short', ctx: { min_length: 2 },
+                }] })),
                 errorText(new ApiError(418, { detail: 'I am a teapot' })),
-                new ApiError(422, { detail: [{ loc: ['body', 'seat'], msg: 'x', type: 'less_than_equal', ctx: { le: 5 } }] }).fieldErrors().seat,
+                new ApiError(422, { detail: [{
+                    loc: ['body', 'seat'], msg: 'x', type: 'less_than_equal', ctx: { le: 5 },
+                }] }).fieldErrors().seat,
             ];
         }"""
     )
@@ -116,7 +124,8 @@ def test_the_russian_trump_label_names_the_suit_in_the_nominative(new_context: A
     symbol = label.split()[1]
     assert label == f"Козырь: {symbol} {RU_SUITS[symbol][0]}", label
     # a card's name keeps the genitive: "дама червей", "10 пик"
-    for name in page.locator("#hand .card").evaluate_all("cards => cards.map((card) => card.getAttribute('aria-label'))"):
+    names = page.locator("#hand .card").evaluate_all("cards => cards.map((card) => card.getAttribute('aria-label'))")
+    for name in names:
         assert any(name.endswith(f" {genitive}") for _, genitive in RU_SUITS.values()), name
 
 
@@ -134,7 +143,10 @@ def test_a_dimmed_red_card_stays_red(new_context: Any, server: Server) -> None:
             hand.append(red, black);
             document.body.append(hand);
             const style = (el) => getComputedStyle(el);
-            return { red: style(red).color, black: style(black).color, face: style(red).backgroundColor, filter: style(red).filter };
+            return {
+                red: style(red).color, black: style(black).color,
+                face: style(red).backgroundColor, filter: style(red).filter,
+            };
         }"""
     )
     assert colours["filter"] == "none"  # a filter would turn red brown
