@@ -18,6 +18,8 @@ function loadFilters() {
 
 /** The server's own filter semantics (GET /api/tables), applied to the live feed. */
 export function matches(row, filters) {
+  // A finished table stays in the feed while its players look at the result; nobody can join it.
+  if (row.status === 'finished') return false;
   const rules = row.rules;
   if (filters.deck && rules.deck !== Number(filters.deck)) return false;
   if (filters.seats && rules.seats !== Number(filters.seats)) return false;
@@ -66,12 +68,10 @@ export function mount(root) {
       list.replaceChildren(h('p', { class: 'muted', text: t('common.loading') }));
       return;
     }
-    // A finished table stays in the feed while its players look at the result; nobody can join it.
-    const open = tables.filter((row) => row.status !== 'finished');
-    const shown = open.filter((row) => matches(row, filters));
+    const shown = tables.filter((row) => matches(row, filters));
     if (!shown.length) {
       list.replaceChildren(
-        h('div', { class: 'empty-state' }, h('p', { text: open.length ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
+        h('div', { class: 'empty-state' }, h('p', { text: tables.length ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
       );
       return;
     }
