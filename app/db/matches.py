@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from app.db import ratings
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import Match, MatchPlayer
@@ -121,7 +122,8 @@ async def record_match(
     finished_at: datetime | None = None,
     coin_changes: Mapping[int, int] | None = None,
 ) -> Match:
-    """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
+    """Store a finished match and one ``match_players`` row per seat, and rate it when every seat is
+    an account (``app.db.ratings``), all inside the caller's transaction.
 
     Idempotent by ``match_id``: recording the same match again returns the stored row; recording
     different data under the same id raises ``MatchConflict``. ``result`` is the engine's
@@ -176,6 +178,15 @@ async def record_match(
             )
         )
     await session.flush()
+    await ratings.rate_match(
+        session,
+        match_id=match_id,
+        accounts={seat.seat: seat.account_id for seat in seat_rows},
+        draw=result_row.draw,
+        durak=result_row.durak,
+        places=result_row.places,
+        finished_at=finished,
+    )
     return match
 
 

@@ -34,6 +34,8 @@ TABLES = {
     "admin_actions",
     "login_sessions",
     "login_failures",
+    "ratings",
+    "rating_history",
 }
 
 
