@@ -81,7 +81,7 @@ def finishing_ranks(
 
 
 def _insert(session: AsyncSession) -> Any:
-    return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
 async def rate_match(
@@ -98,7 +98,9 @@ async def rate_match(
     (None for a guest or a bot). Whether it was rated now (False: not a rated match, or rated before)."""
     if len(accounts) < 2 or any(account is None for account in accounts.values()):
         return False
-    already = await session.scalar(select(func.count()).select_from(RatingChange).where(RatingChange.match_id == match_id))
+    already = await session.scalar(
+        select(func.count()).select_from(RatingChange).where(RatingChange.match_id == match_id)
+    )
     if already:
         return False
     account_of = {seat: int(account) for seat, account in accounts.items() if account is not None}
@@ -106,7 +108,9 @@ async def rate_match(
     insert = _insert(session)
     await session.execute(
         insert(Rating)
-        .values([{"account_id": i, "mu": START_MU, "sigma": START_SIGMA, "matches": 0, "updated_at": utcnow()} for i in ids])
+        .values(
+            [{"account_id": i, "mu": START_MU, "sigma": START_SIGMA, "matches": 0, "updated_at": utcnow()} for i in ids]
+        )
         .on_conflict_do_nothing(index_elements=["account_id"])
     )
     # Locked in account order, so two matches finishing at once for the same players wait, not deadlock.

@@ -30,7 +30,9 @@ def win_for(first: int, n: int, *, durak: int | None = None) -> dict[str, Any]:
     return {"draw": False, "durak": durak, "order": order, "places": [[s] for s in order] + [[durak]]}
 
 
-async def record(db: Database, match_id: str, seats: list[dict[str, Any]], result: dict[str, Any], **extra: Any) -> None:
+async def record(
+    db: Database, match_id: str, seats: list[dict[str, Any]], result: dict[str, Any], **extra: Any
+) -> None:
     kwargs: dict[str, Any] = {
         "match_id": match_id,
         "table_id": "t1",
