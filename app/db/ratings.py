@@ -246,3 +246,53 @@ async def match_stats(session: AsyncSession, account_id: int) -> dict[str, dict[
         elif place == 1:
             counts["wins"] += 1
     return dict(sorted(stats.items()))
+
+
+async def recent_matches(session: AsyncSession, account_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
+    """The account's last ``limit`` matches, newest first: its place, whether it was the durak, its
+    coins and rating change, and who else sat at the table."""
+    rows = (
+        await session.execute(
+            select(MatchPlayer, Match)
+            .join(Match, Match.id == MatchPlayer.match_id)
+            .where(MatchPlayer.account_id == account_id)
+            .order_by(MatchPlayer.finished_at.desc(), MatchPlayer.match_id.desc())
+            .limit(limit)
+        )
+    ).all()
+    ids = [match.id for _, match in rows]
+    changes = {
+        change.match_id: change
+        for change in (
+            await session.scalars(
+                select(RatingChange).where(RatingChange.account_id == account_id, RatingChange.match_id.in_(ids))
+            )
+        ).all()
+    }
+    out = []
+    for player, match in rows:
+        change = changes.get(match.id)
+        out.append(
+            {
+                "match_id": match.id,
+                "finished_at": match.finished_at,
+                "table_type": table_type(match.rules),
+                "place": player.place,
+                "draw": bool(match.result.get("draw")),
+                "durak": match.result.get("durak") == player.seat,
+                "coin_change": player.coin_change,
+                "rating_change": None
+                if change is None
+                else display(change.mu, change.sigma) - display(change.mu_before, change.sigma_before),
+                "players": [seat["display_name"] for seat in match.seats],
+            }
+        )
+    return out
+
+
+async def seat_rating(session: AsyncSession, account_id: int | None) -> dict[str, Any] | None:
+    """What a table shows next to an account's seat: ``{"rating", "provisional"}``; None for a guest."""
+    if account_id is None:
+        return None
+    view = (await ratings_of(session, [account_id]))[account_id]
+    return {"rating": view.rating, "provisional": view.provisional}

@@ -45,6 +45,7 @@ class Seat:
     principal: Principal | None = None
     level: str | None = None  # bot level
     connections: set[str] = field(default_factory=set)
+    rating: dict[str, Any] | None = None  # an account's {"rating", "provisional"} when it sat down
 
     @property
     def name(self) -> str | None:
@@ -60,6 +61,7 @@ class Seat:
             "level": self.level,
             "player": self.principal.key if self.principal else None,
             "connected": self.kind == "bot" or bool(self.connections),
+            "rating": self.rating,
         }
 
 

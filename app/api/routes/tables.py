@@ -23,7 +23,7 @@ from app.api.schemas import (
     TableInfo,
     TableOut,
 )
-from app.db import accounts
+from app.db import accounts, ratings
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal, TableSpec
@@ -216,7 +216,9 @@ async def join_table(
                 status.HTTP_409_CONFLICT,
                 detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
             )
-    return await _call(registry, code, "join", user, seat=body.seat if body else None)
+    async with db.session() as session:
+        rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
+    return await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
 
 
 @router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 503))
