@@ -239,6 +239,11 @@ class RulesOut(BaseModel):
     preset: str = Field(description="`durak_peak`, `classic36` or `durac1993` (GET /api/presets).")
 
 
+class SeatRating(BaseModel):
+    rating: int = Field(description="The ordinal mu - 3 sigma on a scale where a new player has 1500.")
+    provisional: bool = Field(description="Fewer than 5 rated matches (shown with a question mark).")
+
+
 class TableSeatOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     seat: int
@@ -247,6 +252,9 @@ class TableSeatOut(BaseModel):
     level: str | None = Field(description="A bot's level (`easy`, `normal`, `hard`); null otherwise.")
     player: str | None = Field(description="The seated session's key (`a:<account id>` or `g:<guest id>`).")
     connected: bool = Field(description="The player has a table socket open (bots always count as connected).")
+    rating: SeatRating | None = Field(
+        default=None, description="An account's rating when it sat down; null for guests, bots and empty seats."
+    )
 
 
 class TableResultsOut(BaseModel):

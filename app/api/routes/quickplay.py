@@ -9,6 +9,7 @@ answers ``table_full`` and the caller tries the next one (or opens one)."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, status
@@ -65,13 +66,15 @@ class QuickPlayOut(BaseModel):
     table: TableOut
 
 
-_locks: dict[PreferenceKey, asyncio.Lock] = {}
+# One lock per preference key and registry (one registry per app and event loop).
+_locks: weakref.WeakKeyDictionary[TableRegistry, dict[PreferenceKey, asyncio.Lock]] = weakref.WeakKeyDictionary()
 
 
-def _lock_for(key: PreferenceKey) -> asyncio.Lock:
-    lock = _locks.get(key)
+def _lock_for(registry: TableRegistry, key: PreferenceKey) -> asyncio.Lock:
+    locks = _locks.setdefault(registry, {})
+    lock = locks.get(key)
     if lock is None:
-        lock = _locks[key] = asyncio.Lock()
+        lock = locks[key] = asyncio.Lock()
     return lock
 
 
@@ -145,12 +148,12 @@ async def quickplay(
     await _check_stake(db, user, body.stake)
     rules = _new_rules(body, body.seats or 2, body.stake)  # validates the preferences before any seat is taken
     rating = await _rating_of(db, user)
-    async with _lock_for(body.key()):
+    async with _lock_for(registry, body.key()):
         lobby = sorted(await registry.lobby(), key=lambda row: row["created"])  # oldest first
         for row in lobby:
             seated = any(seat["player"] == user.key for seat in row["seats"])
-            if seated and row["status"] == "waiting" and body.matches(row["rules"]):
-                return await _answer(registry, row["code"], user, False)  # already waiting here
+            if seated and row["status"] in ("waiting", "playing") and body.matches(row["rules"]):
+                return await _answer(registry, row["code"], user, False)  # already waiting or playing here
         for row in lobby:
             if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):
                 continue
