@@ -109,6 +109,10 @@ class SeatOut(BaseModel):
     display_name: str
     place: int | None = None
     coin_change: int = 0
+    rating: int | None = Field(
+        default=None, description="The player's rating after this match; null if it was not rated."
+    )
+    rating_change: int | None = Field(default=None, description="How much this match moved it; null if not rated.")
 
 
 class MatchSummary(BaseModel):

@@ -296,3 +296,16 @@ async def seat_rating(session: AsyncSession, account_id: int | None) -> dict[str
         return None
     view = (await ratings_of(session, [account_id]))[account_id]
     return {"rating": view.rating, "provisional": view.provisional}
+
+
+async def ratings_after(session: AsyncSession, match_ids: Sequence[str]) -> dict[tuple[str, int], dict[str, int]]:
+    """(match id, account id) -> ``{"rating", "change"}``: each player's rating after those matches
+    that were rated (for the match history)."""
+    rows = (await session.scalars(select(RatingChange).where(RatingChange.match_id.in_(set(match_ids))))).all()
+    return {
+        (row.match_id, row.account_id): {
+            "rating": display(row.mu, row.sigma),
+            "change": display(row.mu, row.sigma) - display(row.mu_before, row.sigma_before),
+        }
+        for row in rows
+    }

@@ -184,6 +184,14 @@ async def test_leaderboard_and_profiles(api: Api) -> None:
     assert recent[0]["players"] == ["Champ", "rookie"]
     assert profile["member_since"]
 
+    listed = (await champ.get("/api/matches", params={"account": "me"})).json()["items"]
+    assert [item["id"] for item in listed] == ["m4", "m3", "m2", "m1", "m0"]
+    newest = {seat["display_name"]: seat for seat in listed[0]["seats"]}
+    assert newest["Champ"]["rating"] == profile["rating"]["rating"] and newest["Champ"]["rating_change"] > 0
+    assert newest["rookie"]["rating"] < 1500 and newest["rookie"]["rating_change"] < 0
+    detail = (await champ.get("/api/matches/m0")).json()
+    assert detail["seats"][0]["rating"] == profile["rating_history"][0]["rating"]
+
     loser = (await champ.get("/api/players/rookie")).json()
     assert loser["by_table_type"]["2p-36"]["durak"] == 5 and loser["recent_matches"][0]["rating_change"] < 0
     assert (await champ.get("/api/players/nobody-here")).status_code == 404

@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, status
 from app.api.deps import OptionalUser, SessionDep
 from app.api.errors import responses
 from app.api.schemas import MatchDetail, MatchPage, MatchSummary, ReplayView, SeatOut
-from app.db import accounts
+from app.db import accounts, ratings
 from app.db import matches as history
 from app.db.models import Match
 
@@ -20,11 +20,12 @@ MatchId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9
 MAX_ID = 2**31 - 1
 
 
-def _seats(match: Match) -> list[SeatOut]:
+def _seats(match: Match, rated: dict[tuple[str, int], dict[str, int]]) -> list[SeatOut]:
     players = {p.seat: p for p in match.players}
     out = []
     for seat in match.seats:
         player = players.get(int(seat["seat"]))
+        after = rated.get((match.id, seat.get("account_id") or 0))
         out.append(
             SeatOut(
                 seat=seat["seat"],
@@ -34,12 +35,14 @@ def _seats(match: Match) -> list[SeatOut]:
                 display_name=seat["display_name"],
                 place=player.place if player else None,
                 coin_change=player.coin_change if player else 0,
+                rating=after["rating"] if after else None,
+                rating_change=after["change"] if after else None,
             )
         )
     return out
 
 
-def _summary(match: Match) -> MatchSummary:
+def _summary(match: Match, rated: dict[tuple[str, int], dict[str, int]]) -> MatchSummary:
     return MatchSummary(
         id=match.id,
         table_id=match.table_id,
@@ -49,7 +52,7 @@ def _summary(match: Match) -> MatchSummary:
         cheating=match.cheating,
         draw=bool(match.result.get("draw")),
         durak=match.result.get("durak"),
-        seats=_seats(match),
+        seats=_seats(match, rated),
         rules=dict(match.rules),
     )
 
@@ -93,7 +96,8 @@ async def list_matches(
     rows, total = await history.list_matches(
         session, account_id=account_id, offset=(page - 1) * page_size, limit=page_size
     )
-    return MatchPage(items=[_summary(row) for row in rows], page=page, page_size=page_size, total=total)
+    rated = await ratings.ratings_after(session, [row.id for row in rows])
+    return MatchPage(items=[_summary(row, rated) for row in rows], page=page, page_size=page_size, total=total)
 
 
 async def _load(session: SessionDep, match_id: str) -> Match:
@@ -109,7 +113,7 @@ async def get_match(match_id: MatchId, session: SessionDep) -> MatchDetail:
     would reveal every hand); the replay shows the play."""
     match = await _load(session, match_id)
     return MatchDetail(
-        **_summary(match).model_dump(),
+        **_summary(match, await ratings.ratings_after(session, [match.id])).model_dump(),
         dealer=match.dealer,
         result=match.result,
         coin_changes=match.coin_changes,
