@@ -5,16 +5,27 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from alembic.script import ScriptDirectory
+from sqlalchemy import func, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import matches, ratings, stakes
+from app.db import matches, migrate, ratings, stakes
 from app.db.models import Rating, RatingChange
 from app.db.session import Database
 from tests.db.helpers import assert_ledger_sound, make_player
+from tests.db.support import sqlite_url
+
+
+def before_ratings(url: str) -> str:
+    """The revision migration 0004 (ratings) follows."""
+    revision = ScriptDirectory.from_config(migrate.alembic_config(url)).get_revision("0004")
+    assert revision is not None and isinstance(revision.down_revision, str)
+    return revision.down_revision
+
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -228,3 +239,22 @@ async def test_leaderboard_lists_only_established_players_best_first(db: Databas
 def test_display_scale_starts_at_1500() -> None:
     assert ratings.display(ratings.START_MU, ratings.START_SIGMA) == 1500
     assert ratings.NEW_PLAYER.provisional and ratings.NEW_PLAYER.rating == 1500
+
+
+async def test_migration_0004_adds_the_rating_tables_over_existing_data_and_removes_them(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "ratings.sqlite3")
+    await migrate.upgrade(url, before_ratings(url))
+    db = Database(url)
+    try:
+        a, b = await make_player(db), await make_player(db)
+        await migrate.upgrade(url)  # an existing database with accounts gets the tables, empty
+        await record(db, "after-upgrade", account_seats(a, b), win_for(0, 2))
+        assert (await rating_rows(db))[a].matches == 1
+        await migrate.downgrade(url, before_ratings(url))
+        async with db.engine.connect() as conn:
+            names = set(await conn.run_sync(lambda sync: inspect(sync).get_table_names()))
+        assert "accounts" in names and not names & {"ratings", "rating_history"}
+        await migrate.upgrade(url)
+        await migrate.check(url)
+    finally:
+        await db.dispose()
