@@ -75,7 +75,7 @@ export function mount(root, params) {
           'section',
           { class: 'panel' },
           h('h2', { text: t('profile.by_type') }),
-          h(
+          !Object.keys(data.by_table_type).length ? h('p', { class: 'muted', text: t('history.none') }) : h(
             'table',
             { class: 'data-table', id: 'profile-stats' },
             h('thead', {}, h('tr', {}, [t('profile.table_type'), t('profile.played'), t('profile.wins'), t('profile.durak'), t('profile.draws')].map((text) => h('th', { scope: 'col', text })))),
