@@ -46,9 +46,13 @@ def test_two_browsers_play_now_meet_and_a_rated_match_moves_both_ratings(new_con
 
     alice.locator("#play-now").click()
     alice.wait_for_url("**/t/*")
+    expect(alice.locator("#felt, #waiting").first).to_be_visible()
+    # Alice looks at another tab meanwhile: the tab title tells her who sat down.
+    alice.evaluate("() => Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' })")
     bob.locator("#play-now").click()
     bob.wait_for_url("**/t/*")
     assert alice.url == bob.url  # the same table
+    alice.wait_for_function("(name) => document.title.includes(`${name} sat down at your table`)", arg=bob_me["name"])
     for page in (alice, bob):
         expect(page.locator("#hand .card")).to_have_count(6)
         expect(page.locator(".seat .seat-rating")).to_have_text(["1500?", "1500?"])

@@ -5,6 +5,7 @@ import { t } from './i18n.js';
 
 const MUTE_KEY = 'durak.sound.muted';
 let baseTitle = null;
+let missed = []; // what happened while the tab was hidden, newest first (at most 3)
 let wasMyTurn = false;
 // The table sounds (web/js/table/sound.js) may take over playing: setSoundPlayer((kind) => ...).
 let soundPlayer = null;
@@ -55,6 +56,7 @@ function restoreTitle() {
   if (document.visibilityState === 'visible' && baseTitle !== null) {
     document.title = baseTitle;
     baseTitle = null;
+    missed = [];
   }
 }
 document.addEventListener('visibilitychange', restoreTitle);
@@ -65,7 +67,8 @@ export function notify(kind, params = {}) {
   beep(kind);
   if (document.visibilityState !== 'hidden') return;
   if (baseTitle === null) baseTitle = document.title;
-  document.title = `(!) ${text} — ${baseTitle}`;
+  missed = [text, ...missed.filter((item) => item !== text)].slice(0, 3);
+  document.title = `(!) ${missed.join(' · ')} — ${baseTitle}`;
   if (typeof Notification !== 'undefined' && Notification.permission === 'granted') {
     try {
       const shown = new Notification(t('app.name'), { body: text, tag: `durak-${kind}` });
