@@ -28,7 +28,7 @@ from starlette.types import Scope
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.limits import PerAddress
-from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.api.routes import accounts, admin, auth, health, matches, play, players, quickplay, tables
 from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import AuthThrottles
@@ -115,6 +115,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(matches.router)
     app.include_router(admin.router)
     app.include_router(tables.router)
+    app.include_router(quickplay.router)
+    app.include_router(players.router)
     app.add_middleware(play.TableSockets)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.

@@ -272,6 +272,13 @@ class View(_Shape):
     )
 
 
+class SeatRating(_Shape):
+    """A seated account's rating (``table.seats[].rating``)."""
+
+    rating: int = Field(description="The ordinal mu - 3 sigma on a scale where a new player has 1500.")
+    provisional: bool = Field(description="Fewer than 5 rated matches (shown with a question mark).")
+
+
 class SeatInfo(_Shape):
     """One entry of ``table.seats``."""
 
@@ -281,6 +288,9 @@ class SeatInfo(_Shape):
     level: str | None = Field(description="A bot's level (easy, normal, hard); null otherwise.")
     player: str | None = Field(description="The seated person's key (compare with table.you); null for bots.")
     guest: bool = Field(default=False, description="The seated person is a guest (clients show a badge).")
+    rating: SeatRating | None = Field(
+        default=None, description="An account's rating when it sat down; null for guests, bots and empty seats."
+    )
     connected: bool = Field(description="The player has a connection open (always true for a bot).")
     deadline_ms: int | None = Field(
         default=None,

@@ -118,6 +118,10 @@ class SeatOut(BaseModel):
     coin_change: int | None = Field(
         default=0, description="Coins won (+) or lost (-); null unless it is the caller's seat (admins see all)."
     )
+    rating: int | None = Field(
+        default=None, description="The player's rating after this match; null if it was not rated."
+    )
+    rating_change: int | None = Field(default=None, description="How much this match moved it; null if not rated.")
 
 
 class MatchSummary(BaseModel):
@@ -276,6 +280,7 @@ class LobbySeat(BaseModel):
     name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
     level: str | None = Field(description="A bot's level; null otherwise.")
     guest: bool = Field(default=False, description="The seated person is a guest (clients show a badge).")
+    rating: protocol.SeatRating | None = Field(default=None, description="An account's rating when it sat down.")
 
 
 class LobbyRow(BaseModel):

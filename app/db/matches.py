@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, selectinload
 
+from app.db import ratings
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import Match, MatchPlayer
@@ -133,7 +134,8 @@ def _validated(
 
 
 async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
-    """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
+    """Store a finished match and one ``match_players`` row per seat, and rate it when every seat is
+    an account (``app.db.ratings``), all inside the caller's transaction.
 
     Idempotent by ``record.match_id``: recording the same match again returns the stored row;
     recording different data under the same id raises ``MatchConflict``. ``record.result`` is the
@@ -193,6 +195,15 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
             )
         )
     await session.flush()
+    await ratings.rate_match(
+        session,
+        match_id=match_id,
+        accounts={seat.seat: seat.account_id for seat in seat_rows},
+        draw=result_row.draw,
+        durak=result_row.durak,
+        places=result_row.places,
+        finished_at=finished,
+    )
     return match
 
 

@@ -1,4 +1,5 @@
-"""The schema: accounts, the double-entry coin ledger, match escrows, match history, admin audit.
+"""The schema: accounts, the double-entry coin ledger, match escrows, match history, ratings, admin
+audit.
 
 The schema is only ever created by the Alembic migrations in ``migrations/``; a test compares these
 models with the migrations so the two cannot drift apart.
@@ -19,6 +20,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    UniqueConstraint,
     func,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -238,4 +240,41 @@ class AdminAction(Base):
     transfer_id: Mapped[int | None] = mapped_column(
         ForeignKey("ledger_transfers.id", ondelete="RESTRICT"), default=None
     )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Rating(Base):
+    """An account's OpenSkill (Plackett–Luce) rating, ``app/db/ratings.py``: it has a row once it
+    has played a rated match. ``matches`` counts its rated matches (provisional below 5)."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (CheckConstraint("matches >= 0", name="matches_not_negative"),)
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RatingChange(Base):
+    """One account's rating after one rated match: at most one row per (match, account), so a
+    settlement replayed after a crash never rates twice."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (
+        UniqueConstraint("match_id", "account_id"),
+        Index("ix_rating_history_account_id_id", "account_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    place: Mapped[int] = mapped_column(Integer)
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

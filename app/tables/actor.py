@@ -257,7 +257,7 @@ class TableActor:
             if op in PLAY_TYPES:
                 reply = await self._on_play(principal, message)
             elif op == "join":
-                reply = await self._on_join(principal, message.get("seat"))
+                reply = await self._on_join(principal, message.get("seat"), message.get("rating"))
             elif op == "leave":
                 reply = await self._on_leave(principal)
             elif op == "add_bot":
@@ -355,7 +355,7 @@ class TableActor:
         if self.on_change is not None:
             self.on_change(self)
 
-    async def _on_join(self, principal: Principal, wanted: Any) -> dict[str, Any]:
+    async def _on_join(self, principal: Principal, wanted: Any, rating: Any = None) -> dict[str, Any]:
         if self.seat_of(principal) is not None:
             raise Refused("already_seated", "you already have a seat at this table")
         if self.status == "playing":
@@ -364,6 +364,7 @@ class TableActor:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
         seat = self._free_seat(wanted)
         seat.kind, seat.principal, seat.level = "human", principal, None
+        seat.rating = rating if isinstance(rating, dict) and principal.account_id is not None else None
         seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
         self.spectators -= seat.connections
         if self.status == "finished":
@@ -402,7 +403,7 @@ class TableActor:
     def _vacate(self, seat: Seat) -> bool:
         """Free a player's seat between matches; his connections watch from now on. Whether he had any."""
         moved, self.spectators = seat.connections, self.spectators | seat.connections
-        seat.kind, seat.principal, seat.connections = "empty", None, set()
+        seat.kind, seat.principal, seat.connections, seat.rating = "empty", None, set(), None
         if self.rematch is not None:
             self.rematch.agreed.discard(seat.seat)
         return bool(moved)
@@ -891,6 +892,7 @@ class TableActor:
                     "kind": s.kind,
                     "level": s.level,
                     "principal": s.principal.to_json() if s.principal else None,
+                    "rating": s.rating,
                 }
                 for s in self.seats
             ],
@@ -927,7 +929,13 @@ class TableActor:
         actor = cls(spec, broker, hooks, bots, on_change=on_change, store=store, token=token, limits=limits)
         actor.rules = Rules.from_json(record["rules"])
         actor.seats = [
-            Seat(s["seat"], s["kind"], Principal.from_json(s["principal"]) if s["principal"] else None, s["level"])
+            Seat(
+                s["seat"],
+                s["kind"],
+                Principal.from_json(s["principal"]) if s["principal"] else None,
+                s["level"],
+                rating=s.get("rating"),
+            )
             for s in record["seats"]
         ]
         actor.status = record["status"]

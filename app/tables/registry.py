@@ -111,6 +111,7 @@ def lobby_row(actor: TableActor) -> dict[str, Any]:
                 "name": s.name,
                 "level": s.level,
                 "guest": s.principal is not None and s.principal.is_guest,
+                "rating": s.rating,
             }
             for s in actor.seats
         ],
@@ -125,7 +126,7 @@ def _row_of_record(record: dict[str, Any]) -> dict[str, Any] | None:
     info = record["info"]
     if info.get("private") or info.get("status") not in LISTED:
         return None
-    seats = [{k: seat.get(k) for k in ("seat", "kind", "name", "level")} for seat in info["seats"]]
+    seats = [{k: seat.get(k) for k in ("seat", "kind", "name", "level", "rating")} for seat in info["seats"]]
     for seat, stored in zip(seats, info["seats"], strict=True):
         seat["guest"] = bool(stored.get("guest"))
     return {

@@ -45,6 +45,7 @@ class Seat:
     principal: Principal | None = None
     level: str | None = None  # bot level
     connections: set[str] = field(default_factory=set)
+    rating: dict[str, Any] | None = None  # an account's {"rating", "provisional"} when it sat down
 
     @property
     def name(self) -> str | None:
@@ -61,6 +62,7 @@ class Seat:
             "player": self.principal.key if self.principal else None,
             "guest": self.principal is not None and self.principal.is_guest,  # clients badge guests
             "connected": self.kind == "bot" or bool(self.connections),
+            "rating": self.rating,
         }
 
 

@@ -126,6 +126,16 @@ async def _add_bot(api: Api) -> Target:
     return Target(alice, f"/api/tables/{code}/bots", {"level": "easy", "seat": 2}, 200)
 
 
+async def _quickplay(api: Api) -> Target:
+    body = {"deck": 36, "seats": 3, "transfer": True, "stake": 10, "timer": 30}
+    return Target(await api.signed_up("alice"), "/api/quickplay", body, 200)
+
+
+async def _quickplay_bot(api: Api) -> Target:
+    body = {"level": "easy", "deck": 24, "transfer": False, "timer": 30}
+    return Target(await api.signed_up("alice"), "/api/quickplay/bot", body, 200)
+
+
 SETUPS: dict[str, Setup] = {
     "POST /api/auth/signup": _signup,
     "POST /api/auth/login": _login,
@@ -134,6 +144,8 @@ SETUPS: dict[str, Setup] = {
     "POST /api/tables": _create_table,
     "POST /api/tables/{code}/join": _join,
     "POST /api/tables/{code}/bots": _add_bot,
+    "POST /api/quickplay": _quickplay,
+    "POST /api/quickplay/bot": _quickplay_bot,
 }
 
 

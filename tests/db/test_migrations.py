@@ -36,6 +36,8 @@ TABLES = {
     "admin_actions",
     "login_sessions",
     "throttle_hits",
+    "ratings",
+    "rating_history",
 }
 
 

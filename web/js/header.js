@@ -32,6 +32,7 @@ export function renderHeader(route) {
     { class: 'site-nav', 'aria-label': t('nav.label') },
     link('/#/', 'lobby', t('nav.lobby')),
     link('/#/create', 'create', t('nav.create')),
+    link('/#/leaderboard', 'leaderboard', t('nav.leaderboard')),
     me && me.kind === 'account' ? link('/#/history', 'history', t('nav.history')) : null,
     me && me.is_admin ? link('/#/admin', 'admin', t('nav.admin')) : null,
   );
@@ -50,7 +51,9 @@ export function renderHeader(route) {
     user = h(
       'div',
       { class: 'user-box' },
-      h('span', { class: 'user-name', id: 'user-name', text: me.name }),
+      me.kind === 'account'
+        ? h('a', { class: 'user-name', id: 'user-name', href: `/#/u/${encodeURIComponent(me.name)}`, text: me.name })
+        : h('span', { class: 'user-name', id: 'user-name', text: me.name }),
       me.kind === 'account'
         ? h(
             'span',

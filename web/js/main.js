@@ -1,6 +1,7 @@
 // Boot: translations, the signed-in user, the header and a small router.
 //   /t/<code>  play (invite link)        /w/<code>  spectate (watch link)
 //   /#/  lobby   /#/create   /#/login   /#/history   /#/replay/<match id>   /#/admin
+//   /#/leaderboard   /#/u/<name>  a player's profile
 import { h } from './dom.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
 import { renderHeader } from './header.js';
@@ -14,6 +15,8 @@ const PAGES = {
   history: () => import('./pages/history.js'),
   replay: () => import('./pages/replay.js'),
   admin: () => import('./pages/admin.js'),
+  leaderboard: () => import('./pages/leaderboard.js'),
+  profile: () => import('./pages/profile.js'),
   table: () => import('./pages/table.js'),
   missing: () => import('./pages/missing.js'),
 };
@@ -33,7 +36,10 @@ export function currentRoute() {
     case 'login':
     case 'history':
     case 'admin':
+    case 'leaderboard':
       return { name, params: {} };
+    case 'u':
+      return { name: 'profile', params: { name: decodeURIComponent(arg || '') } };
     case 'replay':
       return { name: 'replay', params: { id: decodeURIComponent(arg || '') } };
     default:

@@ -15,7 +15,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, status
 from app.api.deps import OptionalUser, SessionDep, SessionInfo
 from app.api.errors import responses
 from app.api.schemas import MatchDetail, MatchPage, MatchSummary, ReplayView, SeatOut
-from app.db import accounts
+from app.db import accounts, ratings
 from app.db import matches as history
 from app.db.models import Match
 
@@ -32,12 +32,13 @@ def _sees_coins(user: SessionInfo | None, account_id: int | None) -> bool:
     return user.is_admin or (account_id is not None and account_id == user.account_id)
 
 
-def _seats(match: Match, user: SessionInfo | None) -> list[SeatOut]:
+def _seats(match: Match, user: SessionInfo | None, rated: dict[tuple[str, int], dict[str, int]]) -> list[SeatOut]:
     players = {p.seat: p for p in match.players}
     out = []
     for seat in match.seats:
         player = players.get(int(seat["seat"]))
         coin_change = player.coin_change if player else 0
+        after = rated.get((match.id, seat.get("account_id") or 0))
         out.append(
             SeatOut(
                 seat=seat["seat"],
@@ -48,12 +49,14 @@ def _seats(match: Match, user: SessionInfo | None) -> list[SeatOut]:
                 display_name=seat["display_name"],
                 place=player.place if player else None,
                 coin_change=coin_change if _sees_coins(user, seat.get("account_id")) else None,
+                rating=after["rating"] if after else None,
+                rating_change=after["change"] if after else None,
             )
         )
     return out
 
 
-def _summary(match: Match, user: SessionInfo | None) -> MatchSummary:
+def _summary(match: Match, user: SessionInfo | None, rated: dict[tuple[str, int], dict[str, int]]) -> MatchSummary:
     return MatchSummary(
         id=match.id,
         table_id=match.table_id,
@@ -63,7 +66,7 @@ def _summary(match: Match, user: SessionInfo | None) -> MatchSummary:
         cheating=match.cheating,
         draw=bool(match.result.get("draw")),
         durak=match.result.get("durak"),
-        seats=_seats(match, user),
+        seats=_seats(match, user, rated),
         rules=dict(match.rules),
     )
 
@@ -112,7 +115,8 @@ async def list_matches(
         offset=(page - 1) * page_size,
         limit=page_size,
     )
-    return MatchPage(items=[_summary(row, user) for row in rows], page=page, page_size=page_size, total=total)
+    rated = await ratings.ratings_after(session, [row.id for row in rows])
+    return MatchPage(items=[_summary(row, user, rated) for row in rows], page=page, page_size=page_size, total=total)
 
 
 async def _load(session: SessionDep, match_id: str, user: SessionInfo | None) -> Match:
@@ -140,7 +144,7 @@ async def get_match(match_id: MatchId, session: SessionDep, user: OptionalUser) 
     """A finished match: seats, places, the caller's own coin change (all of them for admins), rules
     and result. The seed stays secret (it would reveal every hand); the replay shows the play."""
     match = await _load(session, match_id, user)
-    summary = _summary(match, user)
+    summary = _summary(match, user, await ratings.ratings_after(session, [match.id]))
     return MatchDetail(
         **summary.model_dump(),
         dealer=match.dealer,

@@ -24,7 +24,7 @@ from app.api.schemas import (
     TableOut,
     TableWithLinks,
 )
-from app.db import accounts
+from app.db import accounts, ratings
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
@@ -78,7 +78,7 @@ def _validation_error(field: str, message: str) -> HTTPException:
     return HTTPException(422, detail=[{"loc": ["body", field], "msg": message, "type": "value_error"}])
 
 
-def _too_many(refused: TooMany) -> HTTPException:
+def too_many(refused: TooMany) -> HTTPException:
     return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail=f"{refused.code}: {refused.message}")
 
 
@@ -125,7 +125,7 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
     try:
         actor = await registry.create(spec, address_of(request.client))
     except TooMany as refused:
-        raise _too_many(refused) from None
+        raise too_many(refused) from None
     invite, watch = _urls(request, spec.code, spec.watch_code)
     return TableCreated(
         code=spec.code,
@@ -177,7 +177,7 @@ def _check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> N
     try:
         registry.check_bot_table(code, user.key)
     except TooMany as refused:
-        raise _too_many(refused) from None
+        raise too_many(refused) from None
 
 
 async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo | None, **args: Any) -> dict[str, Any]:
@@ -246,7 +246,9 @@ async def join_table(
                 status.HTTP_409_CONFLICT,
                 detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
             )
-    return await _call(registry, code, "join", user, seat=body.seat if body else None)
+    async with db.session() as session:
+        rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
+    return await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
 
 
 @router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 503))

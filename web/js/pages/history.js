@@ -52,7 +52,14 @@ export function mount(root) {
       h('td', { 'data-label': t('history.date') }, h('time', { datetime: item.finished_at, text: formatDate(item.finished_at) })),
       h('td', { 'data-label': t('history.rules') }, detail ? rulesChips(detail.rules, { compact: false }) : null),
       h('td', { 'data-label': t('history.players') }, namesWithBadges(item.seats)),
-      h('td', { 'data-label': t('history.place') }, h('span', { class: 'place', text: mine && mine.place ? t('results.place', { place: mine.place }) : '\u2014' }), ' ', h('span', { class: 'muted', text: result })),
+      h(
+        'td',
+        { 'data-label': t('history.place') },
+        h('span', { class: 'place', text: mine && mine.place ? t('results.place', { place: mine.place }) : '\u2014' }),
+        ' ',
+        h('span', { class: 'muted', text: result }),
+        mine && mine.rating !== null && mine.rating !== undefined ? h('span', { class: 'rating-after', text: ` · ${t('history.rating_after', { rating: mine.rating, change: formatSigned(mine.rating_change) })}` }) : null,
+      ),
       h('td', { 'data-label': t('history.coins') }, h('span', { class: ['coins', change > 0 ? 'up' : change < 0 ? 'down' : 'even'], dataset: { change: String(change) }, text: formatSigned(change) })),
       h('td', {}, h('a', { class: 'btn small', href: `/#/replay/${encodeURIComponent(item.id)}`, text: t('history.replay') })),
     );

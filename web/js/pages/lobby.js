@@ -1,8 +1,12 @@
-// The lobby: open and running public tables, live from /api/lobby/stream (a snapshot when it
-// connects, then one delta per table change), with filters, a page at a time.
+// The lobby: "Play now" and "Play a bot", then the open and running public tables, live from
+// /api/lobby/stream (a snapshot when it connects, then one delta per table change), with filters,
+// a page at a time.
+import { errorText, post } from '../api.js';
 import { authPanel } from '../auth.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import { askPermission } from '../notify.js';
+import { ratingText } from '../rating.js';
 import { rulesChips } from '../rules.js';
 import { namesWithBadges } from '../table/render.js';
 import { currentUser, onUserChange } from '../session.js';
@@ -142,7 +146,7 @@ export function mount(root) {
           ' · ',
           h('span', { class: ['status', `status-${row.status}`], text: statusText(row.status) }),
         ),
-        seated.length ? h('p', { class: 'players muted' }, namesWithBadges(seated)) : null,
+        seated.length ? h('p', { class: 'players muted' }, seatLabels(seated)) : null,
       ),
       h(
         'div',
@@ -210,8 +214,9 @@ export function mount(root) {
           'section',
           { class: 'hero' },
           h('div', {}, h('h1', { text: t('lobby.title') }), h('p', { class: 'lead', text: t('lobby.tagline') })),
-          h('a', { class: 'btn primary big', href: '/#/create', id: 'open-table', text: t('lobby.open_table') }),
+          h('a', { class: 'btn big', href: '/#/create', id: 'open-table', text: t('lobby.open_table') }),
         ),
+        playNowSection(),
         me ? null : h('div', { class: 'lobby-auth' }, h('h2', { text: t('lobby.sign_in_title') }), authPanel({ initial: 'signup' })),
         h(
           'section',
@@ -247,4 +252,130 @@ function statusText(status) {
     default:
       return t('status.waiting');
   }
+}
+
+// ---------------------------------------------------------------------- Play now / Play a bot
+
+const QUICKPLAY_KEY = 'durak.quickplay';
+const BOT_LEVEL_KEY = 'durak.quickplay.bot';
+
+/** The seated players as the lobby lists them: each name with its guest badge or its rating. */
+function seatLabels(seats) {
+  return namesWithBadges(seats).map((parts, i) => {
+    const rating = ratingText(seats[i].rating);
+    return rating ? [parts, ` (${rating})`] : parts;
+  });
+}
+
+/** The last used quick-play preferences: {deck, seats, transfer, stake, timer}, each optional. */
+export function loadQuickplay() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(QUICKPLAY_KEY));
+    return saved && typeof saved === 'object' ? saved : {};
+  } catch {
+    return {};
+  }
+}
+
+function saveQuickplay(prefs) {
+  try {
+    localStorage.setItem(QUICKPLAY_KEY, JSON.stringify(prefs));
+  } catch {
+    // private mode: the preferences last for this page only
+  }
+}
+
+function quickplaySummary(prefs) {
+  const parts = [];
+  if (prefs.deck) parts.push(t('playnow.deck_n', { count: prefs.deck }));
+  if (prefs.seats) parts.push(t('playnow.seats_n', { count: prefs.seats }));
+  if (prefs.transfer !== undefined) parts.push(prefs.transfer ? t('playnow.transfer_on') : t('playnow.transfer_off'));
+  if (prefs.stake) parts.push(t('playnow.stake_n', { count: prefs.stake }));
+  if (prefs.timer !== undefined) parts.push(prefs.timer ? t('playnow.timer_n', { count: prefs.timer }) : t('playnow.no_timer'));
+  return parts.length ? parts.join(' · ') : t('playnow.any_table');
+}
+
+function playNowSection() {
+  let prefs = loadQuickplay();
+  let busy = false;
+  const error = h('p', { class: 'form-error', role: 'alert', id: 'play-now-error' });
+  const summary = h('p', { class: 'muted', id: 'play-now-summary', text: quickplaySummary(prefs) });
+
+  async function go(path, body, button) {
+    if (busy) return;
+    askPermission(); // from this click: browsers ask only during a user gesture
+    busy = true;
+    button.disabled = true;
+    error.textContent = '';
+    try {
+      const answer = await post(path, body);
+      location.assign(`/t/${encodeURIComponent(answer.code)}`);
+    } catch (failure) {
+      error.textContent = errorText(failure);
+      busy = false;
+      button.disabled = false;
+    }
+  }
+
+  function select(name, label, options, value) {
+    return h(
+      'label',
+      { class: 'field inline' },
+      h('span', { class: 'field-label', text: label }),
+      h('select', { name, onchange: onPrefs }, options.map(([key, text]) => h('option', { value: key, text, selected: String(value ?? '') === key }))),
+    );
+  }
+
+  function onPrefs(event) {
+    const data = Object.fromEntries(new FormData(event.target.form).entries());
+    prefs = {};
+    if (data.deck) prefs.deck = Number(data.deck);
+    if (data.seats) prefs.seats = Number(data.seats);
+    if (data.transfer) prefs.transfer = data.transfer === 'on';
+    if (data.stake && Number(data.stake) > 0) prefs.stake = Number(data.stake);
+    if (data.timer !== '') prefs.timer = Number(data.timer);
+    saveQuickplay(prefs);
+    summary.textContent = quickplaySummary(prefs);
+  }
+
+  const any = t('filter.any');
+  const transfer = prefs.transfer === undefined ? '' : prefs.transfer ? 'on' : 'off';
+  const form = h(
+    'form',
+    { class: 'filters', id: 'play-now-prefs', onsubmit: (event) => event.preventDefault() },
+    select('deck', t('filter.deck'), [['', any], ['24', '24'], ['36', '36'], ['52', '52']], prefs.deck),
+    select('seats', t('filter.seats'), [['', any], ...[2, 3, 4, 5, 6].map((n) => [String(n), String(n)])], prefs.seats),
+    select('transfer', t('filter.transfer'), [['', any], ['on', t('filter.on')], ['off', t('filter.off')]], transfer),
+    select('timer', t('playnow.timer'), [['', any], ['0', t('playnow.no_timer')], ...[15, 30, 60].map((n) => [String(n), t('playnow.timer_n', { count: n })])], prefs.timer),
+    h(
+      'label',
+      { class: 'field inline' },
+      h('span', { class: 'field-label', text: t('playnow.stake') }),
+      h('input', { name: 'stake', type: 'number', min: '0', inputmode: 'numeric', value: prefs.stake ?? '', oninput: onPrefs }),
+    ),
+  );
+  const playNow = h('button', { type: 'button', class: 'btn primary big', id: 'play-now', text: t('playnow.button') });
+  playNow.addEventListener('click', () => go('/api/quickplay', loadQuickplay(), playNow));
+
+  let level = 'normal';
+  try {
+    level = localStorage.getItem(BOT_LEVEL_KEY) || 'normal';
+  } catch {
+    // keep the default
+  }
+  const levelSelect = h(
+    'select',
+    { id: 'bot-level', 'aria-label': t('playnow.bot_level'), onchange: (event) => { level = event.target.value; try { localStorage.setItem(BOT_LEVEL_KEY, level); } catch { /* this page only */ } } },
+    [['easy', t('bot.easy')], ['normal', t('bot.normal')], ['hard', t('bot.hard')]].map(([name, text]) => h('option', { value: name, text, selected: name === level })),
+  );
+  const playBot = h('button', { type: 'button', class: 'btn big', id: 'play-bot', text: t('playnow.bot_button') });
+  playBot.addEventListener('click', () => go('/api/quickplay/bot', { level }, playBot));
+
+  return h(
+    'section',
+    { class: 'panel play-now', id: 'play-now-panel', 'aria-label': t('playnow.title') },
+    h('div', { class: 'play-now-actions' }, playNow, summary, h('span', { class: 'play-bot' }, levelSelect, playBot)),
+    h('details', {}, h('summary', { text: t('playnow.preferences') }), form),
+    error,
+  );
 }

@@ -7,6 +7,7 @@ import { formatNumber, formatSigned, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
+import { noticeTable } from '../notify.js';
 import { botLevelText, clockText, countdownText, displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
 import { discardPile, guestBadge, pairsZone, seatBox, stockPile } from '../table/render.js';
 import { TableSocket } from '../table/socket.js';
@@ -81,6 +82,7 @@ export function mount(root, { code, watch }) {
       case 'welcome':
       case 'update': {
         if (message.version < st.version) return;
+        noticeTable(message); // someone sat down, or your turn while the tab is hidden
         const before = st.table ? st.table.status : null;
         st.version = message.version;
         st.seat = message.seat ?? null;

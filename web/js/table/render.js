@@ -4,6 +4,7 @@ import { cardBack, cardFace, cardName, suitName, SUIT_SYMBOLS } from '../cards.j
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 import { displayName } from './describe.js';
+import { ratingText } from '../rating.js';
 
 /** The "Guest" badge after a guest's name (`seat.guest` from the server), or null. */
 export function guestBadge(seat) {
@@ -70,6 +71,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
           { class: 'seat-sub' },
           cards !== null ? h('span', { class: 'card-count', dataset: { cards: String(cards) }, text: t('table.cards_n', { count: cards }) }) : null,
           series ? h('span', { class: 'series', text: t('table.series_short', { wins: series[0], losses: series[1] }) }) : null,
+          seat.rating ? h('span', { class: 'seat-rating', title: t('table.rating'), text: ratingText(seat.rating) }) : null,
         ),
       ),
       h('span', { class: 'countdown', 'aria-hidden': 'true', hidden: !deciding }),

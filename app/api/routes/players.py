@@ -1,0 +1,112 @@
+"""Ratings in public: the leaderboard and a player's profile."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, status
+from pydantic import BaseModel, Field
+
+from app.api.deps import SessionDep
+from app.api.errors import responses
+from app.db import accounts, ratings
+
+router = APIRouter(prefix="/api", tags=["players"])
+
+
+class RatingOut(BaseModel):
+    rating: int = Field(description="The ordinal mu - 3 sigma on a scale where a new player has 1500.")
+    provisional: bool = Field(description="Fewer than 5 rated matches: shown with a question mark.")
+    matches: int = Field(description="Rated matches played.")
+
+
+class LeaderboardRowOut(BaseModel):
+    rank: int
+    name: str
+    rating: int
+    matches: int
+
+
+class LeaderboardPage(BaseModel):
+    items: list[LeaderboardRowOut]
+    page: int
+    page_size: int
+    total: int = Field(description="Players on the board (at most 100).")
+
+
+class RatingPoint(BaseModel):
+    match_id: str
+    at: datetime
+    rating: int = Field(description="The rating after this match.")
+    change: int
+    place: int
+
+
+class TableTypeStats(BaseModel):
+    played: int
+    wins: int = Field(description="Matches won: out first, not a draw.")
+    durak: int = Field(description="Matches left holding cards.")
+    draws: int
+
+
+class RecentMatch(BaseModel):
+    match_id: str = Field(description="The replay is at `/api/matches/{match_id}/replay` (page `#/replay/{id}`).")
+    finished_at: datetime
+    table_type: str
+    place: int | None
+    draw: bool
+    durak: bool
+    coin_change: int
+    rating_change: int | None = Field(description="Null when the match was not rated.")
+    players: list[str]
+
+
+class PlayerProfile(BaseModel):
+    name: str
+    member_since: datetime
+    rating: RatingOut
+    rating_history: list[RatingPoint] = Field(description="The rating after each rated match, oldest first (last 200).")
+    matches_played: int
+    by_table_type: dict[str, TableTypeStats] = Field(
+        description="Keyed `<seats>p-<deck>`, with `-staked` for tables with a stake."
+    )
+    recent_matches: list[RecentMatch] = Field(description="The last 10 matches, newest first.")
+
+
+@router.get("/leaderboard", responses={200: {"description": "A page of the top 100 established players."}})
+async def leaderboard(
+    session: SessionDep,
+    page: Annotated[int, Query(ge=1, le=100)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=100)] = 25,
+) -> LeaderboardPage:
+    """The 100 best players with at least 5 rated matches, best first."""
+    rows, total = await ratings.leaderboard(session, offset=(page - 1) * page_size, limit=page_size)
+    return LeaderboardPage(
+        items=[LeaderboardRowOut(rank=row.rank, name=row.name, rating=row.rating, matches=row.matches) for row in rows],
+        page=page,
+        page_size=page_size,
+        total=total,
+    )
+
+
+@router.get(
+    "/players/{name}",
+    responses={200: {"description": "A player's public profile."}, **responses(404, r404="No account has that name.")},
+)
+async def player(name: Annotated[str, Path(min_length=1, max_length=64)], session: SessionDep) -> PlayerProfile:
+    """Rating and its history, match counts, recent matches. Guests have no profile."""
+    account = await accounts.get_by_name(session, name)
+    if account is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no player with that name")
+    view = (await ratings.ratings_of(session, [account.id]))[account.id]
+    stats = await ratings.match_stats(session, account.id)
+    return PlayerProfile(
+        name=account.name,
+        member_since=account.created_at,
+        rating=RatingOut(**view.to_json()),
+        rating_history=[RatingPoint(**point) for point in await ratings.rating_history(session, account.id)],
+        matches_played=sum(counts["played"] for counts in stats.values()),
+        by_table_type={kind: TableTypeStats(**counts) for kind, counts in stats.items()},
+        recent_matches=[RecentMatch(**row) for row in await ratings.recent_matches(session, account.id)],
+    )

@@ -1,0 +1,207 @@
+"""Play now: a seat at the oldest open public table that matches the caller's preferences, or a new
+one; and a 2-seat table against a bot that starts at once.
+
+Finding or opening a table is serialised per preference key in this process, so callers with the
+same preferences fill one table before another opens. Another process may open its own table at
+the same moment; joins are serialised by each table's actor, so a table that filled meanwhile
+answers ``table_full`` and the caller tries the next one (or opens one)."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Request, status
+from pydantic import BaseModel, Field
+
+from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
+from app.api.errors import responses
+from app.api.limits import address_of
+from app.api.routes.tables import RegistryDep, principal_of, too_many
+from app.api.schemas import RequestBody, TableOut
+from app.db import accounts, ratings
+from app.db.session import Database
+from app.engine import Rules, RulesError
+from app.tables.actor import TableActor
+from app.tables.registry import TableGone, TableRegistry, TooMany
+from app.tables.spec import TableSpec
+
+router = APIRouter(prefix="/api/quickplay", tags=["quickplay"])
+
+# Refusals that mean "this table, not you": try the next table.
+NEXT_TABLE = {"table_full", "seat_taken", "match_running", "match_over"}
+PreferenceKey = tuple[Any, ...]
+
+
+class QuickPlay(RequestBody):
+    """What the caller wants; every field left out matches any table (and takes the default when a
+    new table is opened: 36 cards, 2 seats, the preset's transfer rule, free, 30 s)."""
+
+    deck: Literal[24, 36, 52] | None = None
+    seats: int | None = Field(default=None, ge=2, le=6)
+    transfer: bool | None = None
+    stake: int = Field(default=0, ge=0, le=1_000_000, description="0 = a free table.")
+    timer: int | None = Field(default=None, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
+
+    def key(self) -> PreferenceKey:
+        return (self.deck, self.seats, self.transfer, self.stake, self.timer)
+
+    def matches(self, rules: dict[str, Any]) -> bool:
+        wanted = {"deck": self.deck, "seats": self.seats, "transfer": self.transfer, "timer": self.timer}
+        if int(rules.get("stake", 0)) != self.stake:
+            return False
+        return all(value is None or rules.get(name) == value for name, value in wanted.items())
+
+
+class BotGame(RequestBody):
+    level: Literal["easy", "normal", "hard"] = "normal"
+    deck: Literal[24, 36, 52] | None = None
+    transfer: bool | None = None
+    timer: int | None = Field(default=None, ge=0, le=600)
+
+
+class QuickPlayOut(BaseModel):
+    code: str = Field(description="The table's invite code: open `/t/<code>`.")
+    seat: int = Field(description="Your seat.")
+    created: bool = Field(description="True when no open table matched and this one was opened for you.")
+    table: TableOut
+
+
+# One lock per preference key and registry (one registry per app and event loop).
+_locks: weakref.WeakKeyDictionary[TableRegistry, dict[PreferenceKey, asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def _lock_for(registry: TableRegistry, key: PreferenceKey) -> asyncio.Lock:
+    locks = _locks.setdefault(registry, {})
+    lock = locks.get(key)
+    if lock is None:
+        lock = locks[key] = asyncio.Lock()
+    return lock
+
+
+async def _rating_of(db: Database, user: SessionInfo) -> dict[str, Any] | None:
+    if user.account_id is None:
+        return None
+    async with db.session() as session:
+        return await ratings.seat_rating(session, user.account_id)
+
+
+async def _check_stake(db: Database, user: SessionInfo, stake: int) -> None:
+    if stake <= 0:
+        return
+    if user.account_id is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can play only free tables; sign up")
+    async with db.session() as session:
+        found = await accounts.view(session, user.account_id)
+    balance = (found.balance or 0) if found is not None else 0
+    if balance < stake:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
+        )
+
+
+def _new_rules(body: QuickPlay | BotGame, seats: int, stake: int) -> Rules:
+    choices: dict[str, Any] = {"deck": body.deck or 36, "seats": seats, "stake": stake, "timer": 30}
+    if body.transfer is not None:
+        choices["transfer"] = body.transfer
+    if body.timer is not None:
+        choices["timer"] = body.timer
+    try:
+        return Rules.for_preset("durak_peak", **choices)
+    except RulesError as exc:
+        raise HTTPException(
+            422, detail=[{"loc": ["body", exc.field], "msg": exc.reason, "type": "value_error"}]
+        ) from exc
+
+
+async def _join(registry: TableRegistry, code: str, user: SessionInfo, rating: dict[str, Any] | None) -> dict[str, Any]:
+    try:
+        return await registry.call(code, "join", principal_of(user), seat=None, rating=rating)
+    except (TimeoutError, TableGone):
+        return {"type": "error", "code": "table_full", "message": "the table did not answer"}
+
+
+async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created: bool) -> QuickPlayOut:
+    try:
+        reply = await registry.call(code, "info", principal_of(user))
+    except (TimeoutError, TableGone):
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
+    table = reply["table"]
+    seat = next((row["seat"] for row in table["seats"] if row["player"] == user.key), None)
+    if seat is None:  # left again in the meantime
+        raise HTTPException(status.HTTP_409_CONFLICT, detail="not_seated: you left the table meanwhile")
+    return QuickPlayOut(code=code, seat=seat, created=created, table=TableOut.model_validate(table))
+
+
+@router.post(
+    "",
+    responses={
+        200: {"description": "You are seated; the match starts when the table's last seat fills."},
+        **responses(401, 403, 409, 503), 429: {"description": "`too_many_tables`: the limit of waiting tables."},
+        422: {"description": "A preference is invalid; `loc` names it."},
+    },
+)
+async def quickplay(
+    request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: QuickPlay | None = None
+) -> QuickPlayOut:
+    body = body or QuickPlay()
+    await _check_stake(db, user, body.stake)
+    rules = _new_rules(body, body.seats or 2, body.stake)  # validates the preferences before any seat is taken
+    rating = await _rating_of(db, user)
+    me = principal_of(user)
+    async with _lock_for(registry, body.key()):
+        lobby = sorted(await registry.lobby(), key=lambda row: row["created"])  # oldest first
+        # Already waiting or playing at a matching table of this process: that seat again. (Lobby rows
+        # carry no player keys; at a waiting table of another process the join below answers
+        # already_seated.)
+        for actor in sorted(registry.tables.values(), key=lambda actor: actor.created):
+            listed = not actor.spec.private and actor.status in ("waiting", "playing")
+            if listed and actor.seat_of(me) is not None and body.matches(actor.rules.to_json()):
+                return await _answer(registry, actor.code, user, False)
+        for row in lobby:
+            if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):
+                continue
+            reply = await _join(registry, row["code"], user, rating)
+            if reply.get("type") == "ack" or reply.get("code") == "already_seated":
+                return await _answer(registry, row["code"], user, False)
+            if reply.get("code") not in NEXT_TABLE:
+                raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{reply.get('code')}: {reply.get('message')}")
+        spec = TableSpec(rules=rules, creator=me, name="Quick game")
+        actor = await _create(registry, spec, request)
+        reply = await _join(registry, actor.code, user, rating)
+        if reply.get("type") != "ack":
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the new table did not seat you")
+        return await _answer(registry, actor.code, user, True)
+
+
+async def _create(registry: TableRegistry, spec: TableSpec, request: Request) -> TableActor:
+    """Open a table as POST /api/tables does, under the same limits (429 past them)."""
+    try:
+        return await registry.create(spec, address_of(request.client))
+    except TooMany as refused:
+        raise too_many(refused) from None
+
+
+@router.post(
+    "/bot",
+    responses={
+        200: {"description": "A private 2-seat table: you and a bot of that level; the match has started."},
+        **responses(401, 503), 429: {"description": "`too_many_tables` or `too_many_bot_tables`."},
+        422: {"description": "A parameter is invalid; `loc` names it."},
+    },
+)
+async def play_a_bot(
+    request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: BotGame | None = None
+) -> QuickPlayOut:
+    body = body or BotGame()
+    rules = _new_rules(body, 2, 0)
+    spec = TableSpec(rules=rules, creator=principal_of(user), name=f"{user.name} vs bot ({body.level})", private=True)
+    actor = await _create(registry, spec, request)
+    reply = await _join(registry, actor.code, user, await _rating_of(db, user))
+    if reply.get("type") == "ack":
+        reply = await registry.call(actor.code, "add_bot", principal_of(user), seat=None, level=body.level)
+    if reply.get("type") != "ack":
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the bot table could not be set up")
+    return await _answer(registry, actor.code, user, True)

@@ -1,0 +1,122 @@
+// A player's profile (/#/u/<name>): rating and its history as an SVG chart, match counts by table
+// type, recent matches linking to their replays, member since. Guests have none.
+import { ApiError, errorText, get } from '../api.js';
+import { h } from '../dom.js';
+import { formatDate, formatSigned, t } from '../i18n.js';
+import { ratingText } from '../rating.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
+  for (const child of children) el.append(child);
+  return el;
+}
+
+/** The rating after each rated match as a line, the start (1500) as a dashed rule. */
+export function ratingChart(points, { width = 480, height = 140, pad = 24 } = {}) {
+  const values = [1500, ...points.map((point) => point.rating)];
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const span = Math.max(high - low, 20);
+  const x = (i) => pad + (i * (width - 2 * pad)) / Math.max(values.length - 1, 1);
+  const y = (value) => height - pad - ((value - low) * (height - 2 * pad)) / span;
+  const line = values.map((value, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(value).toFixed(1)}`).join(' ');
+  const chart = svg(
+    'svg',
+    { viewBox: `0 0 ${width} ${height}`, class: 'rating-chart', id: 'rating-chart', role: 'img', 'aria-label': t('profile.chart_label', { count: points.length }) },
+    svg('line', { x1: pad, x2: width - pad, y1: y(1500), y2: y(1500), stroke: 'currentColor', 'stroke-opacity': 0.3, 'stroke-dasharray': '4 4' }),
+    svg('path', { d: line, fill: 'none', stroke: 'currentColor', 'stroke-width': 2 }),
+    svg('text', { x: 2, y: y(high) + 4, 'font-size': 10, fill: 'currentColor' }, String(high)),
+    svg('text', { x: 2, y: y(low) + 4, 'font-size': 10, fill: 'currentColor' }, String(low)),
+  );
+  values.forEach((value, i) => chart.append(svg('circle', { cx: x(i), cy: y(value), r: 2.5, fill: 'currentColor', 'data-rating': value })));
+  return chart;
+}
+
+export function mount(root, params) {
+  const name = params.name || '';
+  let data = null;
+  let error = '';
+
+  async function load() {
+    try {
+      data = await get(`/api/players/${encodeURIComponent(name)}`);
+    } catch (failure) {
+      error = failure instanceof ApiError && failure.status === 404 ? t('profile.not_found') : errorText(failure);
+    }
+    render();
+  }
+
+  function result(match) {
+    if (match.draw) return t('history.draw');
+    if (match.durak) return t('history.durak');
+    if (match.place === 1) return t('history.won');
+    return t('history.safe');
+  }
+
+  function render() {
+    const body = [];
+    if (error) body.push(h('p', { class: 'form-error', role: 'alert', text: error }));
+    else if (!data) body.push(h('p', { class: 'muted', text: t('common.loading') }));
+    else {
+      body.push(
+        h(
+          'section',
+          { class: 'panel profile-head' },
+          h('p', { class: 'profile-rating' }, h('span', { class: 'muted', text: `${t('profile.rating')}: ` }), h('strong', { id: 'profile-rating', text: ratingText(data.rating) })),
+          data.rating.provisional ? h('p', { class: 'muted', text: t('profile.provisional', { count: data.rating.matches }) }) : null,
+          h('p', { class: 'muted', id: 'member-since', text: t('profile.member_since', { date: formatDate(data.member_since) }) }),
+          h('p', { id: 'matches-played', text: t('profile.matches_played', { count: data.matches_played }) }),
+          data.rating_history.length ? ratingChart(data.rating_history) : h('p', { class: 'muted', text: t('profile.no_rated') }),
+        ),
+        h(
+          'section',
+          { class: 'panel' },
+          h('h2', { text: t('profile.by_type') }),
+          !Object.keys(data.by_table_type).length ? h('p', { class: 'muted', text: t('history.none') }) : h(
+            'table',
+            { class: 'data-table', id: 'profile-stats' },
+            h('thead', {}, h('tr', {}, [t('profile.table_type'), t('profile.played'), t('profile.wins'), t('profile.durak'), t('profile.draws')].map((text) => h('th', { scope: 'col', text })))),
+            h(
+              'tbody',
+              {},
+              Object.entries(data.by_table_type).map(([kind, counts]) =>
+                h('tr', { dataset: { type: kind } }, h('td', { text: kind }), h('td', { text: String(counts.played) }), h('td', { text: String(counts.wins) }), h('td', { text: String(counts.durak) }), h('td', { text: String(counts.draws) })),
+              ),
+            ),
+          ),
+        ),
+        h(
+          'section',
+          { class: 'panel' },
+          h('h2', { text: t('profile.recent') }),
+          data.recent_matches.length
+            ? h(
+                'ul',
+                { class: 'recent-matches', id: 'recent-matches' },
+                data.recent_matches.map((match) =>
+                  h(
+                    'li',
+                    { dataset: { match: match.match_id } },
+                    h('time', { datetime: match.finished_at, text: formatDate(match.finished_at) }),
+                    ' · ',
+                    h('span', { text: `${match.players.join(', ')} — ${result(match)}` }),
+                    match.rating_change !== null ? h('span', { class: 'rating-change', text: ` (${formatSigned(match.rating_change)})` }) : null,
+                    ' ',
+                    h('a', { class: 'btn small', href: `/#/replay/${encodeURIComponent(match.match_id)}`, text: t('history.replay') }),
+                  ),
+                ),
+              )
+            : h('p', { class: 'muted', text: t('history.none') }),
+        ),
+      );
+    }
+    root.replaceChildren(h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), body));
+  }
+
+  render();
+  load();
+  return { relabel: render };
+}
