@@ -11,6 +11,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import matches
+from app.db.stakes import MatchRecord
 from tests.api.support import Api
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -123,7 +124,7 @@ async def test_play_a_bot_starts_a_private_match_at_once(api: Api) -> None:
     info = await table(api, body["code"])
     assert info["status"] == "playing"
     assert [seat["kind"] for seat in info["seats"]] == ["human", "bot"] and info["seats"][1]["level"] == "easy"
-    lobby = (await solo.get("/api/tables")).json()
+    lobby = (await solo.get("/api/tables")).json()["tables"]
     assert body["code"] not in {row["code"] for row in lobby}
     assert (await solo.post("/api/quickplay/bot", json={"level": "godlike"})).status_code == 422
 
@@ -132,19 +133,21 @@ async def _record(api: Api, match_id: str, winner: tuple[int, str], loser: tuple
     async def write(session: AsyncSession) -> None:
         await matches.record_match(
             session,
-            match_id=match_id,
-            table_id="t",
-            rules={"deck": 36, "seats": 2, "stake": 0},
-            seed=1,
-            dealer=0,
-            seats=[
-                {"seat": 0, "account_id": winner[0], "display_name": winner[1]},
-                {"seat": 1, "account_id": loser[0], "display_name": loser[1]},
-            ],
-            actions=[],
-            result={"draw": False, "durak": 1, "order": [0], "places": [[0], [1]]},
-            created_at=T0,
-            finished_at=T0 + timedelta(minutes=minute),
+            MatchRecord(
+                match_id=match_id,
+                table_id="t",
+                rules={"deck": 36, "seats": 2, "stake": 0},
+                seed=1,
+                dealer=0,
+                seats=[
+                    {"seat": 0, "account_id": winner[0], "display_name": winner[1]},
+                    {"seat": 1, "account_id": loser[0], "display_name": loser[1]},
+                ],
+                actions=[],
+                result={"draw": False, "durak": 1, "order": [0], "places": [[0], [1]]},
+                created_at=T0,
+                finished_at=T0 + timedelta(minutes=minute),
+            ),
         )
 
     await api.db.write(write)

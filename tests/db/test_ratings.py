@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import matches, migrate, ratings, stakes
 from app.db.models import Rating, RatingChange
 from app.db.session import Database
+from app.db.stakes import MatchRecord
 from tests.db.helpers import assert_ledger_sound, make_player
 from tests.db.support import sqlite_url
 
@@ -57,7 +58,7 @@ async def record(
         "finished_at": T0 + timedelta(minutes=5),
         **extra,
     }
-    await db.write(lambda s: matches.record_match(s, **kwargs))
+    await db.write(lambda s: matches.record_match(s, MatchRecord(**kwargs)))
 
 
 async def rating_rows(db: Database) -> dict[int, Rating]:
@@ -159,15 +160,17 @@ async def test_a_crash_before_commit_rates_nothing_and_the_replay_rates_once(db:
     async def crash_after_recording(session: AsyncSession) -> None:
         await matches.record_match(
             session,
-            match_id="crashy",
-            table_id="t1",
-            rules={"deck": 36, "seats": 2, "stake": 0},
-            seed=1,
-            dealer=0,
-            seats=account_seats(a, b),
-            actions=[],
-            result=win_for(1, 2, durak=0),
-            created_at=T0,
+            MatchRecord(
+                match_id="crashy",
+                table_id="t1",
+                rules={"deck": 36, "seats": 2, "stake": 0},
+                seed=1,
+                dealer=0,
+                seats=account_seats(a, b),
+                actions=[],
+                result=win_for(1, 2, durak=0),
+                created_at=T0,
+            ),
         )
         raise ConnectionError("the process died before the commit")
 
