@@ -188,8 +188,9 @@ def test_on_the_ledger_the_forfeit_of_a_seat_that_never_connected_settles_the_st
             break
         time.sleep(0.05)
     assert [_balance(client, who) for who in (alice, bob)] == expected
-    detail = client.get(f"/api/matches/{actor.match_id}").json()
-    assert [seat["coin_change"] for seat in detail["seats"]] == [e - 1000 for e in expected]
+    for seat, who in enumerate((alice, bob)):  # each player sees his own coin result
+        detail = client.get(f"/api/matches/{actor.match_id}", headers=who).json()
+        assert detail["seats"][seat]["coin_change"] == expected[seat] - 1000
 
 
 def _balance(client: TestClient, headers: dict[str, str]) -> int:
