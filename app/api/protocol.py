@@ -130,6 +130,11 @@ class Welcome(BaseModel):
     table: dict[str, Any]
     events: list[dict[str, Any]] | None = None
     resumed_from: int | None = None
+    recent: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="Without resuming: the match's recent events (what the server still keeps), "
+        "redacted for you, so a new page can show what happened.",
+    )
 
 
 class Update(BaseModel):
