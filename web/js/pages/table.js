@@ -102,12 +102,12 @@ export function mount(root, { code, watch }) {
         st.view = message.view;
         st.table = message.table;
         if (message.table && message.table.you) st.you = message.table.you;
-        if (fresh) {
-          // A new page (or a new seat): the log is the match's recent events the server sends.
+        if (fresh && message.recent) {
+          // A new page (or a resume too far back): the log is the match's recent events.
           st.log = newLog();
-          if (message.recent && message.recent.length) addToLog(st.log, message.recent, game.names());
-          else st.log.boutAttacks = st.view ? st.view.table.map((pair) => pair.attack) : [];
+          addToLog(st.log, message.recent, game.names());
         }
+        if (fresh && !st.log.entries.length) st.log.boutAttacks = st.view ? st.view.table.map((pair) => pair.attack) : [];
         const events = message.events || [];
         if (events.length) addToLog(st.log, events, game.names());
         readDeadlines(message.table);

@@ -54,7 +54,7 @@ export function tableArea(game) {
     onTarget: (index) => game.send({ type: 'cover', attack: index, card: selected }),
     onDrop: st.seat !== null ? (card, index) => onDrop(game, card, index) : null,
   });
-  zone.style.setProperty('--pairs', String(Math.max(1, view.table.length)));
+  if (view.table.length >= 4) zone.classList.add('many');
   const info = [];
   if (view.phase !== 'over' && view.phase !== 'challenge') {
     info.push(h('span', { class: 'allowance', id: 'allowance', dataset: { allowance: String(view.allowance) }, text: t('table.allowance', { count: view.allowance, cap: view.cap }) }));

@@ -29,7 +29,7 @@ export function muteButton(game) {
       setMuted(!isMuted());
       game.render();
     },
-    text: muted ? '\u{1F507}' : '\u{1F50A}',
+    text: '\u266A',
   });
 }
 

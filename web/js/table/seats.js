@@ -14,11 +14,13 @@ export function opponentOrder(count, mySeat) {
   return order;
 }
 
-/** How far seat `index` of `count` drops below the top of the oval (0 in the middle, 1 at the ends). */
+/** How far seat `index` of `count` drops below the top of the oval: 0 at the top, up to ~0.7 at
+ * the ends (seats spread over a wider arc the more there are). */
 export function ovalDrop(index, count) {
   if (count < 2) return 0;
-  const u = (index - (count - 1) / 2) / ((count + 1) / 2);
-  return 1 - Math.sqrt(1 - u * u);
+  const spread = Math.min(140, 50 * (count - 1)); // degrees of the arc the seats cover
+  const angle = 90 - spread / 2 + (spread * index) / (count - 1);
+  return 1 - Math.sin((angle * Math.PI) / 180);
 }
 
 function longPress(el, text) {
