@@ -32,8 +32,9 @@ BOXES = """() => {
     scrollY: window.scrollY,
     header: document.querySelector('.site-header').getBoundingClientRect().height,
     boxes: [
-      ...all('#hand'), ...all('#hand .card'), ...all('#actions'), ...all('#actions .btn'), ...all('#table-zone'),
-      ...all('#table-zone .card'), ...all('#stock'), ...all('#discard'), ...all('#opponents .seat'), ...all('.me-area .seat'),
+      ...all('#hand'), ...all('#hand .card'), ...all('#actions'), ...all('#actions .btn'),
+      ...all('#table-zone'), ...all('#table-zone .card'), ...all('#stock'), ...all('#discard'),
+      ...all('#opponents .seat'), ...all('.me-area .seat'),
     ],
   };
 }"""
@@ -66,7 +67,7 @@ def start_against_bots(new_context: Callable[..., Any], seats: int, **params: An
 
 @pytest.mark.parametrize("seats", [2, 4, 6])
 def test_the_whole_match_fits_one_screen_at_every_size(new_context: Callable[..., Any], seats: int) -> None:
-    context, page, _ = start_against_bots(new_context, seats)
+    _context, page, _ = start_against_bots(new_context, seats)
     Driver([page]).play(until=lambda d: d.moves >= 2 or page.locator("#table-zone .pair").count() > 0)
     SHOTS.mkdir(exist_ok=True)
     for width, height in VIEWPORTS:
@@ -92,8 +93,14 @@ def test_a_long_hand_fans_overlaps_and_every_card_stays_tappable(new_context: Ca
     hand = ["6c", "7c", "8c", "9c", "10c", "Jc", "Qc", "Kc", "Ac", "6h", "7h", "8h", "9h", "10h", "Jh", "Qh",
             "Kh", "Ah", "6s", "7s", "8s", "9s", "10s", "Js"]  # fmt: skip
     legal = [{"type": "lead", "seat": 0, "cards": [card]} for card in hand]
-    seat_view = view(hand=hand, legal=legal, decision={"kind": "lead", "seats": [0], "forfeits": True},
-                     phase="lead", attacker=0, defender=1)  # fmt: skip
+    seat_view = view(
+        hand=hand,
+        legal=legal,
+        decision={"kind": "lead", "seats": [0], "forfeits": True},
+        phase="lead",
+        attacker=0,
+        defender=1,
+    )
     seat_view["players"][0]["cards"] = len(hand)
     fake = FakeTable(page, {"version": 7, "seat": 0, "view": seat_view, "table": table_info()})
     page.goto(table["invite_url"])
@@ -117,7 +124,9 @@ def test_a_long_hand_fans_overlaps_and_every_card_stays_tappable(new_context: Ca
     page.screenshot(path=str(SHOTS / "long-hand-360x640.png"))
 
 
-def scripted_page(new_context: Callable[..., Any], seat_view: dict[str, Any], info: dict[str, Any], **context_options: Any) -> tuple[Any, FakeTable]:
+def scripted_page(
+    new_context: Callable[..., Any], seat_view: dict[str, Any], info: dict[str, Any], **context_options: Any
+) -> tuple[Any, FakeTable]:
     context = new_context(**context_options)
     sign_up_api(context)
     table = create_table_api(context)
@@ -129,8 +138,14 @@ def scripted_page(new_context: Callable[..., Any], seat_view: dict[str, Any], in
 
 
 def lead_view(hand: list[str]) -> dict[str, Any]:
-    seat_view = view(hand=hand, legal=[{"type": "lead", "seat": 0, "cards": [card]} for card in hand],
-                     decision={"kind": "lead", "seats": [0], "forfeits": True}, phase="lead", attacker=0, defender=1)  # fmt: skip
+    seat_view = view(
+        hand=hand,
+        legal=[{"type": "lead", "seat": 0, "cards": [card]} for card in hand],
+        decision={"kind": "lead", "seats": [0], "forfeits": True},
+        phase="lead",
+        attacker=0,
+        defender=1,
+    )
     seat_view["players"][0].update(role="attacker", cards=len(hand))
     seat_view["players"][1].update(role="defender")
     return seat_view
@@ -142,18 +157,32 @@ WAAPI_FLIGHTS = """() => [...document.querySelectorAll('#table-zone .card, #hand
 
 
 @pytest.mark.parametrize("reduced", [False, True])
-def test_a_card_play_flies_to_the_table_unless_motion_is_reduced(new_context: Callable[..., Any], reduced: bool) -> None:
+def test_a_card_play_flies_to_the_table_unless_motion_is_reduced(
+    new_context: Callable[..., Any], reduced: bool
+) -> None:
     page, fake = scripted_page(new_context, lead_view(["7h", "9s", "Qd"]), table_info(), width=375, height=812)
     if reduced:
         page.emulate_media(reduced_motion="reduce")
     page.locator("#hand .card[data-card='9s']").click()
     command = fake.wait_for_command(page, 1)
     after = lead_view(["7h", "Qd"])
-    after.update(table=[{"attack": "9s", "cover": None}], phase="bout", legal=[],
-                 decision={"kind": "defend", "seats": [1], "forfeits": True})  # fmt: skip
+    after.update(
+        table=[{"attack": "9s", "cover": None}],
+        phase="bout",
+        legal=[],
+        decision={"kind": "defend", "seats": [1], "forfeits": True},
+    )
     fake.push({"type": "ack", "id": command["id"], "version": 7})
-    fake.push({"type": "update", "version": 8, "seat": 0, "view": after, "table": table_info(version=8),
-               "events": [{"type": "move", "seat": 0, "action": {"type": "lead", "cards": ["9s"]}, "version": 8}]})  # fmt: skip
+    fake.push(
+        {
+            "type": "update",
+            "version": 8,
+            "seat": 0,
+            "view": after,
+            "table": table_info(version=8),
+            "events": [{"type": "move", "seat": 0, "action": {"type": "lead", "cards": ["9s"]}, "version": 8}],
+        }
+    )
     expect(page.locator("#felt")).to_have_attribute("data-version", "8")
     flights = page.evaluate(WAAPI_FLIGHTS)
     if reduced:
@@ -164,10 +193,22 @@ def test_a_card_play_flies_to_the_table_unless_motion_is_reduced(new_context: Ca
         assert int(page.locator("#table-page").get_attribute("data-flights") or 0) > 0
     # An opponent's cover lands from his seat; our hand stays clickable meanwhile.
     covered = dict(after, table=[{"attack": "9s", "cover": "Js"}])
-    fake.push({"type": "update", "version": 9, "seat": 0, "view": covered, "table": table_info(version=9),
-               "events": [{"type": "move", "seat": 1, "action": {"type": "cover", "attack": 0, "card": "Js"}, "version": 9}]})  # fmt: skip
+    fake.push(
+        {
+            "type": "update",
+            "version": 9,
+            "seat": 0,
+            "view": covered,
+            "table": table_info(version=9),
+            "events": [
+                {"type": "move", "seat": 1, "action": {"type": "cover", "attack": 0, "card": "Js"}, "version": 9}
+            ],
+        }
+    )
     expect(page.locator("#felt")).to_have_attribute("data-version", "9")
-    cover_flights = page.locator(".pair .card.cover").evaluate("card => card.getAnimations().filter((a) => !(a instanceof CSSAnimation)).length")
+    cover_flights = page.locator(".pair .card.cover").evaluate(
+        "card => card.getAnimations().filter((a) => !(a instanceof CSSAnimation)).length"
+    )
     assert cover_flights == (0 if reduced else 1)
 
 
@@ -195,45 +236,69 @@ def test_mute_is_remembered_and_nothing_plays_before_a_gesture(new_context: Call
 
 
 def test_an_illegal_click_says_why_in_the_players_language(new_context: Callable[..., Any]) -> None:
-    defend = view(table=[{"attack": "10h", "cover": None}], hand=["9s", "Jh"], legal=[{"type": "cover", "seat": 0, "attack": 0, "card": "Jh"}],
-                  rules=dict(view()["rules"], transfer=False))  # fmt: skip
+    defend = view(
+        table=[{"attack": "10h", "cover": None}],
+        hand=["9s", "Jh"],
+        legal=[{"type": "cover", "seat": 0, "attack": 0, "card": "Jh"}],
+        rules=dict(view()["rules"], transfer=False),
+    )
     info = table_info(rules=dict(table_info()["rules"], transfer=False))
     page, fake = scripted_page(new_context, defend, info)
-    page.locator("#hand .card[data-card='9s']").click()
+    # force: Playwright treats aria-disabled cards as not clickable; a finger does not.
+    page.locator("#hand .card[data-card='9s']").click(force=True)
     expect(page.locator(".toast").last).to_have_text("A 9\u2660 does not beat a 10\u2665.")
     assert fake.commands() == []
     # Throwing in: only ranks on the table, and the bout's limit.
-    throw = view(table=[{"attack": "10h", "cover": "Jh"}], hand=["9s", "10c"], legal=[{"type": "throw_in", "seat": 0, "cards": ["10c"]}],
-                 decision={"kind": "throw_in", "seats": [0], "forfeits": False}, attacker=0, defender=1)  # fmt: skip
+    throw = view(
+        table=[{"attack": "10h", "cover": "Jh"}],
+        hand=["9s", "10c"],
+        legal=[{"type": "throw_in", "seat": 0, "cards": ["10c"]}],
+        decision={"kind": "throw_in", "seats": [0], "forfeits": False},
+        attacker=0,
+        defender=1,
+    )
     fake.push({"type": "update", "version": 8, "seat": 0, "view": throw, "table": table_info(version=8), "events": []})
     expect(page.locator("#felt")).to_have_attribute("data-version", "8")
-    page.locator("#hand .card[data-card='9s']").click()
+    page.locator("#hand .card[data-card='9s']").click(force=True)
     expect(page.locator(".toast").last).to_have_text("Only ranks already on the table can be thrown in.")
     full = dict(throw, allowance=0, cap=1, legal=[])
     fake.push({"type": "update", "version": 9, "seat": 0, "view": full, "table": table_info(version=9), "events": []})
     expect(page.locator("#felt")).to_have_attribute("data-version", "9")
-    page.locator("#hand .card[data-card='10c']").click()
+    page.locator("#hand .card[data-card='10c']").click(force=True)
     expect(page.locator(".toast").last).to_have_text("The limit of 1 cards is reached.")
     assert fake.commands() == []
     # In Russian.
     page.locator("#lang-select").select_option("ru")
-    page.locator("#hand .card[data-card='9s']").click()
+    page.locator("#hand .card[data-card='9s']").click(force=True)
     expect(page.locator(".toast").last).to_have_text("Достигнут предел: 1 карт.")
 
 
-def test_turn_cues_may_differs_from_must_and_a_disconnected_rival_shows_his_grace(new_context: Callable[..., Any]) -> None:
+def test_turn_cues_may_differs_from_must_and_a_disconnected_rival_shows_his_grace(
+    new_context: Callable[..., Any],
+) -> None:
     seats = table_info()["seats"]
-    seats = [dict(seats[0], deadline_ms=None, deadline_kind=None), dict(seats[1], deadline_ms=42_000, deadline_kind="grace")]
+    seats = [
+        dict(seats[0], deadline_ms=None, deadline_kind=None),
+        dict(seats[1], deadline_ms=42_000, deadline_kind="grace"),
+    ]
     page, fake = scripted_page(new_context, lead_view(["7h", "9s"]), table_info(seats=seats))
     expect(page.locator(".me-area")).to_have_class(re.compile(r"\bmust-act\b"))
     expect(page.locator("#opponents .grace-clock")).to_have_text(re.compile(r"^0:4[0-2]$"))
-    throw = view(table=[{"attack": "9h", "cover": "Jh"}], hand=["9s"], legal=[{"type": "throw_in", "seat": 0, "cards": ["9s"]}, {"type": "pass", "seat": 0}],
-                 decision={"kind": "throw_in", "seats": [0], "forfeits": False}, attacker=0, defender=1)  # fmt: skip
+    throw = view(
+        table=[{"attack": "9h", "cover": "Jh"}],
+        hand=["9s"],
+        legal=[{"type": "throw_in", "seat": 0, "cards": ["9s"]}, {"type": "pass", "seat": 0}],
+        decision={"kind": "throw_in", "seats": [0], "forfeits": False},
+        attacker=0,
+        defender=1,
+    )
     fake.push({"type": "update", "version": 8, "seat": 0, "view": throw, "table": table_info(version=8), "events": []})
     expect(page.locator(".me-area")).to_have_class(re.compile(r"\bmay-act\b"))
     expect(page.locator(".me-area .seat")).to_have_class(re.compile(r"\bmay\b"))
     waiting = dict(throw, legal=[], decision={"kind": "defend", "seats": [1], "forfeits": True})
-    fake.push({"type": "update", "version": 9, "seat": 0, "view": waiting, "table": table_info(version=9), "events": []})
+    fake.push(
+        {"type": "update", "version": 9, "seat": 0, "view": waiting, "table": table_info(version=9), "events": []}
+    )
     expect(page.locator(".me-area")).not_to_have_class(re.compile(r"act"))
     expect(page).not_to_have_title(re.compile("Your turn"))
     # The full name is the seat's title (hover) and in its accessible label.
@@ -242,8 +307,9 @@ def test_turn_cues_may_differs_from_must_and_a_disconnected_rival_shows_his_grac
 
 
 def test_leaving_a_running_match_asks_first_by_link_back_or_closing(new_context: Callable[..., Any]) -> None:
-    context, page, table = start_against_bots(new_context, 2, bot_delay_ms=0)
-    page.locator("#hand .card").first.click(position={"x": 6, "y": 16})  # a gesture (browsers ask on close only after one)
+    _context, page, table = start_against_bots(new_context, 2, bot_delay_ms=0)
+    # A gesture first: browsers ask before closing only a page that had one.
+    page.locator("#hand .card").first.click(position={"x": 6, "y": 16})
     questions: list[tuple[str, str]] = []
 
     def answer(dialog: Any) -> None:
@@ -267,7 +333,7 @@ def test_leaving_a_running_match_asks_first_by_link_back_or_closing(new_context:
 
 
 def test_the_log_survives_a_reload(new_context: Callable[..., Any]) -> None:
-    context, page, _ = start_against_bots(new_context, 2)
+    _context, page, _ = start_against_bots(new_context, 2)
     Driver([page]).play(until=lambda d: d.moves >= 3)
     page.wait_for_function(NEXT_MOVE)  # our turn again: the bot has answered, nothing moves now
     before = page.locator("#log li").all_inner_texts()
@@ -279,7 +345,7 @@ def test_the_log_survives_a_reload(new_context: Callable[..., Any]) -> None:
 
 
 def test_results_overlay_shows_places_and_rematch_and_can_be_put_aside(new_context: Callable[..., Any]) -> None:
-    context, page, _ = start_against_bots(new_context, 2)
+    _context, page, _ = start_against_bots(new_context, 2)
     Driver([page]).play()
     overlay = page.locator("#results-overlay")
     expect(overlay).to_be_visible()
