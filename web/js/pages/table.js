@@ -338,7 +338,8 @@ export function mount(root, { code, watch }) {
       const left = Math.max(0, deadline.at - now);
       if (counter) {
         counter.hidden = false;
-        counter.textContent = countdownText(left);
+        // The move timer's ring holds seconds ("60", "42"); idle limits and graces read "4:05".
+        counter.textContent = deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left);
         counter.dataset.kind = deadline.kind;
         counter.classList.toggle('urgent', left < 5000 || (deadline.kind === 'grace' && left < 15000));
       }
