@@ -20,7 +20,9 @@ from tests.web.test_controls import FakeTable, table_info, view
 
 pytestmark = pytest.mark.browser
 
-VIEWPORTS = [(360, 640), (375, 667), (390, 844), (412, 915), (844, 390), (768, 1024), (1280, 800), (1920, 1080)]
+VIEWPORTS = [
+    (360, 640), (375, 667), (390, 844), (412, 915), (844, 390), (768, 1024), (1280, 800), (1920, 1080), (375, 812),
+]  # fmt: skip
 SHOTS = Path("/tmp/table-screens")
 
 # Everything a player needs during a match, as [left, top, right, bottom] boxes.
@@ -79,7 +81,7 @@ def test_the_whole_match_fits_one_screen_at_every_size(new_context: Callable[...
         assert found["scrollY"] == 0
         assert found["header"] <= 48, f"the header is {found['header']} px during play at {width}x{height}"
         expect(page.locator("#opponents .seat")).to_have_count(seats - 1)
-        if (width, height) in ((375, 667), (1280, 800)):
+        if (width, height) in ((375, 812), (1280, 800)):
             page.screenshot(path=str(SHOTS / f"match-{seats}-{width}x{height}.png"))
     # The deciding seat glows: an infinite animation on the seat the match waits for.
     expect(page.locator("#felt .seat.deciding").first).to_be_visible()

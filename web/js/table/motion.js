@@ -65,7 +65,7 @@ function flyFrom(el, rect, { delay = 0, scale = 1 } = {}) {
 /** A copy of a card (or a back) flying from `from` to `to` over everything, then removed. */
 function ghost(template, from, to, { delay = 0 } = {}) {
   const el = template.cloneNode(true);
-  el.classList.add('ghost');
+  el.classList.add('card-ghost');
   el.removeAttribute('id');
   el.setAttribute('aria-hidden', 'true');
   Object.assign(el.style, { position: 'fixed', left: `${from.left}px`, top: `${from.top}px`, width: `${from.width}px`, height: `${from.height}px`, margin: '0' });
