@@ -25,8 +25,6 @@ import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
 import { waitingPanel } from '../table/waiting.js';
 
-export { actionsForCard } from '../table/hand.js';
-
 const DEFAULT_GRACE_S = 60;
 const MUST_DECIDE = ['lead', 'defend'];
 
@@ -47,7 +45,7 @@ export function mount(root, { code, watch }) {
     busyTimer: null,
     deadlineAt: null,
     windowTotal: null, // ms of the open challenge window (cheating tables), for the timer ring
-    seatDeadlines: {}, // seat -> {at, kind, total}: when its decision runs out (performance.now() time), and why
+    seatDeadlines: {}, // seat -> {at, kind}: when its decision runs out (performance.now() time), and why
     rematchAt: null,
     myTurn: false,
     resultsShown: null,
@@ -77,8 +75,6 @@ export function mount(root, { code, watch }) {
     leave,
     refuse(why) {
       toast(why.text, 'info');
-      const hand = container.querySelector('#hand');
-      if (hand) hand.dataset.refused = why.code;
     },
   };
 

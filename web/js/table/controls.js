@@ -61,10 +61,10 @@ export function topBar(game) {
         ? h('span', { class: 'badge spectators', id: 'spectator-count', dataset: { count: String(table.spectators) }, 'aria-label': t('table.spectators_n', { count: table.spectators }) }, h('span', { class: 'eye', 'aria-hidden': 'true' }), h('span', { text: String(table.spectators) }))
         : null,
       connBadge,
-      table ? muteButton(game) : null,
     ),
     table ? rulesChips(table.rules) : null,
     table ? seriesLine(game) : null,
+    table ? muteButton(game) : null,
   );
 }
 

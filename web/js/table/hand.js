@@ -5,7 +5,6 @@
 import { cardFace, sortHand } from '../cards.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
-import { toast } from '../toast.js';
 import { whyNot } from './reasons.js';
 
 /** Legal actions (view.legal) that use `card`. */
@@ -144,8 +143,4 @@ export function handRow(game) {
   const row = h('div', { class: ['hand', hand.length > 12 && 'long'], id: 'hand', role: 'group', 'aria-label': t('table.your_hand', { count: hand.length }) }, cards);
   row.style.setProperty('--n', String(Math.max(1, hand.length)));
   return row;
-}
-
-export function refuseToast(why) {
-  toast(why.text);
 }
