@@ -275,6 +275,9 @@ class TableOut(BaseModel):
     spectators: int = Field(description="Open spectator connections.")
     series: dict[int, tuple[int, int]] = Field(description="Wins and losses at this table so far, by seat.")
     deadline_ms: int | None = Field(description="Milliseconds left for the current decision; null when none runs.")
+    grace_s: float = Field(
+        default=60.0, description="Seconds a disconnected player has to come back before his seat forfeits."
+    )
     match_id: str | None = Field(description="The running or last match.")
     results: TableResultsOut | None
     version: int = Field(description="Bumped by every change; the websocket's `update` messages carry it.")
