@@ -73,6 +73,7 @@ export function mount(root, { code, watch }) {
     joinAsGuest,
     tableCall,
     leave,
+    inRunningMatch,
     refuse(why) {
       toast(why.text, 'info');
     },
@@ -272,7 +273,6 @@ export function mount(root, { code, watch }) {
         { class: 'me-row' },
         me,
         view && view.phase !== 'over' ? actionBar(game) : null,
-        inRunningMatch() ? h('button', { type: 'button', class: 'btn small ghost leave', id: 'leave-button', onclick: leave, text: t('table.leave') }) : null,
       ),
       view ? handRow(game) : null,
     );

@@ -64,6 +64,7 @@ export function topBar(game) {
     ),
     table ? rulesChips(table.rules) : null,
     table ? seriesLine(game) : null,
+    game.inRunningMatch() ? h('button', { type: 'button', class: 'btn small ghost leave', id: 'leave-button', onclick: game.leave, text: t('table.leave') }) : null,
     table ? muteButton(game) : null,
   );
 }
