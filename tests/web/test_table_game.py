@@ -311,7 +311,7 @@ def test_turn_cues_may_differs_from_must_and_a_disconnected_rival_shows_his_grac
 def test_leaving_a_running_match_asks_first_by_link_back_or_closing(new_context: Callable[..., Any]) -> None:
     _context, page, table = start_against_bots(new_context, 2, bot_delay_ms=0)
     # A gesture first: browsers ask before closing only a page that had one.
-    page.locator("#hand .card").first.click(position={"x": 6, "y": 16})
+    page.locator("#hand .card").first.click(position={"x": 6, "y": 16}, force=True)
     questions: list[tuple[str, str]] = []
 
     def answer(dialog: Any) -> None:

@@ -12,7 +12,8 @@ export function leaveGuard(shouldAsk, graceSeconds) {
     const link = event.target.closest && event.target.closest('a[href]');
     if (!link || link.target === '_blank') return;
     const url = new URL(link.href, location.href);
-    if (url.origin === location.origin && url.pathname === location.pathname && url.hash === location.hash) return;
+    // Links within this page (the skip link, "#main") do not leave it.
+    if (url.origin === location.origin && url.pathname === location.pathname && !url.hash.startsWith('#/')) return;
     if (window.confirm(question())) {
       disarm();
       return;
