@@ -271,6 +271,7 @@ def test_an_illegal_click_says_why_in_the_players_language(new_context: Callable
     assert fake.commands() == []
     # In Russian.
     page.locator("#lang-select").select_option("ru")
+    expect(page.locator("#prompt")).to_have_text(re.compile("[а-я]"))  # redrawn in Russian
     page.locator("#hand .card[data-card='9s']").click(force=True)
     expect(page.locator(".toast").last).to_have_text("Достигнут предел: 1 карт.")
 
