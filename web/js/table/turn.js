@@ -11,7 +11,7 @@ export function eventSounds(events, mySeat, results) {
   let sound = null;
   for (const event of events || []) {
     if (event.type === 'move' && event.seat !== mySeat) sound = sound || 'card';
-    else if (event.type === 'bout_end') sound = event.result === 'taken' ? 'take' : 'beaten';
+    else if (event.type === 'bout_end') sound = event.result !== 'taken' ? 'beaten' : event.defender === mySeat ? sound : 'take'; // our own take sounded on the click
     else if (event.type === 'match_end' && mySeat !== null) {
       const outcome = event.outcome || (results && results.outcome) || {};
       sound = !outcome.draw && outcome.durak === mySeat ? 'lose' : 'win';
