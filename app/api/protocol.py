@@ -336,6 +336,9 @@ class TableInfo(_Shape):
         description="Seat number -> [wins, losses] of the person (or bot) in that seat, over all matches at "
         "this table: a win for the first player out, a loss for the durak; a draw counts for nobody."
     )
+    grace_s: float = Field(
+        default=60.0, description="Seconds a disconnected player has to come back before his seat forfeits."
+    )
     deadline_ms: int | None = Field(
         description="Milliseconds left for the current decision (view.decision), as of sending: the earliest of "
         "seats[].deadline_ms, or the challenge window; null when nothing runs out."
@@ -537,6 +540,11 @@ class Welcome(_Shape):
         default=None, description="With resumed_from: every event after last_version, in order."
     )
     resumed_from: int | None = Field(default=None, description="Your last_version, when the events since it follow.")
+    recent: list[Event] | None = Field(
+        default=None,
+        description="Without resumed_from: the current (or last) match's events the server still keeps, "
+        "redacted for you, so that a fresh page can show what happened.",
+    )
 
 
 class Update(_Shape):

@@ -320,6 +320,8 @@ class TableActor:
             if missed is not None:
                 reply["events"] = missed
                 reply["resumed_from"] = last_version
+        if "resumed_from" not in reply:
+            reply["recent"] = self._recent_events(seat.seat if seat else None)
         await self._reply(message, principal, reply)
         if arrived:
             await self._presence_changed()
@@ -1012,6 +1014,7 @@ class TableActor:
             "spectators": len(self.spectators),
             "series": {seat.seat: self.series.get(self._series_key(seat), (0, 0)) for seat in self.seats},
             "deadline_ms": None if earliest is None else self._ms_until(earliest),
+            "grace_s": self.limits.disconnect_grace_s,
             "rematch": rematch,
             "match_id": self.match_id,
             "results": self.results,
@@ -1029,6 +1032,17 @@ class TableActor:
             "view": view(self.game, seat) if self.game is not None else None,
             "table": table,
         }
+
+    def _recent_events(self, seat: int | None) -> list[dict[str, Any]]:
+        """The current (or last) match's events still in the history, redacted for ``seat``: a
+        fresh page fills its log with them."""
+        out: list[dict[str, Any]] = []
+        for version, events in self.history:
+            for event in events:
+                if event.get("type") == "match_start":
+                    out = []
+                out.append({**event_to_json(public_cards(event, seat)), "version": version})
+        return out
 
     def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
         """The events after ``last_version``, or None when they cannot be replayed: too old, or a

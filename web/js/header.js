@@ -77,3 +77,8 @@ export function renderHeader(route) {
     ),
   );
 }
+
+/** During a match the header is a slim bar (<= 48 px): one line, the brand as its mark only. */
+export function setSlimHeader(slim) {
+  document.body.classList.toggle('in-match', slim);
+}

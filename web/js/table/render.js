@@ -3,7 +3,7 @@
 import { cardBack, cardFace, cardName, suitName, SUIT_SYMBOLS } from '../cards.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
-import { displayName } from './describe.js';
+import { botLevelText, displayName } from './describe.js';
 import { ratingText } from '../rating.js';
 
 /** The "Guest" badge after a guest's name (`seat.guest` from the server), or null. */
@@ -27,6 +27,18 @@ export function roleText(role) {
     default:
       return '';
   }
+}
+
+/**
+ * A seat's name that shortens sensibly on a narrow seat: a bot keeps its number ("Easy b… #2"),
+ * a person's name ends in an ellipsis; the full name stays the text (and the seat's title).
+ */
+function nameText(seat, name, me) {
+  if (seat.kind === 'bot' || seat.bot_level) {
+    const [before, after] = t('bot.display', { level: '\u0000', n: seat.seat + 1 }).split('\u0000');
+    return h('span', { class: 'name-text bot-name' }, before ? h('span', { class: 'name-fixed', text: before }) : null, h('span', { class: 'name-main', text: botLevelText(seat.level || seat.bot_level) }), after ? h('span', { class: 'name-fixed', text: after }) : null);
+  }
+  return h('span', { class: 'name-text' }, h('span', { class: 'name-main', text: me ? t('table.you_name', { name }) : name }));
 }
 
 /**
@@ -57,7 +69,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
   }
   return h(
     'div',
-    { class: classes, dataset: { seat: String(seat.seat) } },
+    { class: classes, dataset: { seat: String(seat.seat) }, title: me ? null : name },
     h(
       'div',
       { class: 'seat-head' },
@@ -65,7 +77,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
       h(
         'div',
         { class: 'seat-info' },
-        h('div', { class: 'seat-name' }, connection, h('span', { class: 'name-text', text: me ? t('table.you_name', { name }) : name }), guestBadge(seat)),
+        h('div', { class: 'seat-name' }, connection, nameText(seat, name, me), guestBadge(seat)),
         h(
           'div',
           { class: 'seat-sub' },
@@ -107,7 +119,7 @@ export function stockPile(view) {
 export function discardPile(view) {
   return h(
     'div',
-    { class: 'discard-area', 'aria-label': t('table.discard_n', { count: view.discard }) },
+    { class: 'discard-area', id: 'discard', 'aria-label': t('table.discard_n', { count: view.discard }) },
     view.discard > 0 ? h('div', { class: 'discard-pile', 'aria-hidden': 'true' }, cardBack(['discard-a']), cardBack(['discard-b'])) : null,
     h('span', { class: 'discard-count', text: t('table.discard_n', { count: view.discard }) }),
   );

@@ -1,0 +1,146 @@
+// The player's hand: sorted, fanned and overlapped when long (the CSS lays it out from --n and --i),
+// lifted on his turn. A click (tap, Enter) plays a card with one possible action at once; a card
+// with several (cover one of two attacks, cover or transfer) is selected first and its targets light
+// up on the table: tap-then-tap. Cards can also be dragged onto an attack or onto the table.
+import { cardFace, sortHand } from '../cards.js';
+import { h } from '../dom.js';
+import { t } from '../i18n.js';
+import { whyNot } from './reasons.js';
+
+/** Legal actions (view.legal) that use `card`. */
+export function actionsForCard(legal, card) {
+  return legal.filter((action) => action.card === card || (action.cards && action.cards.includes(card)));
+}
+
+function sameCards(a, b) {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+/** Legal actions that play exactly the selected cards. */
+export function selectionActions(game) {
+  if (!game.st.selection.length) return [];
+  return game.legal().filter((action) => action.cards && sameCards(action.cards, game.st.selection));
+}
+
+export function onCardClick(game, card) {
+  const st = game.st;
+  if (st.busy) return;
+  const legal = game.legal();
+  const actions = actionsForCard(legal, card);
+  if (st.selection.includes(card)) {
+    st.selection = st.selection.filter((c) => c !== card);
+    game.render();
+    return;
+  }
+  if (st.selection.length) {
+    const wanted = [...st.selection, card];
+    if (legal.some((action) => action.cards && wanted.every((c) => action.cards.includes(c)))) {
+      st.selection = wanted;
+      game.render();
+      return;
+    }
+  }
+  if (!actions.length) {
+    const why = whyNot(st.view, st.seat, card, st.table.rules);
+    game.refuse(why, card);
+    return;
+  }
+  const single = actions.filter((action) => action.card || action.cards.length === 1);
+  if (actions.length === 1 && single.length === 1) {
+    game.send(actions[0]);
+    return;
+  }
+  st.selection = [card];
+  game.render();
+}
+
+export function onDrop(game, card, attackIndex) {
+  if (!card) return;
+  const actions = actionsForCard(game.legal(), card);
+  let action = null;
+  if (attackIndex !== null) action = actions.find((a) => a.type === 'cover' && a.attack === attackIndex);
+  else {
+    const plays = actions.filter((a) => a.cards && a.cards.length === 1);
+    action = plays.find((a) => a.type === 'transfer') || plays[0] || (actions.length === 1 ? actions[0] : null);
+  }
+  if (action) game.send(action);
+  else onCardClick(game, card);
+}
+
+/** Touch drag: a card dragged with a finger and let go over an attack covers it (or plays on the table). */
+function touchDrag(game, el, card) {
+  let start = null;
+  let moved = false;
+  el.addEventListener('pointerdown', (event) => {
+    if (event.pointerType === 'mouse' || el.getAttribute('aria-disabled') === 'true') return;
+    start = { x: event.clientX, y: event.clientY };
+    moved = false;
+  });
+  el.addEventListener('pointermove', (event) => {
+    if (!start) return;
+    const dx = event.clientX - start.x;
+    const dy = event.clientY - start.y;
+    if (!moved && Math.hypot(dx, dy) < 14) return;
+    moved = true;
+    el.style.translate = `${dx}px ${dy}px`;
+    el.classList.add('dragged');
+  });
+  const end = (event) => {
+    if (!start) return;
+    const wasMoved = moved;
+    start = null;
+    el.style.translate = '';
+    el.classList.remove('dragged');
+    if (!wasMoved || event.type === 'pointercancel') return;
+    event.preventDefault();
+    el.dataset.dragged = '1'; // the click that follows is not a tap
+    const under = document.elementsFromPoint(event.clientX, event.clientY);
+    const pair = under.map((node) => node.closest && node.closest('.pair.open')).find(Boolean);
+    const zone = under.some((node) => node.id === 'table-zone');
+    if (pair) onDrop(game, card, Number(pair.dataset.index));
+    else if (zone) onDrop(game, card, null);
+  };
+  el.addEventListener('pointerup', end);
+  el.addEventListener('pointercancel', end);
+}
+
+export function handRow(game) {
+  const st = game.st;
+  const view = st.view;
+  const hand = sortHand(view.hand || [], view.trump);
+  const legal = game.legal();
+  const canAct = !st.busy && st.conn === 'open';
+  const cards = hand.map((card, index) => {
+    const playable = legal.some((a) => a.card === card || (a.cards && a.cards.includes(card)));
+    const selected = st.selection.includes(card);
+    const el = cardFace(card, {
+      tag: 'button',
+      classes: [playable && canAct && 'playable', selected && 'selected', card.endsWith(view.trump) && 'trump'],
+      attrs: {
+        dataset: { key: `card:${card}` },
+        'aria-pressed': selected ? 'true' : 'false',
+        'aria-disabled': playable && canAct ? 'false' : 'true',
+        draggable: playable && canAct ? 'true' : 'false',
+        onclick: () => {
+          if (el.dataset.dragged) {
+            delete el.dataset.dragged;
+            return;
+          }
+          onCardClick(game, card);
+        },
+        ondragstart: (event) => {
+          event.dataTransfer.setData('text/plain', card);
+          event.dataTransfer.effectAllowed = 'move';
+          game.container.classList.add('dragging');
+        },
+        ondragend: () => game.container.classList.remove('dragging'),
+      },
+    });
+    el.style.setProperty('--i', String(index));
+    if (playable && canAct) touchDrag(game, el, card);
+    return el;
+  });
+  const row = h('div', { class: ['hand', hand.length > 12 && 'long'], id: 'hand', role: 'group', 'aria-label': t('table.your_hand', { count: hand.length }) }, cards);
+  row.style.setProperty('--n', String(Math.max(1, hand.length)));
+  return row;
+}

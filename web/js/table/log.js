@@ -1,0 +1,32 @@
+// The "What happened" log: events kept with the names and attacks they refer to (the words are
+// made when drawn, so a language switch redraws them). After a reload the server's welcome brings
+// the match's recent events (`recent`), so the log is filled again.
+import { h } from '../dom.js';
+import { t } from '../i18n.js';
+import { eventText } from './describe.js';
+
+const LOG_LIMIT = 120;
+
+export function newLog() {
+  return { entries: [], boutAttacks: [] };
+}
+
+export function addToLog(log, events, names) {
+  for (const event of events) {
+    if (event.type === 'bout_start' || event.type === 'bout_end' || event.type === 'match_start') log.boutAttacks = [];
+    log.entries.push({ event, names, attacks: log.boutAttacks.slice() });
+    if (event.type === 'move' && event.action && event.action.type !== 'cover') log.boutAttacks.push(...(event.action.cards || []));
+  }
+  if (log.entries.length > LOG_LIMIT) log.entries.splice(0, log.entries.length - LOG_LIMIT);
+}
+
+/** The log panel; `open` keeps the reader's choice across redraws. */
+export function logPanel(log, open) {
+  const items = log.entries
+    .map((entry) => [entry.event.type, eventText(entry.event, entry.names, entry.attacks)])
+    .filter(([, text]) => text)
+    .slice(-40)
+    .map(([type, text]) => h('li', { class: `log-${type}`, text }));
+  const list = h('ol', { class: 'log-list', id: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': t('table.log') }, items);
+  return h('details', { class: 'panel log-panel', id: 'log-panel', open }, h('summary', { text: t('table.log') }), list);
+}

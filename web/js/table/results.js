@@ -1,0 +1,128 @@
+// The results overlay: places, coin changes, the series score and the rematch proposal (rules §8:
+// the first click opens it, each player agrees with his own click, it starts when all have agreed;
+// Leave declines, docs/protocol.md).
+import { formatNumber, formatSigned, t } from '../i18n.js';
+import { h } from '../dom.js';
+import { currentUser, refreshMe } from '../session.js';
+import { reasonText, seatName } from './describe.js';
+
+export function resultsPanel(game) {
+  const st = game.st;
+  const table = st.table;
+  const results = table.results;
+  if (!results) return null;
+  const outcome = results.outcome;
+  const seatNames = game.names();
+  const changes = results.coin_changes || {};
+  const stake = table.rules.stake;
+  let title;
+  if (outcome.draw) title = t('results.draw');
+  else if (st.seat !== null && outcome.durak === st.seat) title = t('results.you_durak');
+  else if (st.seat !== null && outcome.places[0] && outcome.places[0].includes(st.seat)) title = t('results.you_won');
+  else if (st.seat !== null) title = t('results.you_safe');
+  else title = t('results.durak_is', { name: seatName(seatNames, outcome.durak) });
+  let place = 1;
+  const rows = [];
+  for (const group of outcome.places) {
+    for (const seat of group) {
+      const change = Number(changes[seat] ?? changes[String(seat)] ?? 0);
+      const durak = !outcome.draw && seat === outcome.durak;
+      rows.push(
+        h(
+          'li',
+          { class: ['result-row', durak && 'durak', seat === st.seat && 'me'], dataset: { seat: String(seat) } },
+          h('span', { class: 'place', text: durak ? t('results.durak') : t('results.place', { place }) }),
+          h('span', { class: 'who', text: seatName(seatNames, seat) }),
+          stake > 0 ? h('span', { class: ['coins', change > 0 ? 'up' : change < 0 ? 'down' : 'even'], dataset: { change: String(change) }, text: t('results.coins', { change: formatSigned(change) }) }) : null,
+        ),
+      );
+    }
+    place += group.length;
+  }
+  const reason = outcome.forfeit !== null && outcome.forfeit !== undefined ? h('p', { class: 'notice', text: t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) }) }) : null;
+  const series = Object.entries(table.series || {});
+  const appear = st.resultsShown !== results.match_id; // animate its arrival once, not on every later update
+  st.resultsShown = results.match_id;
+  const hidden = st.resultsHidden === results.match_id;
+  const panel = h(
+    'section',
+    { class: ['panel', 'results', appear && 'appear'], id: 'results', role: 'region', 'aria-label': t('results.title'), tabindex: '-1' },
+    h('button', { type: 'button', class: 'btn small ghost results-close', id: 'results-close', dataset: { key: 'results-close' }, 'aria-label': t('results.look_at_table'), title: t('results.look_at_table'), onclick: () => { st.resultsHidden = results.match_id; game.render(); }, text: '\u2715' }),
+    h('h2', { class: 'results-title', text: title }),
+    h('ol', { class: 'result-list' }, rows),
+    reason,
+    rematchLine(game),
+    series.length
+      ? h(
+          'div',
+          { class: 'series-table' },
+          h('h3', { text: t('table.series') }),
+          h(
+            'ul',
+            {},
+            series.map(([seat, score]) => h('li', { dataset: { seat } }, h('span', { text: seatName(seatNames, Number(seat)) }), h('b', { text: t('results.series_score', { wins: score[0], losses: score[1] }) }))),
+          ),
+        )
+      : null,
+    h(
+      'div',
+      { class: 'actions' },
+      rematchButtons(game),
+      results.match_id ? h('a', { class: 'btn ghost', href: `/#/replay/${encodeURIComponent(results.match_id)}`, text: t('results.replay') }) : null,
+      h('a', { class: 'btn ghost', href: '/#/', text: t('nav.lobby') }),
+    ),
+  );
+  return h('div', { class: ['results-overlay', hidden && 'closed'], id: 'results-overlay' }, panel);
+}
+
+/** The button that brings the results back after "look at the table". */
+export function resultsReopen(game) {
+  const st = game.st;
+  const results = st.table && st.table.results;
+  if (!results || st.resultsHidden !== results.match_id) return null;
+  return h('button', { type: 'button', class: 'btn small primary results-open', id: 'results-open', dataset: { key: 'results-open' }, onclick: () => { st.resultsHidden = null; game.render(); }, text: t('results.title') });
+}
+
+function rematchLine(game) {
+  const st = game.st;
+  const proposal = st.table.rematch;
+  if (!proposal) return null;
+  const seatNames = game.names();
+  const agreed = proposal.agreed;
+  const mine = st.seat !== null && agreed.includes(st.seat);
+  let text;
+  if (mine) {
+    const missing = st.table.seats.filter((seat) => !agreed.includes(seat.seat)).map((seat) => (seat.kind === 'empty' ? t('rematch.new_player') : seatName(seatNames, seat.seat)));
+    text = t('rematch.waiting_for', { names: missing.join(', ') });
+  } else {
+    const askers = st.table.seats.filter((seat) => seat.kind === 'human' && agreed.includes(seat.seat)).map((seat) => seatName(seatNames, seat.seat));
+    text = t('rematch.wants', { names: askers.join(', ') });
+  }
+  return h(
+    'p',
+    { class: 'notice rematch-line', id: 'rematch-status', role: 'status', dataset: { agreed: agreed.join(',') } },
+    h('span', { text }),
+    ' ',
+    h('span', { class: 'rematch-countdown', id: 'rematch-countdown' }),
+  );
+}
+
+function rematchButtons(game) {
+  const st = game.st;
+  const watch = st.watch;
+  const proposal = st.table.rematch;
+  if (st.seat === null) {
+    // A seat freed during the proposal is open to anyone watching: sitting down is agreeing.
+    const me = currentUser();
+    const stake = st.table.rules.stake;
+    const free = st.table.seats.some((seat) => seat.kind === 'empty');
+    if (watch || !proposal || !free || !me || (stake > 0 && me.kind === 'guest')) return null;
+    return h('button', { type: 'button', class: 'btn primary', id: 'rematch-join', dataset: { key: 'rematch-join' }, onclick: () => game.join(undefined), text: stake > 0 ? t('waiting.join_staked', { coins: formatNumber(stake) }) : t('waiting.join') });
+  }
+  const agreed = proposal ? proposal.agreed.includes(st.seat) : false;
+  const leaveButton = h('button', { type: 'button', class: 'btn ghost', id: 'rematch-leave', dataset: { key: 'rematch-leave' }, onclick: () => game.tableCall('leave', {}).then(refreshMe), text: t('rematch.leave') });
+  if (agreed) return leaveButton;
+  const text = proposal ? t('rematch.play_again') : t('results.rematch');
+  return [h('button', { type: 'button', class: 'btn primary', id: 'rematch-button', dataset: { key: 'rematch' }, onclick: () => game.tableCall('rematch', {}), text }), proposal ? leaveButton : null];
+}
+
