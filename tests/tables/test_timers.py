@@ -7,6 +7,7 @@ import asyncio
 import random
 
 from app.engine import Rules, decision
+from app.tables.commands import Command
 from app.tables.spec import DecisionLimits
 from tests.tables.actors import ALICE, BOB, play_moves, seated_table
 
@@ -27,10 +28,10 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
     async with seated_table(Rules(timer=0), limits=DecisionLimits(disconnect_grace_s=0.3)) as (_, _, actor):
         assert actor.status == "playing" and actor.deadline is None
         for who, conn in ((ALICE, "c-alice"), (BOB, "c-bob")):
-            actor.post({"op": "hello", "principal": who, "conn": conn, "last_version": -1})
+            actor.post(Command("hello", principal=who, conn=conn, last_version=-1))
         await _until(lambda: all(seat.connections for seat in actor.seats), 2)
         leader = actor.game.attacker
-        actor.post({"op": "bye", "principal": (ALICE, BOB)[leader], "conn": ("c-alice", "c-bob")[leader]})
+        actor.post(Command("bye", principal=(ALICE, BOB)[leader], conn=("c-alice", "c-bob")[leader]))
         waited = await _until(lambda: actor.status != "playing", 3)
         assert 0.2 <= waited < 2.0
         assert actor.results is not None
