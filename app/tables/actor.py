@@ -28,27 +28,26 @@ from app.engine import (
     Rules,
     RulesError,
     State,
-    action_from_json,
     action_to_json,
     apply,
     decision,
     event_to_json,
     legal_actions,
     new_match,
-    payout,
     public_cards,
-    series_update,
     timeout_actions,
     view,
 )
-from app.engine.actions import ActionParseError
 from app.tables import channels, deadlines
 from app.tables.bot_runner import BotRunner
+from app.tables.bot_turns import BotTurns
 from app.tables.commands import PLAY_COMMANDS, BadCommand, Command, Refused, command_from_json
 from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S
 from app.tables.fanout import Change, Delivery, events_for, presence_frames, reply_frame, update_frames
 from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
+from app.tables.inbox import Inbox
 from app.tables.record import Recorder, TableRecord, read_record, record_json, takeover_deadline
+from app.tables.results import match_end, series_key
 from app.tables.spec import BOT_LEVELS, DecisionLimits, Principal, RematchProposal, Seat, TableSpec
 from app.tables.store import TableStore
 
@@ -107,14 +106,10 @@ class TableActor:
         self.next_dealer: int | None = None
         self.created = time.time()
         self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
-        self._inbox: deque[Command] = deque()  # commands, in order
-        self._inbox_waiter: asyncio.Future[None] | None = None  # set while _run waits for one
-        self._alarm: asyncio.TimerHandle | None = None  # wakes _run for the earliest deadline
-        self._alarm_at: float | None = None
+        self.inbox = Inbox(lambda: self.clock())  # tests may swap the clock
         self._task: asyncio.Task[None] | None = None
         self._pump: asyncio.Task[None] | None = None
-        self._bot_asked: dict[int, int] = {}
-        self._bot_tasks: dict[int, asyncio.Task[None]] = {}
+        self.bot_turns = BotTurns(spec.code, bots, self.post)
         self._settle_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -144,12 +139,11 @@ class TableActor:
         asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self.stop()))
 
     async def stop(self) -> None:
-        if self._alarm is not None:
-            self._alarm.cancel()
-        for task in (*self._bot_tasks.values(), self._pump, self._task):
+        self.inbox.close()
+        for task in (*self.bot_turns.thinking.values(), self._pump, self._task):
             if task is not None:
                 task.cancel()
-        for task in (*self._bot_tasks.values(), self._pump, self._task):
+        for task in (*self.bot_turns.thinking.values(), self._pump, self._task):
             if task is not None:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
@@ -162,7 +156,7 @@ class TableActor:
             self._pump = asyncio.create_task(self._pump_from(sub))
             self._ready.set()
             while True:
-                command = await self._next_command()
+                command = await self.inbox.next(self._next_deadline)
                 self.delivery.hold()  # what one command (or timer) publishes goes out together, in order
                 try:
                     await (self._on_deadline() if command is None else self._handle(command))
@@ -182,42 +176,7 @@ class TableActor:
 
     def post(self, command: Command) -> None:
         """Queue a command for the actor: commands of a connection in this process, bot decisions."""
-        self._inbox.append(command)
-        self._wake()
-
-    async def _next_command(self) -> Command | None:
-        """The next queued command, or None when a deadline has come (a deadline that has passed goes
-        before the commands queued behind it). A queued command is taken at once; while waiting, one
-        timer stays armed for the earliest deadline seen and is re-armed only when that moves
-        earlier (a decision timer moves later with every move: its timer then fires once, early,
-        and is set again for the new deadline)."""
-        inbox = self._inbox
-        while True:
-            due = self._next_deadline()
-            if due is not None and due <= self.clock():
-                return None
-            if inbox:
-                return inbox.popleft()
-            if due is not None and (self._alarm_at is None or due < self._alarm_at):
-                if self._alarm is not None:
-                    self._alarm.cancel()
-                self._alarm = asyncio.get_running_loop().call_later(due - self.clock(), self._ring)
-                self._alarm_at = due
-            waiter = self._inbox_waiter = asyncio.get_running_loop().create_future()
-            try:
-                await waiter
-            finally:
-                self._inbox_waiter = None
-
-    def _ring(self) -> None:
-        self._alarm = self._alarm_at = None
-        self._wake()
-
-    def _wake(self) -> None:
-        """Let ``_next_command`` look again (a command came, or a deadline may have)."""
-        waiter = self._inbox_waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self.inbox.post(command)
 
     # ------------------------------------------------------------------ dispatch
 
@@ -452,7 +411,7 @@ class TableActor:
         self.status = "playing"
         self.rematch = None
         self.gone_since.clear()
-        self._bot_asked.clear()
+        self.bot_turns.reset()
         self.bots.reset(self.code, {s.seat: s.level or "normal" for s in self.seats if s.kind == "bot"})
         await self._changed(
             [
@@ -571,41 +530,22 @@ class TableActor:
 
     async def _finish_match(self, bump: bool = True) -> None:
         assert self.game is not None and self.game.outcome is not None and self.match_id is not None
-        outcome = self.game.outcome
         self.status = "finished"
         self.deadline = self.decision_since = None
         self.gone_since.clear()
-        n = len(self.seats)
-        paid = payout(outcome, self.rules.stake, n, dealer=self.game.dealer)
-        changes = {i: paid[i] - self.rules.stake for i in range(n)}
-        payouts: dict[int, int] = {}
-        for seat in self.seats:
-            if seat.principal is not None and seat.principal.account_id is not None and self.rules.stake > 0:
-                payouts[seat.principal.account_id] = paid[seat.seat]
-        keys = {seat.seat: self._series_key(seat) for seat in self.seats}
-        by_seat = series_update({}, outcome)
-        for seat_no, (wins, losses) in by_seat.items():
-            old = self.series.get(keys[seat_no], (0, 0))
-            self.series[keys[seat_no]] = (old[0] + wins, old[1] + losses)
-        self.next_dealer = outcome.durak
-        self.results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": self.match_id}
-        record = FinishedMatch(
+        end = match_end(
+            self.game,
+            self.rules,
+            self.seats,
+            self.series,
+            code=self.code,
             match_id=self.match_id,
-            table_code=self.code,
-            rules=self.rules.to_json(),
-            seed=str(self.game.seed),
-            dealer=self.game.dealer,
-            seats=[self._seat_record(seat) for seat in self.seats],
-            actions=self.actions,
-            outcome=outcome.to_json(),
-            stake=self.rules.stake,
-            payouts=payouts,
-            coin_changes=changes,
-            hands=[[str(c) for c in hand] for hand in self.game.hands],
             private=self.spec.private,
+            actions=self.actions,
         )
-        self._settle_task = asyncio.create_task(self._settle(record))
-        await self._changed([{"type": "results", **self.results}], bump=bump)
+        self.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
+        self._settle_task = asyncio.create_task(self._settle(end.record))
+        await self._changed([{"type": "results", **end.results}], bump=bump)
 
     async def _settle(self, record: FinishedMatch) -> None:
         delay = 0.2
@@ -618,57 +558,15 @@ class TableActor:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    def _series_key(self, seat: Seat) -> str:
-        return seat.principal.key if seat.principal else f"bot:{seat.seat}"
-
-    def _seat_record(self, seat: Seat) -> dict[str, Any]:
-        principal = seat.principal
-        return {
-            "seat": seat.seat,
-            "account_id": principal.account_id if principal else None,
-            "guest_name": principal.name if principal and principal.account_id is None else None,
-            "bot_level": seat.level if seat.kind == "bot" else None,
-            "display_name": seat.name or f"Seat {seat.seat + 1}",
-        }
-
     # ------------------------------------------------------------------ bots
 
     def _schedule_bots(self) -> None:
-        if self.status != "playing" or self.game is None:
-            return
-        idle_bots = [seat for seat in self.seats if seat.kind == "bot" and seat.seat not in self._bot_tasks]
-        if not idle_bots:
-            return  # the common case on every change at a table of people: nothing to compute
-        waiting = set(decision(self.game)["seats"])
-        for seat in idle_bots:
-            legal = legal_actions(self.game, seat.seat)
-            if not legal:
-                continue
-            must = seat.seat in waiting
-            if not must and self._bot_asked.get(seat.seat) == self.version:
-                continue
-            self._bot_asked[seat.seat] = self.version
-            v = view(self.game, seat.seat)
-            delay = self.spec.bot_delay_ms / 1000 if must else 0.0
-            self._bot_tasks[seat.seat] = asyncio.create_task(self._bot_think(seat.seat, self.version, v, delay))
-
-    async def _bot_think(self, seat: int, version: int, seat_view: dict[str, Any], delay: float) -> None:
-        action: Action | None = None
-        try:
-            if delay:
-                await asyncio.sleep(delay)
-            choice = await self.bots.choose(self.code, seat, seat_view, seat_view["legal"])
-            if choice is not None:
-                action = action_from_json({**choice, "seat": seat})
-        except ActionParseError as exc:
-            log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
-        except Exception:
-            log.exception("table %s: bot in seat %d failed", self.code[:8], seat)
-        self.post(Command("bot", seat=seat, version=version, action=action))
+        if self.status == "playing" and self.game is not None:
+            self.bot_turns.schedule(self.game, self.seats, self.version, self.spec.bot_delay_ms / 1000)
 
     async def _on_bot(self, command: Command) -> None:
         seat = int(command.seat)
-        self._bot_tasks.pop(seat, None)
+        self.bot_turns.answered(seat)
         if self.game is None or self.status != "playing":
             return
         if command.action is not None and command.version == self.version:
@@ -678,11 +576,11 @@ class TableActor:
             except IllegalAction as exc:
                 log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
             except Refused:
-                self._bot_asked.pop(seat, None)
+                self.bot_turns.ask_again(seat)
                 asyncio.get_running_loop().call_later(RETRY_S, self.post, Command("wake"))
                 return
         if seat in decision(self.game)["seats"] or command.version != self.version:
-            self._bot_asked.pop(seat, None)
+            self.bot_turns.ask_again(seat)
         self._schedule_bots()
 
     async def _on_wake(self, command: Command) -> None:
@@ -864,7 +762,7 @@ class TableActor:
             "creator": self.spec.creator.key,
             "seats": seats,
             "spectators": len(self.spectators),
-            "series": {seat.seat: self.series.get(self._series_key(seat), (0, 0)) for seat in self.seats},
+            "series": {seat.seat: self.series.get(series_key(seat), (0, 0)) for seat in self.seats},
             "deadline_ms": None if earliest is None else self._ms_until(earliest),
             "rematch": rematch,
             "match_id": self.match_id,
