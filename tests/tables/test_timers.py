@@ -9,7 +9,7 @@ import random
 from app.engine import Rules, decision
 from app.tables.commands import Command
 from app.tables.spec import DecisionLimits
-from tests.tables.actors import ALICE, BOB, play_moves, seated_table
+from tests.tables.actors import ALICE, BOB, FakeClock, advance, play_moves, seated_table
 
 
 async def _until(check, timeout: float) -> float:
@@ -41,12 +41,16 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
 
 
 async def test_the_decision_timer_fires_after_moves_pushed_it_later() -> None:
-    async with seated_table(Rules(timer=1)) as (_, registry, actor):
+    """On the actor's clock: each move gives the next decision its full second."""
+    clock = FakeClock()
+    async with seated_table(Rules(timer=1), clock=clock) as (_, registry, actor):
         rng = random.Random(3)
         for _ in range(4):  # each move sets the deadline a second from now
-            await asyncio.sleep(0.3)
+            await advance(registry, actor, clock, 0.3)
             await play_moves(registry, actor.code, 1, rng)
         assert actor.status == "playing"
         waiting = decision(actor.game)
-        waited = await _until(lambda: actor.status != "playing" or decision(actor.game) != waiting, 4)
-        assert 0.7 <= waited < 2.5  # the last move's second, not the first move's
+        await advance(registry, actor, clock, 0.95)  # the first moves' seconds are long over
+        assert actor.status == "playing" and decision(actor.game) == waiting
+        await advance(registry, actor, clock, 0.1)  # the last move's second is over
+        assert actor.status != "playing" or decision(actor.game) != waiting
