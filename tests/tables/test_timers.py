@@ -9,17 +9,8 @@ import random
 from app.engine import Rules, decision
 from app.tables.commands import Command
 from app.tables.spec import DecisionLimits
+from tests.support.wait import eventually
 from tests.tables.actors import ALICE, BOB, FakeClock, advance, play_moves, seated_table
-
-
-async def _until(check, timeout: float) -> float:
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while not check():
-        if loop.time() - started > timeout:
-            raise AssertionError("not reached in time")
-        await asyncio.sleep(0.01)
-    return loop.time() - started
 
 
 async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> None:
@@ -29,10 +20,12 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
         assert actor.status == "playing" and actor.deadline is None
         for who, conn in ((ALICE, "c-alice"), (BOB, "c-bob")):
             actor.post(Command("hello", principal=who, conn=conn, last_version=-1))
-        await _until(lambda: all(seat.connections for seat in actor.seats), 2)
+        await eventually(lambda: all(seat.connections for seat in actor.seats), 2, "both are connected")
         leader = actor.game.attacker
         actor.post(Command("bye", principal=(ALICE, BOB)[leader], conn=("c-alice", "c-bob")[leader]))
-        waited = await _until(lambda: actor.status != "playing", 3)
+        gone_at = asyncio.get_running_loop().time()
+        await eventually(lambda: actor.status != "playing", 3, "the grace is over")
+        waited = asyncio.get_running_loop().time() - gone_at
         assert 0.2 <= waited < 2.0
         assert actor.results is not None
         assert actor.game is not None and actor.game.outcome is not None
