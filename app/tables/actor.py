@@ -43,7 +43,7 @@ from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
 from app.tables.commands import PLAY_COMMANDS, BadCommand, Command, Refused, command_from_json
 from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S
-from app.tables.fanout import Change, Delivery, events_for, presence_frames, reply_frame, update_frames
+from app.tables.fanout import Change, Delivery, events_since, presence_frames, reply_frame, update_frames
 from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
 from app.tables.inbox import Inbox
 from app.tables.record import Recorder, TableRecord, read_record, record_json, takeover_deadline
@@ -249,7 +249,7 @@ class TableActor:
         reply: dict[str, Any] = {"type": "welcome", **self._snapshot(seat.seat if seat else None, principal)}
         last_version = command.last_version
         if isinstance(last_version, int) and not isinstance(last_version, bool):
-            missed = self._events_since(last_version, seat.seat if seat else None)
+            missed = events_since(self.history, self.version, last_version, seat.seat if seat else None)
             if missed is not None:
                 reply["events"] = missed
                 reply["resumed_from"] = last_version
@@ -781,21 +781,6 @@ class TableActor:
             "view": view(self.game, seat) if self.game is not None else None,
             "table": table,
         }
-
-    def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
-        """The events after ``last_version``, or None when they cannot be replayed: too old, or a
-        version this table never had (the client then takes the snapshot alone)."""
-        if last_version > self.version or last_version < 0:
-            return None
-        if last_version == self.version:
-            return []
-        if not self.history or self.history[0][0] > last_version + 1:
-            return None
-        out: list[dict[str, Any]] = []
-        for version, events in self.history:
-            if version > last_version:
-                out.extend(events_for(events, version, seat))
-        return out
 
     def _change(self, events: list[dict[str, Any]]) -> Change:
         """The table as it is now, for the fan-out: who hears it and what happened."""

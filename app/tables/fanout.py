@@ -12,6 +12,7 @@ card) are encoded once and spliced into each recipient's JSON text.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,25 @@ class Change:
 def events_for(events: list[dict[str, Any]], version: int, recipient: int | None) -> list[dict[str, Any]]:
     """The events as ``recipient`` (a seat, or None for spectators) may see them."""
     return [{**event_to_json(public_cards(e, recipient)), "version": version} for e in events]
+
+
+def events_since(
+    history: Sequence[tuple[int, list[dict[str, Any]]]], version: int, last_version: int, seat: int | None
+) -> list[dict[str, Any]] | None:
+    """The events after ``last_version`` as ``seat`` may see them (``history``: the recent versions
+    and their events, oldest first; ``version``: the table's), or None when they cannot be replayed:
+    too old, or a version this table never had (the client then takes the snapshot alone)."""
+    if last_version > version or last_version < 0:
+        return None
+    if last_version == version:
+        return []
+    if not history or history[0][0] > last_version + 1:
+        return None
+    out: list[dict[str, Any]] = []
+    for at, events in history:
+        if at > last_version:
+            out.extend(events_for(events, at, seat))
+    return out
 
 
 def update_frames(change: Change) -> Outbox:

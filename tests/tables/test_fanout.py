@@ -7,7 +7,7 @@ import orjson
 
 from app.engine import Card, Rules, new_match
 from app.tables import channels
-from app.tables.fanout import Change, Delivery, presence_frames, reply_frame, update_frames
+from app.tables.fanout import Change, Delivery, events_since, presence_frames, reply_frame, update_frames
 
 CODE = "tbl"
 TABLE = {"code": CODE, "status": "playing", "seats": [], "version": 3}
@@ -60,3 +60,14 @@ def test_delivery_holds_a_commands_frames_and_routes_by_where_the_channel_was_us
     delivery.heard_from_afar("a:2")  # bob's connection is in another process: so may be spectators
     assert delivery.split(outbox) == ([outbox[0]], outbox[1:])
     assert delivery.split(outbox, everywhere=True) == ([], outbox)
+
+
+def test_a_resuming_client_gets_the_missed_events_only_when_the_table_still_has_them() -> None:
+    history = [(5, [{"type": "take", "seat": 1}]), (6, [{"type": "pass", "seat": 0}])]
+    missed = [{"type": "take", "seat": 1, "version": 5}, {"type": "pass", "seat": 0, "version": 6}]
+    assert events_since(history, 6, 4, 0) == missed
+    assert events_since(history, 6, 5, None) == [{"type": "pass", "seat": 0, "version": 6}]
+    assert events_since(history, 6, 6, 0) == []
+    assert events_since(history, 6, 3, 0) is None  # version 4 is gone
+    assert events_since(history, 6, 7, 0) is None  # a version this table never had
+    assert events_since(history, 6, -1, 0) is None
