@@ -1,5 +1,10 @@
-"""A scripted table client over a real websocket (the ``websockets`` library), shared by the
-end-to-end tests (``tests/e2e``) and the load generator (``bench/load.py``).
+"""The scripted table player: :class:`PlayerCore` (what a player has seen and how it words a
+command, whatever carries its frames) and a client over a real websocket (the ``websockets``
+library) built on it, shared by the end-to-end tests (``tests/e2e``) and the load generator
+(``bench/load.py``). The in-process player of ``tests/tables/harness.py`` (a TestClient websocket)
+and the reconnecting player of ``tests/cluster/harness.py`` are built on the same core. It lives
+here, importing nothing from ``app`` or ``tests``, because the benchmarks must run without the
+test suite and the test suite may import ``bench``.
 
 The protocol is the one of ``app/api/protocol.py``: after ``hello`` the server answers ``welcome``;
 every change of the table is pushed as an ``update`` carrying the seat's ``view`` (with the seat's
@@ -140,38 +145,26 @@ class Account:
         await self.http.aclose()
 
 
-# --------------------------------------------------------------------------------------- websockets
+# ------------------------------------------------------------------------------------------ players
 
 
-class Player:
-    """One websocket connection to a table; keeps the latest snapshot and every message received."""
+class PlayerCore:
+    """What one scripted player has seen of a table, and its commands: every message received, the
+    latest ``welcome``/``update`` (never an older one), the acks and errors. Command ids are
+    ``<name>-<n>``, unique in the process."""
 
     _ids = itertools.count(1)
 
-    def __init__(self, ws: ClientConnection, name: str) -> None:
-        self.ws = ws
+    def __init__(self, name: str) -> None:
         self.name = name
         self.messages: list[dict[str, Any]] = []
         self.last: dict[str, Any] | None = None  # latest welcome/update
         self.errors: list[dict[str, Any]] = []
         self.acks: list[dict[str, Any]] = []
+        self.counter = 0  # commands this player made
 
-    @classmethod
-    async def connect(cls, ws_url: str, code: str, headers: dict[str, str] | None, name: str) -> Player:
-        ws = await connect(
-            f"{ws_url}/ws/tables/{code}", additional_headers=headers or {}, compression=None, open_timeout=10
-        )
-        return cls(ws, name)
-
-    async def close(self) -> None:
-        await self.ws.close()
-
-    async def send(self, payload: dict[str, Any]) -> None:
-        await self.ws.send(json.dumps(payload))
-
-    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
-        raw = await asyncio.wait_for(self.ws.recv(), timeout)
-        message: dict[str, Any] = json.loads(raw)
+    def take(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Note one message from the server; returns it."""
         self.messages.append(message)
         kind = message["type"]
         if kind in ("update", "welcome"):
@@ -182,17 +175,6 @@ class Player:
         elif kind == "error":
             self.errors.append(message)
         return message
-
-    async def until(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            message = await self.recv(max(0.01, deadline - time.monotonic()))
-            if predicate(message):
-                return message
-
-    async def hello(self, last_version: int | None = None) -> dict[str, Any]:
-        await self.send({"type": "hello", "last_version": last_version})
-        return await self.until(lambda m: m["type"] == "welcome")
 
     @property
     def view(self) -> dict[str, Any] | None:
@@ -210,10 +192,58 @@ class Player:
     def finished(self) -> bool:
         return self.last is not None and self.last["table"]["status"] == "finished"
 
+    def resume_hello(self) -> dict[str, Any]:
+        """The hello that resumes from the latest version seen (none yet: a plain snapshot)."""
+        return {"type": "hello", "last_version": self.version if self.last is not None else None}
+
+    def command(self, action: dict[str, Any]) -> dict[str, Any]:
+        """The command for a legal action of the latest view, with a fresh id."""
+        self.counter += 1
+        return command(action, f"{self.name}-{next(self._ids)}", self.version)
+
+
+# --------------------------------------------------------------------------------------- websockets
+
+
+class Player(PlayerCore):
+    """One websocket connection to a table; keeps the latest snapshot and every message received."""
+
+    def __init__(self, ws: ClientConnection, name: str) -> None:
+        super().__init__(name)
+        self.ws = ws
+
+    @classmethod
+    async def connect(cls, ws_url: str, code: str, headers: dict[str, str] | None, name: str) -> Player:
+        ws = await connect(
+            f"{ws_url}/ws/tables/{code}", additional_headers=headers or {}, compression=None, open_timeout=10
+        )
+        return cls(ws, name)
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+    async def send(self, payload: dict[str, Any]) -> None:
+        await self.ws.send(json.dumps(payload))
+
+    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+        raw = await asyncio.wait_for(self.ws.recv(), timeout)
+        return self.take(json.loads(raw))
+
+    async def until(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - time.monotonic()))
+            if predicate(message):
+                return message
+
+    async def hello(self, last_version: int | None = None) -> dict[str, Any]:
+        await self.send({"type": "hello", "last_version": last_version})
+        return await self.until(lambda m: m["type"] == "welcome")
+
     async def act(self, action: dict[str, Any]) -> str:
-        cmd_id = f"{self.name}-{next(self._ids)}"
-        await self.send(command(action, cmd_id, self.version))
-        return cmd_id
+        payload = self.command(action)
+        await self.send(payload)
+        return str(payload["id"])
 
     async def reply(self, cmd_id: str, timeout: float = 10.0) -> dict[str, Any]:
         return await self.until(lambda m: m["type"] in ("ack", "error") and m.get("id") == cmd_id, timeout)

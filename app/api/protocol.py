@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from app.engine import Rules, State, apply, event_to_json, legal_actions, new_match, public_cards, view
+from app.tables.commands import PLAY_COMMANDS
 
 MAX_VERSION = 2**53 - 1  # the largest integer every JSON client reads exactly
 Version = Annotated[int, Field(ge=0, le=MAX_VERSION)]
@@ -134,7 +135,12 @@ CLIENT_TYPES = frozenset(
     typing.get_args(model.model_fields["type"].annotation)[0]
     for model in typing.get_args(typing.get_args(ClientMessage)[0])
 )
-PLAY_COMMANDS = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
+# The one list of play commands is the tables layer's (each becomes an engine action there).
+PLAY_MODELS = {
+    typing.get_args(model.model_fields["type"].annotation)[0]: model
+    for model in (LeadCmd, ThrowInCmd, CoverCmd, TransferCmd, TakeCmd, PassCmd, ChallengeCmd, ExchangeTrumpCmd)
+}
+assert tuple(PLAY_MODELS) == PLAY_COMMANDS, "app/tables/commands.py PLAY_COMMANDS and these models differ"
 
 
 # ---------------------------------------------------------------------------- what the server sends

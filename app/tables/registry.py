@@ -27,6 +27,7 @@ from app.broker import Broker, BrokerError, Event, Gap
 from app.tables import channels
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
+from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
 from app.tables.hooks import MatchHooks
 from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import Fenced, MemoryStore, TableStore
@@ -388,7 +389,7 @@ class TableRegistry:
                     continue
                 try:
                     if await self.broker.renew_lease(lease_name(code), self.owner, actor.token, LEASE_TTL_S):
-                        if actor._dirty:
+                        if actor.recorder.dirty:
                             await actor.save_now()
                         continue
                     # The lease is gone (Redis restarted empty?): take it again if nobody else has.
@@ -400,7 +401,7 @@ class TableRegistry:
                     await actor.stop()
                     self._drop(code, unlist=False)
                 else:
-                    actor.token = token
+                    actor.recorder.token = token
                     with contextlib.suppress(Exception):
                         await actor.save_now()
 
@@ -654,12 +655,38 @@ class TableRegistry:
 
     # ------------------------------------------------------------------ calls
 
-    async def call(self, code: str, op: str, principal: Principal, **args: Any) -> dict[str, Any]:
-        """Send a command to the table's actor (wherever it runs) and wait for its answer."""
+    async def call(
+        self,
+        code: str,
+        op: str,
+        principal: Principal,
+        *,
+        seat: Any = None,
+        level: Any = None,
+        rating: Any = None,
+        conn: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Send a command to the table's actor (wherever it runs) and wait for its answer. A play
+        command takes its ``id`` and its action's fields (``cards``, ``attack``, ``card``, ``move``)."""
         reply_channel = f"reply:{uuid.uuid4().hex}"
-        message = {"op": op, "principal": principal.to_json(), "reply": reply_channel, **args}
+        cmd_id = fields.pop("id", None)
+        if op not in PLAY_COMMANDS and fields:
+            raise TypeError(f"{op} takes no {', '.join(fields)}")
+        action = play_action(op, fields) if op in PLAY_COMMANDS else None
+        command = Command(
+            op,
+            principal=principal,
+            conn=conn,
+            reply=reply_channel,
+            id=cmd_id,
+            seat=seat,
+            level=level,
+            rating=rating,
+            action=action,
+        )
         async with self.broker.subscribe(reply_channel) as sub:
-            await self.broker.publish(channels.inbox(code), json.dumps(message))
+            await self.broker.publish(channels.inbox(code), command_to_json(command))
             async with asyncio.timeout(CALL_TIMEOUT_S):
                 async for item in sub:
                     if isinstance(item, Gap):

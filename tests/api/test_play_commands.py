@@ -12,6 +12,7 @@ import orjson
 from app.api.routes.play import Connection
 from app.broker import BrokerUnavailable
 from app.tables import channels
+from app.tables.commands import Command, play_action
 from app.tables.spec import Principal
 
 
@@ -42,7 +43,7 @@ async def test_remote_commands_keep_their_order_and_a_failed_one_is_reported() -
     conn = Connection(websocket, None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
     broker.fail_next = True
     for n in range(4):
-        conn.command({"op": "pass", "id": f"m{n}"})
+        conn.command(Command("pass", id=f"m{n}", action=play_action("pass", {})))
     await asyncio.sleep(0.01)
     assert broker.published == []  # the first publish is still waiting
     broker.gate.set()
@@ -73,6 +74,6 @@ async def test_a_resync_that_cannot_be_sent_is_not_reported() -> None:
     async with asyncio.timeout(2):
         while conn.publisher is not None:
             await asyncio.sleep(0.005)
-    assert [(m["op"], m["last_version"]) for m in broker.published] == [("hello", 7)]
+    assert [(m["type"], m["last_version"]) for m in broker.published] == [("hello", 7)]
     await conn.out.flush()
     assert sent == []

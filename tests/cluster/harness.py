@@ -26,6 +26,7 @@ import websockets
 from sqlalchemy.engine import make_url
 
 from app.db import migrate
+from bench._client import PlayerCore
 from tests.limits import RELAXED_LIMITS_ENV
 from tests.services import require_postgres, require_redis
 
@@ -172,8 +173,9 @@ def rest(port: int, cookie: str, method: str, path: str, **kwargs: Any) -> httpx
     )
 
 
-class Player:
-    """Plays one seat over a real websocket, moving to another server when its server dies. Every
+class Player(PlayerCore):
+    """Plays one seat over a real websocket (on the scripted player core of ``bench/_client.py``),
+    moving to another server when its server dies. Every
     command is retried with the same id until it is answered, so a takeover never loses a move and
     the table's duplicate check keeps it from being applied twice."""
 
@@ -182,12 +184,9 @@ class Player:
         self.code = code
         self.cookie = cookie
         self.ports = ports
+        super().__init__(f"seat{seed}")
         self.rng = random.Random(seed)
         self.acked: set[str] = set()
-        self.errors: list[dict[str, Any]] = []
-        self.view: dict[str, Any] | None = None
-        self.version = -1
-        self.seat: int | None = None
         self.reconnects = 0
         self.outcome: dict[str, Any] | None = None
         self.pending: dict[str, Any] | None = None
@@ -203,9 +202,7 @@ class Player:
                     additional_headers={"Cookie": f"durak_session={self.cookie}", "Origin": self.cluster.origin(port)},
                     open_timeout=5,
                 ) as ws:
-                    await ws.send(
-                        json.dumps({"type": "hello", "last_version": self.version if self.version >= 0 else None})
-                    )
+                    await ws.send(json.dumps(self.resume_hello()))
                     await self._play(ws, stop_at)
             except (OSError, websockets.ConnectionClosed, TimeoutError):
                 pass
@@ -239,14 +236,10 @@ class Player:
                     await ws.send(json.dumps({**self.pending, "version": self.version}))  # same id: at most once
                     sent_at = time.monotonic()
                 elif self.pending is None:
-                    await ws.send(json.dumps({"type": "hello", "last_version": self.version}))
+                    await ws.send(json.dumps(self.resume_hello()))
                 continue
-            message = json.loads(raw)
+            message = self.take(json.loads(raw))
             if message["type"] in ("welcome", "update"):
-                if message["version"] >= self.version:
-                    self.version = message["version"]
-                    self.view = message["view"]
-                    self.seat = message["seat"]
                 if self.view is not None and self.view.get("outcome"):
                     self.outcome = self.view["outcome"]
                     if self.pending is not None:  # the update comes before the ack of the final move
@@ -256,19 +249,13 @@ class Player:
                 if self.pending is not None and message.get("id") == self.pending["id"]:
                     self.acked.add(self.pending["id"])
                     self.pending = None
-            elif message["type"] == "error":
-                self.errors.append(message)
-                if self.pending is not None and message.get("id") == self.pending["id"]:
-                    self.pending = None  # refused (stale, or storage down): decide again from a fresh view
+            elif message["type"] == "error" and self.pending is not None and message.get("id") == self.pending["id"]:
+                self.pending = None  # refused (stale, or storage down): decide again from a fresh view
             if self.pending is None and self.view is not None and self.seat is not None:
                 waiting = self.view["decision"]["seats"]
                 legal = [a for a in self.view["legal"] if a["type"] != "challenge"]
                 if self.seat in waiting and legal:
                     action = self.rng.choice(legal)
-                    self.pending = {
-                        **{k: v for k, v in action.items() if k != "seat"},
-                        "id": uuid.uuid4().hex,
-                        "version": self.version,
-                    }
+                    self.pending = self.command(action)
                     await ws.send(json.dumps(self.pending))
                     sent_at = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 
 
@@ -23,3 +24,13 @@ async def eventually(
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting until {what}")
         await asyncio.sleep(0.005)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "the condition holds") -> None:
+    """``eventually`` for synchronous tests (a TestClient whose server settles matches in the
+    background): return as soon as ``predicate()`` is true, fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
+        time.sleep(0.005)

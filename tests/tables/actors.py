@@ -15,20 +15,12 @@ from app.tables.hooks import MatchHooks, MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import MemoryStore
+from tests.support.clock import FakeClock
 
 ALICE = Principal("a:1", "alice", 1)
 BOB = Principal("a:2", "bob", 2)
 CAROL = Principal("a:3", "carol", 3)
-
-
-class FakeClock:
-    """A clock that moves only when the test says so: pass it as a table's ``clock``."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+__all__ = ["ALICE", "BOB", "CAROL", "FakeClock", "advance", "play_moves", "seated_table", "two_processes"]
 
 
 @asynccontextmanager

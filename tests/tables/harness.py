@@ -15,6 +15,7 @@ from app.config import Settings
 from app.db import migrate
 from app.engine import decision
 from app.main import create_app
+from bench._client import PlayerCore
 from tests.limits import RELAXED_LIMITS
 
 ORIGIN = "http://127.0.0.1:8000"
@@ -80,25 +81,19 @@ def create_table(client: TestClient, headers: dict[str, str], **params: Any) -> 
     return body
 
 
-class Player:
-    """One websocket connection; keeps the latest update and every message it received."""
+class Player(PlayerCore):
+    """One websocket connection of the in-process server (a TestClient websocket) on the scripted
+    player core of ``bench/_client.py``: keeps the latest update and every message it received."""
 
     def __init__(self, ws: Any, name: str) -> None:
+        super().__init__(name)
         self.ws = ws
-        self.name = name
-        self.messages: list[dict[str, Any]] = []
-        self.last: dict[str, Any] | None = None
-        self.counter = 0
 
     def send(self, payload: dict[str, Any]) -> None:
         self.ws.send_text(json.dumps(payload))
 
     def recv(self) -> dict[str, Any]:
-        message: dict[str, Any] = json.loads(self.ws.receive_text())
-        self.messages.append(message)
-        if message["type"] in ("update", "welcome"):
-            self.last = message
-        return message
+        return self.take(json.loads(self.ws.receive_text()))
 
     def until(self, predicate: Callable[[dict[str, Any]], bool], limit: int = 200) -> dict[str, Any]:
         for _ in range(limit):
@@ -111,20 +106,10 @@ class Player:
         self.send({"type": "hello", "last_version": last_version})
         return self.until(lambda m: m["type"] == "welcome")
 
-    @property
-    def view(self) -> dict[str, Any] | None:
-        return self.last["view"] if self.last else None
-
-    @property
-    def version(self) -> int:
-        return int(self.last["version"]) if self.last else 0
-
     def act(self, action: dict[str, Any]) -> str:
-        self.counter += 1
-        cmd_id = f"{self.name}-{self.counter}"
-        body = {k: v for k, v in action.items() if k != "seat"}
-        self.send({**body, "id": cmd_id, "version": self.version})
-        return cmd_id
+        payload = self.command(action)
+        self.send(payload)
+        return str(payload["id"])
 
 
 def play_out(players: list[Player], table_of: Callable[[], Any], rng: random.Random, limit: int = 3000) -> int:

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from app.engine import Rules, action_to_json, decision, legal_actions
 from app.tables.actor import TableActor
+from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal
@@ -26,13 +27,13 @@ PEOPLE = (ALICE, BOB)
 async def _connect(registry: TableRegistry, actor: TableActor, who: Principal) -> str:
     """A connection of ``who`` says hello (as the table socket would), and the table has seen it."""
     conn = f"conn-{who.name}-{uuid.uuid4().hex[:6]}"
-    actor.post({"op": "hello", "principal": who, "conn": conn, "last_version": None})
+    actor.post(Command("hello", principal=who, conn=conn))
     await registry.call(actor.code, "info", who)
     return conn
 
 
 async def _disconnect(registry: TableRegistry, actor: TableActor, who: Principal, conn: str) -> None:
-    actor.post({"op": "bye", "principal": who, "conn": conn})
+    actor.post(Command("bye", principal=who, conn=conn))
     await registry.call(actor.code, "info", who)
 
 

@@ -18,6 +18,7 @@ from app.broker import open_broker
 from app.config import Settings
 from app.engine import Rules
 from app.main import create_app
+from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableClosed, TableLimits, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
@@ -163,7 +164,7 @@ async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
         assert await registry.store.load(finished.code) is None
         clock.now += 1200
         await registry.call(idle.code, "hello", CAROL, conn="carol-1")  # a visitor keeps it a while
-        idle.post({"op": "bye", "conn": "carol-1"})
+        idle.post(Command("bye", conn="carol-1"))
         await registry.call(idle.code, "info", CAROL)  # handled after the bye
         assert not idle.spectators
         clock.now += 1799

@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-import orjson
-
 from app.broker import open_broker
 from app.engine import Rules
 from app.tables import channels
+from app.tables.commands import Command, command_to_json
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import TableSpec
@@ -45,14 +44,14 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
                 other_broker.subscribe(bob_channel) as bob_there,
             ):
                 # Alice's connection lives with the actor: her hello is posted, her frames stay here.
-                actor.post({"op": "hello", "principal": ALICE, "conn": "c-a", "last_version": -1})
+                actor.post(Command("hello", principal=ALICE, conn="c-a", last_version=-1))
                 assert (await _next_frame(alice_here)).kind == "welcome"
                 assert alice_channel not in published
 
                 # Bob's connection is in another process: his hello comes through the broker, and
                 # from then on his channel (and the spectators') goes through it too.
-                hello = {"op": "hello", "principal": BOB.to_json(), "conn": "c-b", "last_version": -1}
-                await other_broker.publish(channels.inbox(code), orjson.dumps(hello))
+                hello = Command("hello", principal=BOB, conn="c-b", last_version=-1)
+                await other_broker.publish(channels.inbox(code), command_to_json(hello))
                 assert (await _next_frame(bob_there)).kind == "welcome"
                 assert bob_channel in published
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-import time
 
 from fastapi.testclient import TestClient
 
+from tests.support.wait import wait_until
 from tests.tables.harness import Player, create_table, play_out, signup
 
 
@@ -17,12 +17,12 @@ def _balance(client: TestClient, headers: dict[str, str]) -> int:
 
 
 def _wait_recorded(client: TestClient, headers: dict[str, str], count: int) -> list[dict]:
-    for _ in range(100):
-        items = client.get("/api/matches?account=me", headers=headers).json()["items"]
-        if len(items) >= count:
-            return items
-        time.sleep(0.05)
-    raise AssertionError("match was not recorded")
+    def items() -> list[dict]:
+        found: list[dict] = client.get("/api/matches?account=me", headers=headers).json()["items"]
+        return found
+
+    wait_until(lambda: len(items()) >= count, what="the match is recorded")
+    return items()
 
 
 def test_staked_two_player_match_settles_and_is_recorded(client: TestClient) -> None:
@@ -100,10 +100,7 @@ def test_leaving_a_running_match_forfeits(client: TestClient) -> None:
     assert response.status_code == 200
     assert actor.status == "finished"
     assert actor.game.outcome.durak == 1 and actor.game.outcome.reason == "left"
-    for _ in range(100):
-        if _balance(client, alice) == 1050:
-            break
-        time.sleep(0.05)
+    wait_until(lambda: _balance(client, alice) == 1050, what="the stakes are paid out")
     assert _balance(client, alice) == 1050 and _balance(client, bob) == 950
 
 

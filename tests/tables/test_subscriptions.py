@@ -5,22 +5,14 @@ reaches seated players on their own channel."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from fastapi.testclient import TestClient
 
 from app.engine import Rules
 from app.tables import channels
+from tests.support.wait import wait_until
 from tests.tables.actors import ALICE, BOB, seated_table
 from tests.tables.harness import Player, create_table, signup
-
-
-def _eventually(check, timeout: float = 3.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        time.sleep(0.01)
 
 
 def test_a_seated_connection_drops_the_spectator_channel_and_takes_it_again_after_leaving(
@@ -37,7 +29,7 @@ def test_a_seated_connection_drops_the_spectator_channel_and_takes_it_again_afte
 
         assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice).status_code == 200
         me.until(lambda m: m["type"] == "update" and m["seat"] == 0)
-        _eventually(lambda: watchers() == 0)
+        wait_until(lambda: watchers() == 0)
 
         assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
         update = me.until(lambda m: m["type"] == "update" and m["table"]["seats"][1]["kind"] == "human")
@@ -47,7 +39,7 @@ def test_a_seated_connection_drops_the_spectator_channel_and_takes_it_again_afte
 
         assert client.post(f"/api/tables/{code}/leave", headers=alice).status_code == 200
         me.until(lambda m: m["type"] in ("update", "welcome") and m["seat"] is None)
-        _eventually(lambda: watchers() == 1)
+        wait_until(lambda: watchers() == 1)
 
         assert client.post(f"/api/tables/{code}/join", json={"seat": 2}, headers=carol).status_code == 200
         seen = me.until(lambda m: m["type"] == "update" and m["table"]["seats"][2]["kind"] == "human")

@@ -4,7 +4,6 @@ its stakes settled exactly once; a fenced-out owner stops writing."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import uuid
 
@@ -18,6 +17,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
+from tests.support.wait import eventually
 from tests.tables.actors import ALICE, BOB, play_moves, seated_table, two_processes
 
 
@@ -44,10 +44,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             remaining = actor.deadline - actor.clock()
             # The owner dies: its actors stop, its lease is not released.
             await first.close(release=False)
-            for _ in range(100):
-                if spec.code in second.tables:
-                    break
-                await asyncio.sleep(0.05)
+            await eventually(lambda: spec.code in second.tables, what="the other process took the table over")
             successor = second.tables[spec.code]
             assert successor.version == version
             assert state_to_json(successor.game) == before
@@ -62,8 +59,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert successor.version == version
             while successor.status == "playing":
                 await play_moves(second, spec.code, 50, rng)
-            await asyncio.sleep(0.05)
-            assert len(hooks.finished) == 1
+            await eventually(lambda: len(hooks.finished) == 1, what="the match is settled")
             assert sum(hooks.balances.values()) == 1000
         finally:
             await second.close()

@@ -7,18 +7,10 @@ import asyncio
 import random
 
 from app.engine import Rules, decision
+from app.tables.commands import Command
 from app.tables.spec import DecisionLimits
-from tests.tables.actors import ALICE, BOB, play_moves, seated_table
-
-
-async def _until(check, timeout: float) -> float:
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while not check():
-        if loop.time() - started > timeout:
-            raise AssertionError("not reached in time")
-        await asyncio.sleep(0.01)
-    return loop.time() - started
+from tests.support.wait import eventually
+from tests.tables.actors import ALICE, BOB, FakeClock, advance, play_moves, seated_table
 
 
 async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> None:
@@ -27,11 +19,13 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
     async with seated_table(Rules(timer=0), limits=DecisionLimits(disconnect_grace_s=0.3)) as (_, _, actor):
         assert actor.status == "playing" and actor.deadline is None
         for who, conn in ((ALICE, "c-alice"), (BOB, "c-bob")):
-            actor.post({"op": "hello", "principal": who, "conn": conn, "last_version": -1})
-        await _until(lambda: all(seat.connections for seat in actor.seats), 2)
+            actor.post(Command("hello", principal=who, conn=conn, last_version=-1))
+        await eventually(lambda: all(seat.connections for seat in actor.seats), 2, "both are connected")
         leader = actor.game.attacker
-        actor.post({"op": "bye", "principal": (ALICE, BOB)[leader], "conn": ("c-alice", "c-bob")[leader]})
-        waited = await _until(lambda: actor.status != "playing", 3)
+        actor.post(Command("bye", principal=(ALICE, BOB)[leader], conn=("c-alice", "c-bob")[leader]))
+        gone_at = asyncio.get_running_loop().time()
+        await eventually(lambda: actor.status != "playing", 3, "the grace is over")
+        waited = asyncio.get_running_loop().time() - gone_at
         assert 0.2 <= waited < 2.0
         assert actor.results is not None
         assert actor.game is not None and actor.game.outcome is not None
@@ -40,12 +34,16 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
 
 
 async def test_the_decision_timer_fires_after_moves_pushed_it_later() -> None:
-    async with seated_table(Rules(timer=1)) as (_, registry, actor):
+    """On the actor's clock: each move gives the next decision its full second."""
+    clock = FakeClock()
+    async with seated_table(Rules(timer=1), clock=clock) as (_, registry, actor):
         rng = random.Random(3)
         for _ in range(4):  # each move sets the deadline a second from now
-            await asyncio.sleep(0.3)
+            await advance(registry, actor, clock, 0.3)
             await play_moves(registry, actor.code, 1, rng)
         assert actor.status == "playing"
         waiting = decision(actor.game)
-        waited = await _until(lambda: actor.status != "playing" or decision(actor.game) != waiting, 4)
-        assert 0.7 <= waited < 2.5  # the last move's second, not the first move's
+        await advance(registry, actor, clock, 0.95)  # the first moves' seconds are long over
+        assert actor.status == "playing" and decision(actor.game) == waiting
+        await advance(registry, actor, clock, 0.1)  # the last move's second is over
+        assert actor.status != "playing" or decision(actor.game) != waiting

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -36,6 +37,7 @@ from app.api.signouts import OpenSessions
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
 from app.tables import channels
+from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
 from app.tables.registry import TableClosed, TableGone, TableRegistry
 from app.tables.spec import Principal
 
@@ -262,7 +264,7 @@ class Connection:
                 if self.watching is not None:
                     self.watching.cancel()
                 self.out.cancel()
-                self.command({"op": "bye"}, report=False)
+                self.command(Command("bye"), report=False)
                 if self.publisher is not None:  # the commands still unsent, then the bye
                     with contextlib.suppress(Exception):
                         await self.publisher
@@ -303,7 +305,7 @@ class Connection:
     def resync(self) -> None:
         """Ask the table for a fresh snapshot and the events since the last version seen (quietly:
         if the broker is down, the next gap or reconnect asks again)."""
-        self.command({"op": "hello", "last_version": self.last_version}, report=False)
+        self.command(Command("hello", last_version=self.last_version), report=False)
 
     def on_personal(self, item: Event) -> None:
         self.on_frame(item, personal=True)
@@ -431,24 +433,22 @@ class Connection:
             self.send({"type": "pong", "id": message.id})
             return
         if message.type == "hello":
-            self.command({"op": "hello", "last_version": message.last_version})
+            self.command(Command("hello", last_version=message.last_version))
             return
-        data = message.model_dump(exclude_none=True)
-        op = data.pop("type")
-        self.sent_at[data["id"]] = time.perf_counter()
+        self.sent_at[message.id] = time.perf_counter()
         if len(self.sent_at) > 256:
             self.sent_at.pop(next(iter(self.sent_at)))
-        self.command({"op": op, **data})
+        self.command(command_of(message))
 
-    def command(self, message: dict[str, Any], *, report: bool = True) -> None:
+    def command(self, command: Command, *, report: bool = True) -> None:
         """Hand a command to the table's actor: onto its queue when it runs in this process, else
         through the broker, one publish after another so that commands keep their order. With
         ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
         actor = self.registry.tables.get(self.code)
         if actor is not None and not actor.fenced and not self.unsent:
-            actor.post({**message, "principal": self.principal, "conn": self.conn})
+            actor.post(dataclasses.replace(command, principal=self.principal, conn=self.conn))
             return
-        payload = orjson.dumps({**message, "principal": self.principal.to_json(), "conn": self.conn})
+        payload = command_to_json(dataclasses.replace(command, principal=self.principal, conn=self.conn))
         self.unsent.append((payload, report))
         if self.publisher is None:
             self.publisher = asyncio.get_running_loop().create_task(self._publish_commands())
@@ -495,6 +495,15 @@ class Connection:
             self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
             return
         self.error(cmd_id, "bad_message", "the frame does not match the protocol")
+
+
+def command_of(message: Any) -> Command:
+    """A validated command frame (not hello or ping) as the table's typed command: a play command
+    carries its engine action (the engine's own codec; the seat is the actor's to fill in)."""
+    if message.type in PLAY_COMMANDS:
+        fields = message.model_dump(exclude={"type", "id", "version"}, exclude_none=True)
+        return Command(message.type, id=message.id, version=message.version, action=play_action(message.type, fields))
+    return Command(message.type, id=message.id, version=message.version)
 
 
 def _json_kind(value: Any) -> str:

@@ -1,0 +1,66 @@
+"""When the bots at a table think: each bot seat with something to do is asked once per version (at
+once when it may act, after the table's bot delay when the match waits for it), and its answer comes
+back to the actor as a ``bot`` command, applied like any other."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from app.engine import Action, State, action_from_json, decision, legal_actions, view
+from app.engine.actions import ActionParseError
+from app.tables.bot_runner import BotRunner
+from app.tables.commands import Command
+from app.tables.spec import Seat
+
+log = logging.getLogger("durak.table")
+
+
+class BotTurns:
+    def __init__(self, code: str, bots: BotRunner, post: Callable[[Command], None]) -> None:
+        self.code = code
+        self.bots = bots
+        self.post = post
+        self.asked: dict[int, int] = {}  # bot seat -> the version it was last asked about
+        self.thinking: dict[int, asyncio.Task[None]] = {}
+
+    def reset(self) -> None:
+        self.asked.clear()
+
+    def schedule(self, game: State, seats: list[Seat], version: int, delay_s: float) -> None:
+        idle_bots = [seat for seat in seats if seat.kind == "bot" and seat.seat not in self.thinking]
+        if not idle_bots:
+            return  # the common case on every change at a table of people: nothing to compute
+        waiting = set(decision(game)["seats"])
+        for seat in idle_bots:
+            if not legal_actions(game, seat.seat):
+                continue
+            must = seat.seat in waiting
+            if not must and self.asked.get(seat.seat) == version:
+                continue
+            self.asked[seat.seat] = version
+            seat_view = view(game, seat.seat)
+            thinking = self._think(seat.seat, version, seat_view, delay_s if must else 0.0)
+            self.thinking[seat.seat] = asyncio.create_task(thinking)
+
+    def answered(self, seat: int) -> None:
+        self.thinking.pop(seat, None)
+
+    def ask_again(self, seat: int) -> None:
+        self.asked.pop(seat, None)
+
+    async def _think(self, seat: int, version: int, seat_view: dict[str, Any], delay: float) -> None:
+        action: Action | None = None
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            choice = await self.bots.choose(self.code, seat, seat_view, seat_view["legal"])
+            if choice is not None:
+                action = action_from_json({**choice, "seat": seat})
+        except ActionParseError as exc:
+            log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
+        except Exception:
+            log.exception("table %s: bot in seat %d failed", self.code[:8], seat)
+        self.post(Command("bot", seat=seat, version=version, action=action))

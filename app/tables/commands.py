@@ -1,0 +1,120 @@
+"""What a table actor is asked to do: one typed value per command, whoever sends it.
+
+A websocket frame is parsed once (``app/api/routes/play.py``) into a :class:`Command` carrying the
+engine ``Action`` of a play command; a REST call (``registry.call``), a bot's decision and the
+connection's own ``hello``/``bye`` are commands too. In the same process the value goes straight
+onto the actor's queue; across processes :func:`command_to_json` / :func:`command_from_json` are the
+one wire codec (the command's JSON on ``t:<code>:in``, decoded once by the receiving actor).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from app.engine import Action, action_from_json, action_to_json
+from app.engine.actions import ActionParseError
+from app.tables.spec import Principal
+
+# The commands a player's connection may send that become an engine action (docs/protocol.md).
+PLAY_COMMANDS = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
+UNSEATED = -1  # the seat of a play command's action until the actor knows the sender's seat
+
+
+class Refused(Exception):
+    """A command the table does not carry out: answered with an ``error`` of this code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class BadCommand(ValueError):
+    """Wire JSON that is no command."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command for a table actor.
+
+    ``type`` is a play command (``PLAY_COMMANDS``, with ``action``), a seat or match command
+    (``join``, ``leave``, ``add_bot``, ``remove_bot``, ``start``, ``rematch``, ``info``), a
+    connection's ``hello`` / ``bye``, or internal: ``bot`` (a bot's decision: ``seat``, ``version``,
+    ``action`` or None) and ``wake`` (let the bots think again)."""
+
+    type: str
+    principal: Principal | None = None
+    conn: str | None = None  # the websocket connection it came from (its answer goes only there)
+    reply: str | None = None  # a REST call's reply channel
+    id: str | None = None  # the client's command id, echoed in the answer
+    version: int | None = None  # the table version the client acted on
+    action: Action | None = None  # play commands: seat UNSEATED; bot: the bot's own seat
+    seat: Any = None  # join / add_bot / remove_bot: the seat asked for; bot: the bot's seat
+    level: Any = None  # add_bot
+    rating: Any = None  # join: the account's rating when it sits down ({"rating", "provisional"})
+    last_version: Any = None  # hello
+    remote: bool = False  # came through the broker (its connection lives in another process)
+
+    def seated_action(self, seat: int) -> Action:
+        """The play command's action for the sender's seat."""
+        assert self.action is not None
+        return dataclasses.replace(self.action, seat=seat)
+
+
+def play_action(kind: str, fields: dict[str, Any]) -> Action:
+    """The engine action of play command ``kind`` with ``fields`` (its cards, attack, card or move),
+    not yet seated (raises ``ActionParseError``)."""
+    return action_from_json({**fields, "type": kind, "seat": UNSEATED})
+
+
+def command_to_json(command: Command) -> bytes:
+    """The command as JSON for the broker (only the fields that are set)."""
+    data: dict[str, Any] = {"type": command.type}
+    if command.principal is not None:
+        data["principal"] = command.principal.to_json()
+    for name in ("conn", "reply", "id", "version", "seat", "level", "rating", "last_version"):
+        value = getattr(command, name)
+        if value is not None:
+            data[name] = value
+    if command.action is not None:
+        data["action"] = action_to_json(command.action)
+    return orjson.dumps(data)
+
+
+def command_from_json(raw: bytes | str) -> Command:
+    """Decode a command that came through the broker (raises :class:`BadCommand`)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadCommand(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise BadCommand("a command is a JSON object with a string type")
+    try:
+        principal = Principal.from_json(data["principal"]) if data.get("principal") is not None else None
+        action = action_from_json(data["action"]) if data.get("action") is not None else None
+    except (ActionParseError, KeyError, TypeError, ValueError) as exc:
+        raise BadCommand(str(exc)) from exc
+    if data["type"] in PLAY_COMMANDS and action is None:
+        raise BadCommand(f"{data['type']} without an action")
+    return Command(
+        type=data["type"],
+        principal=principal,
+        conn=_text(data.get("conn")),
+        reply=_text(data.get("reply")),
+        id=_text(data.get("id")),
+        version=data["version"] if isinstance(data.get("version"), int) else None,
+        action=action,
+        seat=data.get("seat"),
+        level=data.get("level"),
+        rating=data.get("rating") if isinstance(data.get("rating"), dict) else None,
+        last_version=data.get("last_version"),
+        remote=True,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

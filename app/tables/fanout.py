@@ -1,0 +1,189 @@
+"""From a table's change to the frames each recipient gets, and where they go.
+
+The actor describes what happened as a :class:`Change` (a plain value); :func:`update_frames` and
+:func:`presence_frames` turn it into per-recipient redacted frames (channel, frame text), and
+:class:`Delivery` routes them: frames on channels no other process has used go to this process's
+subscribers at once, the rest through the broker (docs/architecture.md, "Local delivery").
+
+The parts every recipient shares (the public view, the table facts, the events when nobody drew a
+card) are encoded once and spliced into each recipient's JSON text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.broker import Broker
+from app.engine import State, event_to_json, public_cards, public_view, seat_view
+from app.tables import channels
+from app.tables.channels import dumps
+
+log = logging.getLogger("durak.table")
+
+Outbox = list[tuple[str, str]]  # (channel, frame text), in the order they must arrive
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One new state of a table, as its recipients must hear it."""
+
+    code: str
+    version: int
+    events: list[dict[str, Any]]  # engine events, unredacted
+    table: dict[str, Any]  # the table facts (``TableActor.info()`` without ``you``)
+    game: State | None
+    players: tuple[tuple[int, str], ...]  # (seat, principal key) of each player with a connection
+    spectators: bool  # somebody watches
+
+
+def events_for(events: list[dict[str, Any]], version: int, recipient: int | None) -> list[dict[str, Any]]:
+    """The events as ``recipient`` (a seat, or None for spectators) may see them."""
+    return [{**event_to_json(public_cards(e, recipient)), "version": version} for e in events]
+
+
+def recent_events(history: Sequence[tuple[int, list[dict[str, Any]]]], seat: int | None) -> list[dict[str, Any]]:
+    """The current (or last) match's events still in ``history``, redacted for ``seat``: a fresh
+    page fills its log with them (the welcome's ``recent``)."""
+    out: list[dict[str, Any]] = []
+    for version, events in history:
+        for event in events:
+            if event.get("type") == "match_start":
+                out = []
+            out.append({**event_to_json(public_cards(event, seat)), "version": version})
+    return out
+
+
+def events_since(
+    history: Sequence[tuple[int, list[dict[str, Any]]]], version: int, last_version: int, seat: int | None
+) -> list[dict[str, Any]] | None:
+    """The events after ``last_version`` as ``seat`` may see them (``history``: the recent versions
+    and their events, oldest first; ``version``: the table's), or None when they cannot be replayed:
+    too old, or a version this table never had (the client then takes the snapshot alone)."""
+    if last_version > version or last_version < 0:
+        return None
+    if last_version == version:
+        return []
+    if not history or history[0][0] > last_version + 1:
+        return None
+    out: list[dict[str, Any]] = []
+    for at, events in history:
+        if at > last_version:
+            out.extend(events_for(events, at, seat))
+    return out
+
+
+def update_frames(change: Change) -> Outbox:
+    """An ``update`` frame for every connected player and one for the spectators."""
+    version = change.version
+    table_json = dumps(change.table)
+    game = change.game
+    public_json = dumps(public_view(game))[:-1] if game is not None else ""
+    # Only drawn cards differ between recipients; without a draw everybody gets the same events.
+    events = change.events
+    shared_events = None if any(e.get("type") == "draw" for e in events) else dumps(events_for(events, version, None))
+    outbox: Outbox = []
+    for seat, key in change.players:
+        if game is not None:
+            private = dumps({"seat": seat, **seat_view(game, seat)})
+            view_json = public_json + "," + private[1:]
+        else:
+            view_json = "null"
+        events_json = shared_events or dumps(events_for(events, version, seat))
+        text = (
+            f'{{"type":"update","version":{version},"seat":{seat},"events":{events_json},'
+            f'"view":{view_json},"table":{table_json[:-1]},"you":{dumps(key)}}}}}'
+        )
+        frame = channels.frame_text("update", text, version=version, seat=seat)
+        outbox.append((channels.person(change.code, key), frame))
+    if change.spectators:
+        view_json = public_json + ',"seat":null}' if game is not None else "null"
+        events_json = shared_events or dumps(events_for(events, version, None))
+        watch_table = dumps({**change.table, "code": None})  # a spectator link never reveals the invite code
+        text = (
+            f'{{"type":"update","version":{version},"seat":null,"events":{events_json},'
+            f'"view":{view_json},"table":{watch_table}}}'
+        )
+        outbox.append((channels.watch(change.code), channels.frame_text("update", text, version=version)))
+    return outbox
+
+
+def presence_frames(change: Change) -> Outbox:
+    """Who is here changed, not the table's state: every connection gets the table facts again."""
+    head = f'{{"type":"presence","version":{change.version},"table":'
+    outbox: Outbox = []
+    for seat, key in change.players:
+        text = head + dumps({**change.table, "you": key}) + "}"
+        frame = channels.frame_text("presence", text, version=change.version, seat=seat)
+        outbox.append((channels.person(change.code, key), frame))
+    if change.spectators:
+        text = head + dumps({**change.table, "code": None}) + "}"  # never the invite code to a watcher
+        outbox.append((channels.watch(change.code), channels.frame_text("presence", text, version=change.version)))
+    return outbox
+
+
+def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) -> tuple[str, str]:
+    """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
+    return channel, dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)
+
+
+class Delivery:
+    """Routes a table's frames. While the actor handles one command, what it sends is held and goes
+    out together, in order, when the command is done (the updates, then the ack: one round trip to a
+    remote broker)."""
+
+    def __init__(self, code: str, broker: Broker) -> None:
+        self.code = code
+        self.broker = broker
+        # Person and spectator channels that a connection in another process has used (it sent a
+        # command through the broker): their frames go through the broker.
+        self.remote_channels: set[str] = set()
+        self._prefix = channels.of_table(code)
+        self._held: Outbox | None = None
+
+    def heard_from_afar(self, principal_key: str) -> None:
+        """A connection in another process sent a command for this person: route to it by broker."""
+        person = channels.person(self.code, principal_key)
+        if person not in self.remote_channels:
+            self.remote_channels.update((person, channels.watch(self.code)))
+
+    def hold(self) -> None:
+        self._held = []
+
+    async def send(self, outbox: Outbox) -> None:
+        if self._held is not None:
+            self._held.extend(outbox)
+            return
+        await self.deliver(outbox)
+
+    async def flush(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            await self.deliver(held)
+
+    def split(self, outbox: Outbox, *, everywhere: bool = False) -> tuple[Outbox, Outbox]:
+        """(frames for this process, frames for the broker). Replies to REST calls, which may come
+        from anywhere, always go through the broker."""
+        remote = self.remote_channels
+        prefix = self._prefix
+        here: Outbox = []
+        there: Outbox = []
+        for item in outbox:
+            channel = item[0]
+            if everywhere or channel in remote or not channel.startswith(prefix):
+                there.append(item)
+            else:
+                here.append(item)
+        return here, there
+
+    async def deliver(self, outbox: Outbox, *, everywhere: bool = False) -> None:
+        here, there = self.split(outbox, everywhere=everywhere)
+        try:
+            if here:
+                self.broker.deliver_here(here)
+            if there:
+                await self.broker.publish_many(there)
+        except Exception as exc:  # broker down: clients resync when it returns
+            log.warning("table %s: publish failed (%d messages): %s", self.code[:8], len(outbox), exc)

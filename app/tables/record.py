@@ -1,0 +1,178 @@
+"""Saving and restoring a table: its record (seats, status, series, the match's seed) and the log of
+the match's actions, written to a :class:`TableStore` under the lease's fencing token.
+
+:class:`TableRecord` is the plain value a table is rebuilt from (:func:`read_record` replays the log);
+:class:`Recorder` writes one table, appending a move to the log or rewriting the whole record.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.broker import BrokerError
+from app.engine import Rules, State, action_from_json, apply, new_match
+from app.tables.commands import Refused
+from app.tables.spec import Principal, Seat, TableSpec
+from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
+
+log = logging.getLogger("durak.table")
+
+TAKEOVER_GRACE_S = 3.0  # extra decision time after a table moved to another process
+
+
+def seat_json(seat: Seat) -> dict[str, Any]:
+    return {
+        "seat": seat.seat,
+        "kind": seat.kind,
+        "level": seat.level,
+        "principal": seat.principal.to_json() if seat.principal else None,
+        "rating": seat.rating,
+    }
+
+
+def seat_from_json(data: dict[str, Any]) -> Seat:
+    principal = Principal.from_json(data["principal"]) if data["principal"] else None
+    return Seat(data["seat"], data["kind"], principal, data["level"], rating=data.get("rating"))
+
+
+@dataclass
+class TableRecord:
+    """What a table is rebuilt from (``deadline`` in epoch seconds, the log replayed into ``game``)."""
+
+    spec: TableSpec
+    rules: Rules
+    seats: list[Seat]
+    status: str
+    version: int
+    match_id: str | None
+    series: dict[str, tuple[int, int]]
+    next_dealer: int | None
+    results: dict[str, Any] | None
+    created: float
+    deadline: float | None
+    game: State | None = None
+    log: list[dict[str, Any]] = field(default_factory=list)
+    done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
+
+
+def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
+    """The stored form of a table (its log is stored apart); ``info`` is its public facts."""
+    game = table.game
+    return {
+        "spec": table.spec.to_json(),
+        "seats": [seat_json(s) for s in table.seats],
+        "status": table.status,
+        "rules": table.rules.to_json(),
+        "version": table.version,
+        "match_id": table.match_id,
+        "seed": str(game.seed) if game is not None else None,
+        "dealer": game.dealer if game is not None else None,
+        "deadline": table.deadline,
+        "series": {key: list(score) for key, score in table.series.items()},
+        "next_dealer": table.next_dealer,
+        "results": table.results,
+        "created": table.created,
+        "info": info,
+    }
+
+
+def read_record(record: dict[str, Any], entries: list[dict[str, Any]]) -> TableRecord:
+    """Decode a stored record and replay its log: the same match at the same version."""
+    table = TableRecord(
+        spec=TableSpec.from_json(record["spec"]),
+        rules=Rules.from_json(record["rules"]),
+        seats=[seat_from_json(s) for s in record["seats"]],
+        status=record["status"],
+        version=record["version"],
+        match_id=record["match_id"],
+        series={key: (score[0], score[1]) for key, score in record["series"].items()},
+        next_dealer=record["next_dealer"],
+        results=record["results"],
+        created=record["created"],
+        deadline=record["deadline"],
+    )
+    if record["seed"] is not None and table.status in ("playing", "finished"):
+        game = new_match(table.rules, int(record["seed"]), record["dealer"])
+        for entry in entries:
+            game, _ = apply(game, action_from_json(entry["a"]))
+            if entry.get("k"):
+                principal_key, cmd_id = entry["k"].split("|", 1)
+                table.done[(principal_key, cmd_id)] = {"type": "ack", "id": cmd_id, "version": table.version}
+        table.game = game
+        table.log = list(entries)
+    return table
+
+
+def takeover_deadline(deadline_epoch: float | None, now: float) -> float | None:
+    """The move timer on this process's clock (``now``) after a takeover: what was left, plus a grace."""
+    if deadline_epoch is None:
+        return None
+    return now + max(0.0, deadline_epoch - time.time()) + TAKEOVER_GRACE_S
+
+
+class Recorder:
+    """Writes one table to its store. A move is appended to the stored log; a new match, seat changes
+    and results rewrite the record (and the log only when the stored one may differ). Raises
+    :class:`Refused` ``moved`` once a newer owner fenced this one out (and calls ``on_fenced``)."""
+
+    def __init__(self, code: str, store: TableStore | None, token: int, on_fenced: Callable[[], None]) -> None:
+        self.code = code
+        self.store: TableStore = store if store is not None else MemoryStore()
+        self.token = token  # the lease's fencing token: every write to the store carries it
+        self.fenced = False
+        self.dirty = False  # a change could not be saved: the whole record goes at the next write
+        self.on_fenced = on_fenced
+        self._log_stored: int | None = None  # entries of our log known to be in the store
+
+    async def save(
+        self,
+        record: Callable[[], dict[str, Any]],
+        log_entries: list[dict[str, Any]],
+        entry: dict[str, Any] | None,
+        live: Callable[[], dict[str, Any]],
+    ) -> None:
+        """Save a change: ``entry`` is the move just appended to ``log_entries`` (None: no move)."""
+        if self.fenced:
+            raise Refused("moved", "this table is now served by another server; reconnect")
+        if isinstance(self.store, MemoryStore) and self.store.private and entry is not None:
+            return  # one process, nobody to take over: the log lives in memory; seats etc. still saved
+        try:
+            if entry is None or self.dirty:
+                # The stored log is rewritten only when it may differ from ours (a new match, after a
+                # failed append); otherwise the record alone is written (e.g. a match's results).
+                same_log = self._log_stored == len(log_entries) and not self.dirty
+                self._log_stored = None
+                await self.store.save(self.code, self.token, record(), None if same_log else log_entries)
+                self.dirty = False
+            else:
+                self._log_stored = None  # unknown until the store answers
+                try:
+                    await self.store.append(self.code, self.token, live(), entry, len(log_entries) - 1)
+                except LogGap:
+                    await self.store.save(self.code, self.token, record(), log_entries)
+            self._log_stored = len(log_entries)
+        except Fenced:
+            self.fenced = True
+            log.warning("table %s: fenced out by a newer owner; stopping here", self.code[:8])
+            self.on_fenced()
+            raise Refused("moved", "this table is now served by another server; reconnect") from None
+
+    async def save_change(
+        self,
+        record: Callable[[], dict[str, Any]],
+        log_entries: list[dict[str, Any]],
+        entry: dict[str, Any] | None,
+        live: Callable[[], dict[str, Any]],
+    ) -> None:
+        """Like :meth:`save`, but a seat change (no ``entry``) that the store cannot take now is kept
+        to be saved whole once the store is back; a move that cannot be saved raises."""
+        try:
+            await self.save(record, log_entries, entry, live)
+        except BrokerError:
+            if entry is not None:
+                raise  # a move that cannot be saved is not applied
+            self.dirty = True

@@ -1,0 +1,79 @@
+"""A finished match on plain values: the coins, the series scores and the record for the ledger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.engine import Rules, State, payout, series_update
+from app.tables.hooks import FinishedMatch
+from app.tables.spec import Seat
+
+
+def series_key(seat: Seat) -> str:
+    """Whose score a seat's result counts for: its player, or the bot in that seat."""
+    return seat.principal.key if seat.principal else f"bot:{seat.seat}"
+
+
+def seat_record(seat: Seat) -> dict[str, Any]:
+    principal = seat.principal
+    return {
+        "seat": seat.seat,
+        "account_id": principal.account_id if principal else None,
+        "guest_name": principal.name if principal and principal.account_id is None else None,
+        "bot_level": seat.level if seat.kind == "bot" else None,
+        "display_name": seat.name or f"Seat {seat.seat + 1}",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    results: dict[str, Any]  # what the players are told (outcome, coin changes, match id)
+    series: dict[str, tuple[int, int]]  # the table's series scores afterwards
+    next_dealer: int | None  # the durak deals the next match (None: a draw)
+    record: FinishedMatch  # what the ledger settles
+
+
+def match_end(
+    game: State,
+    rules: Rules,
+    seats: list[Seat],
+    series: dict[str, tuple[int, int]],
+    *,
+    code: str,
+    match_id: str,
+    private: bool,
+    actions: list[dict[str, Any]],
+) -> MatchEnd:
+    """Everything that follows from a match's outcome (``game.outcome`` is set)."""
+    outcome = game.outcome
+    assert outcome is not None
+    n = len(seats)
+    paid = payout(outcome, rules.stake, n, dealer=game.dealer)
+    changes = {i: paid[i] - rules.stake for i in range(n)}
+    payouts: dict[int, int] = {}
+    for seat in seats:
+        if seat.principal is not None and seat.principal.account_id is not None and rules.stake > 0:
+            payouts[seat.principal.account_id] = paid[seat.seat]
+    scores = dict(series)
+    for seat_no, (wins, losses) in series_update({}, outcome).items():
+        key = series_key(seats[seat_no])
+        old = scores.get(key, (0, 0))
+        scores[key] = (old[0] + wins, old[1] + losses)
+    results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": match_id}
+    record = FinishedMatch(
+        match_id=match_id,
+        table_code=code,
+        rules=rules.to_json(),
+        seed=str(game.seed),
+        dealer=game.dealer,
+        seats=[seat_record(seat) for seat in seats],
+        actions=actions,
+        outcome=outcome.to_json(),
+        stake=rules.stake,
+        payouts=payouts,
+        coin_changes=changes,
+        hands=[[str(c) for c in hand] for hand in game.hands],
+        private=private,
+    )
+    return MatchEnd(results, scores, outcome.durak, record)

@@ -1,0 +1,60 @@
+"""Commands on plain values: one wire codec, the play commands carry their engine action, and the
+protocol's play models are the tables' list of play commands."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from app.api.protocol import PLAY_MODELS, client_message
+from app.api.routes.play import command_of
+from app.engine import Card, Cover, Lead
+from app.engine.actions import ActionParseError
+from app.tables.commands import (
+    PLAY_COMMANDS,
+    UNSEATED,
+    BadCommand,
+    Command,
+    command_from_json,
+    command_to_json,
+    play_action,
+)
+from app.tables.spec import Principal
+
+ALICE = Principal(key="a:1", name="alice", account_id=1)
+
+
+def test_a_frame_is_parsed_once_into_a_command_with_its_engine_action() -> None:
+    message = client_message.validate_json('{"type":"cover","id":"c1","version":4,"attack":0,"card":"9h"}')
+    command = command_of(message)
+    assert command == Command("cover", id="c1", version=4, action=Cover(UNSEATED, 0, Card.parse("9h")))
+    assert command.seated_action(1) == Cover(1, 0, Card.parse("9h"))
+    assert command_of(client_message.validate_json('{"type":"leave","id":"l"}')) == Command("leave", id="l")
+
+
+def test_the_broker_wire_round_trips_a_command_and_marks_it_remote() -> None:
+    sent = Command("lead", principal=ALICE, conn="c-1", id="x", version=3, action=Lead(UNSEATED, (Card.parse("7h"),)))
+    back = command_from_json(command_to_json(sent))
+    assert back == Command(**{**{f: getattr(sent, f) for f in sent.__slots__}, "remote": True})
+    join = Command("join", principal=ALICE, reply="reply:1", seat=2)
+    assert orjson.loads(command_to_json(join)) == {
+        "type": "join",
+        "principal": ALICE.to_json(),
+        "reply": "reply:1",
+        "seat": 2,
+    }
+    assert command_from_json(command_to_json(join)).principal == ALICE  # a Principal, decoded once here
+
+
+@pytest.mark.parametrize(
+    "raw", [b"not json", b"[]", b'{"type": 3}', b'{"type": "lead"}', b'{"type": "lead", "action": {"type": "lead"}}']
+)
+def test_wire_json_that_is_no_command_is_refused(raw: bytes) -> None:
+    with pytest.raises(BadCommand):
+        command_from_json(raw)
+
+
+def test_one_list_of_play_commands() -> None:
+    assert tuple(PLAY_MODELS) == PLAY_COMMANDS
+    with pytest.raises(ActionParseError):
+        play_action("cover", {"attack": 0})

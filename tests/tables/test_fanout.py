@@ -1,0 +1,73 @@
+"""The fan-out on plain values: a Change becomes one redacted frame per recipient, and the routing
+keeps frames in this process unless another process has used the channel."""
+
+from __future__ import annotations
+
+import orjson
+
+from app.engine import Card, Rules, new_match
+from app.tables import channels
+from app.tables.fanout import Change, Delivery, events_since, presence_frames, reply_frame, update_frames
+
+CODE = "tbl"
+TABLE = {"code": CODE, "status": "playing", "seats": [], "version": 3}
+
+
+def _change(events: list[dict], *, spectators: bool = True) -> Change:
+    game = new_match(Rules(), seed=7, dealer=0)
+    return Change(CODE, 3, events, TABLE, game, ((0, "a:1"), (1, "a:2")), spectators)
+
+
+def _bodies(outbox: list[tuple[str, str]]) -> dict[str, dict]:
+    return {channel: orjson.loads(channels.parse_frame(text.encode()).body) for channel, text in outbox}
+
+
+def test_each_player_sees_his_own_hand_and_draw_and_the_spectators_see_neither() -> None:
+    change = _change([{"type": "draw", "seat": 0, "count": 1, "cards": [Card.parse("7h")]}])
+    bodies = _bodies(update_frames(change))
+    alice, bob = bodies[channels.person(CODE, "a:1")], bodies[channels.person(CODE, "a:2")]
+    watch = bodies[channels.watch(CODE)]
+    assert sorted(alice["view"]["hand"]) == sorted(str(c) for c in change.game.hands[0])
+    assert sorted(bob["view"]["hand"]) == sorted(str(c) for c in change.game.hands[1])
+    assert "hand" not in watch["view"] and watch["seat"] is None
+    assert alice["events"][0]["cards"] == ["7h"]
+    assert "cards" not in bob["events"][0] or bob["events"][0]["cards"] != ["7h"]
+    assert "cards" not in watch["events"][0] or watch["events"][0]["cards"] != ["7h"]
+    assert (alice["table"]["you"], bob["table"]["you"], alice["version"]) == ("a:1", "a:2", 3)
+    assert watch["table"]["code"] is None and alice["table"]["code"] == CODE  # the invite code stays private
+
+
+def test_no_spectators_no_watch_frame_and_presence_names_each_recipient() -> None:
+    assert channels.watch(CODE) not in _bodies(update_frames(_change([], spectators=False)))
+    bodies = _bodies(presence_frames(_change([])))
+    assert bodies[channels.person(CODE, "a:2")] == {"type": "presence", "version": 3, "table": {**TABLE, "you": "a:2"}}
+    assert bodies[channels.watch(CODE)]["table"]["code"] is None
+
+
+def test_reply_channels_carry_plain_json_and_person_channels_frames() -> None:
+    assert reply_frame("reply:x", {"type": "ack"}) == ("reply:x", '{"type":"ack"}')
+    channel, text = reply_frame(channels.person(CODE, "a:1"), {"type": "ack", "id": "c1", "version": 2}, "conn-1")
+    frame = channels.parse_frame(text.encode())
+    assert channel == channels.person(CODE, "a:1")
+    assert (frame.kind, frame.conn, frame.cmd_id, frame.version) == ("ack", "conn-1", "c1", 2)
+
+
+def test_delivery_holds_a_commands_frames_and_routes_by_where_the_channel_was_used() -> None:
+    delivery = Delivery(CODE, broker=None)  # type: ignore[arg-type]  # split() needs no broker
+    mine, theirs = channels.person(CODE, "a:1"), channels.person(CODE, "a:2")
+    outbox = [(mine, "1"), (theirs, "2"), (channels.watch(CODE), "3"), ("reply:r", "4")]
+    assert delivery.split(outbox) == (outbox[:3], outbox[3:])
+    delivery.heard_from_afar("a:2")  # bob's connection is in another process: so may be spectators
+    assert delivery.split(outbox) == ([outbox[0]], outbox[1:])
+    assert delivery.split(outbox, everywhere=True) == ([], outbox)
+
+
+def test_a_resuming_client_gets_the_missed_events_only_when_the_table_still_has_them() -> None:
+    history = [(5, [{"type": "take", "seat": 1}]), (6, [{"type": "pass", "seat": 0}])]
+    missed = [{"type": "take", "seat": 1, "version": 5}, {"type": "pass", "seat": 0, "version": 6}]
+    assert events_since(history, 6, 4, 0) == missed
+    assert events_since(history, 6, 5, None) == [{"type": "pass", "seat": 0, "version": 6}]
+    assert events_since(history, 6, 6, 0) == []
+    assert events_since(history, 6, 3, 0) is None  # version 4 is gone
+    assert events_since(history, 6, 7, 0) is None  # a version this table never had
+    assert events_since(history, 6, -1, 0) is None

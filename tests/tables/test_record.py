@@ -1,0 +1,82 @@
+"""Saving and restoring a table on plain values: a record and its log give back the same match, and
+the recorder appends moves, rewrites the record when it must, and stops at a newer owner's fence."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from app.engine import Rules, action_from_json, action_to_json, apply, legal_actions, new_match
+from app.tables.commands import Refused
+from app.tables.record import Recorder, TableRecord, read_record, record_json, takeover_deadline
+from app.tables.spec import Principal, Seat, TableSpec
+from app.tables.store import MemoryStore
+
+ALICE = Principal(key="a:1", name="alice", account_id=1)
+
+
+def _played(moves: int) -> tuple[TableRecord, list[dict]]:
+    spec = TableSpec(rules=Rules(), creator=ALICE)
+    game = new_match(spec.rules, seed=42, dealer=0)
+    start = game
+    log = []
+    for n in range(moves):
+        seat = next(s for s in range(2) if legal_actions(game, s))
+        action = legal_actions(game, seat)[0]
+        game, _ = apply(game, action)
+        log.append({"a": action_to_json(action), "k": f"{ALICE.key}|cmd-{n}" if n % 2 == 0 else None})
+    seats = [Seat(0, "human", ALICE), Seat(1, "bot", None, "easy")]
+    table = TableRecord(spec, spec.rules, seats, "playing", 7, "m1", {"a:1": (2, 1)}, 1, None, 5.0, None, start)
+    return table, log
+
+
+def test_a_record_and_its_log_give_back_the_same_match_and_the_answers_of_logged_commands() -> None:
+    table, log = _played(4)
+    replayed = new_match(table.rules, seed=42, dealer=0)
+    for entry in log:
+        replayed, _ = apply(replayed, action_from_json(entry["a"]))
+    back = read_record(record_json(table, {"facts": 1}), log)
+    assert back.game == replayed and back.log == log and back.version == 7
+    assert [(s.seat, s.kind, s.principal, s.level) for s in back.seats] == [
+        (0, "human", ALICE, None),
+        (1, "bot", None, "easy"),
+    ]
+    assert back.series == {"a:1": (2, 1)} and back.next_dealer == 1 and back.match_id == "m1"
+    assert back.done == {
+        ("a:1", "cmd-0"): {"type": "ack", "id": "cmd-0", "version": 7},
+        ("a:1", "cmd-2"): {"type": "ack", "id": "cmd-2", "version": 7},
+    }
+
+
+def test_a_waiting_table_has_no_game_and_a_takeover_adds_a_grace_to_the_timer() -> None:
+    table, _ = _played(0)
+    table.status, table.game = "waiting", None
+    assert read_record(record_json(table, {}), []).game is None
+    assert takeover_deadline(None, 100.0) is None
+    import time
+
+    left = takeover_deadline(time.time() + 10, 100.0)
+    assert left is not None and 112.5 < left <= 113.0  # 10 s left + the 3 s takeover grace
+
+
+async def test_the_recorder_appends_moves_and_rewrites_the_record_only_when_it_must() -> None:
+    store = MemoryStore(f"memory://rec-{uuid.uuid4().hex}")
+    fenced: list[bool] = []
+    recorder = Recorder("tbl", store, 1, on_fenced=lambda: fenced.append(True))
+    await store.claim("tbl", 1)
+    table, log = _played(3)
+    record = lambda: record_json(table, {})  # noqa: E731
+    await recorder.save(record, log[:1], None, lambda: {"version": 1, "deadline": None})
+    for n in (2, 3):
+        await recorder.save(record, log[:n], log[n - 1], lambda: {"version": 7, "deadline": None})
+    stored = await store.load("tbl")
+    assert stored is not None and stored[1] == log
+    # A newer owner claims the table: the next write is refused and the recorder says it was fenced.
+    await store.claim("tbl", 2)
+    with pytest.raises(Refused) as refused:
+        await recorder.save(record, log, None, lambda: {})
+    assert refused.value.code == "moved" and recorder.fenced and fenced == [True]
+    with pytest.raises(Refused):  # and it never writes again
+        await recorder.save(record, log, None, lambda: {})
+    assert fenced == [True]

@@ -1,0 +1,48 @@
+"""A finished match on plain values (results.py), and the actor's queue (inbox.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from app.engine import Forfeit, Rules, apply, new_match
+from app.tables.commands import Command
+from app.tables.inbox import Inbox
+from app.tables.results import match_end
+from app.tables.spec import Principal, Seat
+from tests.support.clock import FakeClock
+
+ALICE = Principal(key="a:1", name="alice", account_id=1)
+GUEST = Principal(key="g:9", name="gus")
+
+
+def test_a_forfeit_pays_the_other_seat_counts_in_the_series_and_records_who_sat_where() -> None:
+    game, _ = apply(new_match(Rules(stake=10), seed=3, dealer=0), Forfeit(1, "left"))
+    seats = [Seat(0, "human", ALICE), Seat(1, "human", GUEST)]
+    end = match_end(
+        game, Rules(stake=10), seats, {"a:1": (4, 0)}, code="tbl", match_id="m", private=True, actions=[{"a": 1}]
+    )
+    assert end.results["coin_changes"] == {0: 10, 1: -10} and end.results["match_id"] == "m"
+    assert end.series == {"a:1": (5, 0), "g:9": (0, 1)} and end.next_dealer == 1
+    assert end.record.payouts == {1: 20}  # only accounts are paid; the guest has none
+    assert [s["account_id"] for s in end.record.seats] == [1, None]
+    assert [s["guest_name"] for s in end.record.seats] == [None, "gus"]
+    assert end.record.private and end.record.actions == [{"a": 1}] and end.record.table_code == "tbl"
+
+
+async def test_a_deadline_that_has_come_goes_before_queued_commands() -> None:
+    clock = FakeClock()
+    inbox = Inbox(clock)
+    due: list[float | None] = [None]
+    inbox.post(Command("wake"))
+    assert await inbox.next(lambda: due[0]) == Command("wake")
+    inbox.post(Command("info"))
+    due[0] = clock.now  # the deadline has come: it goes first
+    assert await inbox.next(lambda: due[0]) is None
+    due[0] = None
+    assert await inbox.next(lambda: due[0]) == Command("info")
+    waiting = asyncio.ensure_future(inbox.next(lambda: due[0]))
+    await asyncio.sleep(0)
+    assert not waiting.done()  # nothing queued, no deadline: it waits
+    inbox.post(Command("bye"))
+    assert await asyncio.wait_for(waiting, 1) == Command("bye")
+    inbox.close()
