@@ -3,8 +3,8 @@
 // (unless muted) and, if the player allowed it, the browser shows a notification.
 import { t } from './i18n.js';
 
-const MUTE_KEY = 'durak.sound.muted';
-let baseTitle = null;
+const MUTE_KEY = 'durak.muted'; // the table's mute toggle (web/js/table/sound.js)
+let pageTitle = null; // what the page itself shows in the tab (the table's turn cue sets it)
 let missed = []; // what happened while the tab was hidden, newest first (at most 3)
 let wasMyTurn = false;
 // The table sounds (web/js/table/sound.js) may take over playing: setSoundPlayer((kind) => ...).
@@ -52,13 +52,24 @@ function beep(kind) {
   }
 }
 
+function showTitle() {
+  const base = pageTitle ?? t('app.title');
+  document.title = missed.length ? `(!) ${missed.join(' · ')} — ${base}` : base;
+}
+
+/** The page's own tab title; what was missed while the tab was hidden stays in front of it. */
+export function setPageTitle(title) {
+  pageTitle = title;
+  showTitle();
+}
+
 function restoreTitle() {
-  if (document.visibilityState === 'visible' && baseTitle !== null) {
-    document.title = baseTitle;
-    baseTitle = null;
+  if (document.visibilityState === 'visible' && missed.length) {
     missed = [];
+    showTitle();
   }
 }
+
 document.addEventListener('visibilitychange', restoreTitle);
 
 /** kind: 'join' ({name}) or 'turn'. */
@@ -66,9 +77,8 @@ export function notify(kind, params = {}) {
   const text = kind === 'turn' ? t('notify.your_turn') : t('notify.joined', { name: params.name || '' });
   beep(kind);
   if (document.visibilityState !== 'hidden') return;
-  if (baseTitle === null) baseTitle = document.title;
   missed = [text, ...missed.filter((item) => item !== text)].slice(0, 3);
-  document.title = `(!) ${missed.join(' · ')} — ${baseTitle}`;
+  showTitle();
   if (typeof Notification !== 'undefined' && Notification.permission === 'granted') {
     try {
       const shown = new Notification(t('app.name'), { body: text, tag: `durak-${kind}` });

@@ -14,7 +14,7 @@ import { deadlineNoteText, tableArea } from '../table/area.js';
 import { actionBar, topBar } from '../table/controls.js';
 import { clockText, countdownText, seatNames } from '../table/describe.js';
 import { leaveGuard } from '../table/guard.js';
-import { noticeTable } from '../notify.js';
+import { noticeTable, setPageTitle } from '../notify.js';
 import { handRow } from '../table/hand.js';
 import { addToLog, logPanel, newLog } from '../table/log.js';
 import { animateChange, measure } from '../table/motion.js';
@@ -395,7 +395,7 @@ export function mount(root, { code, watch }) {
       offUser();
       offMute();
       setSlimHeader(false);
-      document.title = t('app.title');
+      setPageTitle(null);
     },
   };
 }

@@ -2,6 +2,7 @@
 // a chime plays and the phone buzzes; sounds for what happened on the table; the last seconds
 // of our timer tick.
 import { t } from '../i18n.js';
+import { setPageTitle } from '../notify.js';
 import { playSound } from './sound.js';
 
 let lastTick = null;
@@ -23,7 +24,7 @@ export function eventSounds(events, mySeat, results) {
 /** Title, chime and buzz when our decision starts; the title back when it ends. */
 export function turnCues(wasMine, isMine) {
   const base = t('app.title');
-  document.title = isMine ? `\u25CF ${t('table.your_turn')} · ${base}` : base;
+  setPageTitle(isMine ? `\u25CF ${t('table.your_turn')} · ${base}` : base);
   if (isMine && !wasMine) {
     playSound('turn');
     if (navigator.vibrate) {
