@@ -38,3 +38,33 @@ def replay_views(
         state, _ = apply(state, action_from_json(data))
         views.append(view(state, None))
     return views
+
+
+def seat_timeline(
+    rules_json: dict[str, Any],
+    seed: int | str,
+    dealer: int,
+    actions_json: list[dict[str, Any]],
+    seat: int,
+    order: Sequence[Card] | None = None,
+) -> list[dict[str, Any]]:
+    """A finished match as one seat lived it, for analysis after the match: one entry per action,
+    ``{"ply", "action", "events"}`` with the events redacted for ``seat`` (what it received), and for
+    the seat's own actions also ``"view"``, its view just before it acted. Nothing else: no other
+    hand, no stock order."""
+    from app.engine.codec import event_to_json
+    from app.engine.views import public_cards
+
+    state = new_match(Rules.from_json(rules_json), int(seed), dealer, order)
+    if not 0 <= seat < state.n:
+        raise ValueError(f"there is no seat {seat} at this table")
+    timeline: list[dict[str, Any]] = []
+    for ply, data in enumerate(actions_json):
+        action = action_from_json(data)
+        entry: dict[str, Any] = {"ply": ply, "action": data}
+        if action.seat == seat:
+            entry["view"] = view(state, seat)
+        state, events = apply(state, action)
+        entry["events"] = [event_to_json(public_cards(event, seat)) for event in events]
+        timeline.append(entry)
+    return timeline
