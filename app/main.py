@@ -22,10 +22,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
-from app.api.routes import accounts, admin, auth, health, matches, play, tables
+from app.api.routes import accounts, admin, analysis, auth, health, matches, play, tables
 from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
 from app.broker import open_broker
+from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.session import Database
 from app.metrics import LIVE_TABLES, REGISTRY
@@ -73,6 +74,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                     await _say_goodbye(app.state.sockets)
             await store.close()
     finally:
+        shutdown_pool()
         await db.dispose()
 
 
@@ -94,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(accounts.router)
     app.include_router(matches.router)
+    app.include_router(analysis.router)
     app.include_router(admin.router)
     app.include_router(tables.router)
     app.add_middleware(play.TableSockets)

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from app.engine.actions import Action, action_from_json
-from app.engine.cards import Card
+from app.engine.cards import CARD_TEXT, Card
 from app.engine.deal import new_match
 from app.engine.play import apply
 from app.engine.rules import Rules
 from app.engine.state import State
-from app.engine.views import view
+from app.engine.views import sort_hand, view
 
 
 def replay(
@@ -29,15 +29,25 @@ def replay_views(
     dealer: int,
     actions_json: list[dict[str, Any]],
     order: Sequence[Card] | None = None,
+    *,
+    hands: bool = False,
 ) -> list[dict[str, Any]]:
     """The spectator view after the deal and after every action of a stored match (``order``: the
-    dealt deck of a provably fair deal, see ``new_match``)."""
+    dealt deck of a provably fair deal, see ``new_match``). ``hands``: each view also shows every
+    seat's hand (``"hands"``, sorted as the seat sees it) — for finished matches only."""
     state = new_match(Rules.from_json(rules_json), int(seed), dealer, order)
-    views = [view(state, None)]
+    views = [_replay_view(state, hands)]
     for data in actions_json:
         state, _ = apply(state, action_from_json(data))
-        views.append(view(state, None))
+        views.append(_replay_view(state, hands))
     return views
+
+
+def _replay_view(state: State, hands: bool) -> dict[str, Any]:
+    data = view(state, None)
+    if hands:
+        data["hands"] = [[CARD_TEXT[card] for card in sort_hand(hand, state.trump)] for hand in state.hands]
+    return data
 
 
 def seat_timeline(

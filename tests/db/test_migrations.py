@@ -34,6 +34,7 @@ TABLES = {
     "admin_actions",
     "login_sessions",
     "login_failures",
+    "match_analyses",
 }
 
 
