@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 FROM python:3.11-slim AS runtime
 
+# Bound to 0.0.0.0, the server refuses to start without a DURAK_SECRET_KEY of at least 32 bytes:
+#   docker run -e DURAK_SECRET_KEY=$(openssl rand -hex 32) -p 8000:8000 durak-peak
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -14,11 +16,15 @@ RUN useradd --system --create-home --uid 10001 durak \
     && mkdir -p /srv/durak/data \
     && chown durak /srv/durak/data
 
+# Dependencies from the lock only (pinned, hash-checked, wheels), then the project without its
+# dependencies, built by the locked setuptools.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes --only-binary :all: -r requirements.lock
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY migrations ./migrations
 COPY web ./web
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir --no-deps --no-build-isolation .
 
 USER 10001
 EXPOSE 8000

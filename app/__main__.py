@@ -1,9 +1,11 @@
-"""``python -m app``: apply migrations, then serve on the configured host and port."""
+"""``python -m app``: check the secret key, apply migrations, then serve on the configured host and
+port. Off a loopback address the server refuses to start with the default or a short secret key."""
 
 from __future__ import annotations
 
 import uvicorn
 
+from app.api.security import secret_key_problem
 from app.api.uvicorn_protocol import WebSocketProtocol
 from app.config import get_settings
 from app.db.migrate import upgrade_sync
@@ -11,6 +13,9 @@ from app.db.migrate import upgrade_sync
 
 def main() -> None:
     settings = get_settings()
+    problem = secret_key_problem(settings)
+    if problem is not None:
+        raise SystemExit(f"durak: {problem}")
     upgrade_sync(settings.database_url)  # the schema only ever comes from the migrations
     uvicorn.run(
         "app.main:create_app",
@@ -21,6 +26,7 @@ def main() -> None:
         ws=WebSocketProtocol,  # uvicorn's sans-I/O protocol plus direct text frames (see the module)
         ws_per_message_deflate=False,
         ws_max_size=64 * 1024,
+        forwarded_allow_ips=settings.forwarded_allow_ips,  # whose X-Forwarded-Proto decides Secure cookies
     )
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The embedded default: fine on a loopback address, refused on any other (app/api/security.py).
+DEFAULT_SECRET_KEY = "dev-only-change-me-" + "0" * 16
 
 
 class Settings(BaseSettings):
@@ -15,8 +19,26 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     database_url: str = "sqlite+aiosqlite:///./durak.sqlite3"
     broker_url: str = "memory://"
-    secret_key: str = Field(default="dev-only-change-me-" + "0" * 16, min_length=16)
-    allowed_origins: list[str] = ["http://127.0.0.1:8000", "http://localhost:8000"]
+    secret_key: str = Field(
+        default=DEFAULT_SECRET_KEY,
+        min_length=16,
+        description="Signs session cookies. Off a loopback address: at least 32 bytes, not the default.",
+    )
+    allowed_origins: list[str] = Field(
+        default=["http://127.0.0.1:8000", "http://localhost:8000"],
+        description="Origins (besides the server's own) whose pages may open table sockets and send "
+        "state-changing requests.",
+    )
+    cookie_secure: Literal["auto", "true", "false"] = Field(
+        default="auto",
+        description="Secure session cookies (named __Host-durak_session): auto = when the request came "
+        "over HTTPS (behind a proxy: its X-Forwarded-Proto, trusted from forwarded_allow_ips only).",
+    )
+    forwarded_allow_ips: str | None = Field(
+        default=None,
+        description="Addresses whose X-Forwarded-Proto/-For uvicorn trusts (comma-separated IPs or "
+        "networks, or *); unset: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1.",
+    )
     starting_balance: int = Field(default=1000, ge=0)
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
     log_level: str = "info"
@@ -31,6 +53,17 @@ class Settings(BaseSettings):
         le=60,
         description="Cheating tables: how long a played-out bout waits for challenges before it is resolved.",
     )
+    disconnect_grace_s: float = Field(
+        default=60.0, gt=0, description="How long a seat whose player is not connected waits for him on his decision."
+    )
+    idle_limit_s: float = Field(
+        default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
+    )
+
+    @field_validator("cookie_secure", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("database_url")
     @classmethod

@@ -23,6 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.routes import accounts, admin, analysis, auth, health, matches, play, tables
+from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import LoginThrottle
 from app.broker import open_broker
@@ -34,6 +35,7 @@ from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
 from app.tables.recovery import refund_abandoned_escrows
 from app.tables.registry import TableRegistry
+from app.tables.spec import DecisionLimits
 from app.tables.store import open_store
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -54,7 +56,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             app.state.broker = broker
             store = open_store(settings.broker_url)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
-            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=f"{node}-{uuid.uuid4().hex[:8]}")
+            limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
+            owner = f"{node}-{uuid.uuid4().hex[:8]}"
+            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=owner, limits=limits)
             async with registry, OpenSessions(db).following(broker) as open_sessions:
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions
@@ -100,6 +104,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(tables.router)
     app.add_middleware(play.TableSockets)
+    # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
+    # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.
+    app.add_middleware(BrowserGuard, settings=settings)
+    redact_access_log()
 
     # --- request bodies: a size limit enforced while reading (413), and 422 answers that are always
     # valid JSON and never echo a password or a large input (docs/api.md, "Requests and errors").

@@ -11,7 +11,7 @@ as little as it can; it never sleeps between messages unless ``--sleeping-client
 does not pay on loopback for waking it, which a remote client would not cost): every table is
 four guests who play random legal moves as fast as the server answers, each seat acting when the
 table waits for it (``decision.seats``) and now and then throwing in when it may; when a match ends
-the table's creator asks for a rematch. Measured over a window
+every player asks for a rematch (it starts when all have). Measured over a window
 after a warm-up:
 
 * commands/s (acked commands) and the command-to-push latency: from sending a command to receiving
@@ -325,7 +325,7 @@ class Client:
             seat.ws.send(self.text_type, data)
 
     async def rematch(self, seat: Seat) -> None:
-        """``POST /api/tables/{code}/rematch`` as the table's creator: the same request as through
+        """``POST /api/tables/{code}/rematch`` as one of the players: the same request as through
         httpx, written by hand on a connection of its own (``Connection: close``), since an httpx
         request costs the client more CPU than a whole match's moves. As before, a refusal is
         ignored."""
@@ -348,7 +348,7 @@ class Client:
         """One message pushed to a seat (called from its picows listener), then maybe its move.
 
         An update is read only as far as needed: its version from the head; its view only when the
-        seat acts on it (``act``), and the whole of it only for a table creator when the update may
+        seat acts on it (``act``), and the whole of it only for a player when the update may
         finish the match. The floor's clients read only the head of an update (what they need to
         play it). Acks and refusals are parsed whole."""
         now = clock()
@@ -394,11 +394,11 @@ class Client:
                 seat.view = _bare_parse(raw)
             else:
                 seat.update = raw  # its view is read when the seat acts on it
-                if seat.creator and version > seat.acted and _FINISHED in raw:
+                if seat.cookie is not None and version > seat.acted and _FINISHED in raw:
                     message = message or orjson.loads(raw)
-                    if message["table"]["status"] == "finished":
+                    if message["table"]["status"] == "finished":  # every player asks: a rematch is a proposal
                         seat.acted = version
-                        if measuring and message["events"]:
+                        if measuring and message["events"] and seat.creator:
                             stats.matches += 1
                         if not self.stopping:
                             self.spawn(self.rematch(seat))

@@ -1,7 +1,8 @@
 """Request dependencies (``Annotated`` aliases) and the session cookie.
 
-The session cookie ``durak_session`` is an itsdangerous-signed token (key: ``Settings.secret_key``)
-carrying either an account id and a login-session id, or a guest id, with a name and an expiry.
+The session cookie ``durak_session`` (``__Host-durak_session`` when Secure: ``cookie_is_secure``) is
+an itsdangerous-signed token (key: ``Settings.secret_key``) carrying either an account id and a
+login-session id, or a guest id, with a name and an expiry.
 ``account_from_cookie`` checks the signature and expiry without touching the database;
 ``resolve_session`` (every request and websocket handshake) also checks that an account's login
 session is live (not logged out: ``app/db/login_sessions.py``) and loads the account's current name
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Cookie, Depends, HTTPException, Request, Response, status
+from fastapi.requests import HTTPConnection
 from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,6 +29,7 @@ from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 
 COOKIE_NAME = "durak_session"
+SECURE_COOKIE_NAME = "__Host-durak_session"  # over HTTPS (see cookie_is_secure)
 _SALT = "durak-session-v1"
 
 
@@ -146,20 +149,45 @@ async def resolve_info(db: Database, info: SessionInfo | None) -> SessionInfo | 
         return replace(info, name=account.name, is_admin=account.role == ROLE_ADMIN)
 
 
+def cookie_is_secure(connection: HTTPConnection, settings: Settings) -> bool:
+    """Whether this connection's session cookie is ``Secure`` (and so named ``__Host-durak_session``):
+    ``Settings.cookie_secure``, by default when the request came over HTTPS. Behind a proxy the scheme
+    is its ``X-Forwarded-Proto``, which uvicorn trusts only from ``forwarded_allow_ips``."""
+    if settings.cookie_secure == "auto":
+        return connection.url.scheme in ("https", "wss")
+    return settings.cookie_secure == "true"
+
+
+def session_cookie_name(connection: HTTPConnection, settings: Settings) -> str:
+    """``__Host-durak_session`` when Secure (a sibling subdomain cannot set or shadow it), else
+    ``durak_session``. Only that name is read: a plain cookie planted next to it is ignored."""
+    return SECURE_COOKIE_NAME if cookie_is_secure(connection, settings) else COOKIE_NAME
+
+
+def read_session_cookie(connection: HTTPConnection, settings: Settings) -> str | None:
+    return connection.cookies.get(session_cookie_name(connection, settings))
+
+
 def set_session_cookie(response: Response, request: Request, value: str, settings: Settings) -> None:
     response.set_cookie(
-        COOKIE_NAME,
+        session_cookie_name(request, settings),
         value,
         max_age=settings.session_max_age_s,
         httponly=True,
         samesite="lax",
-        secure=request.url.scheme == "https",
+        secure=cookie_is_secure(request, settings),
         path="/",
     )
 
 
-def clear_session_cookie(response: Response, request: Request) -> None:
-    response.delete_cookie(COOKIE_NAME, httponly=True, samesite="lax", secure=request.url.scheme == "https", path="/")
+def clear_session_cookie(response: Response, request: Request, settings: Settings) -> None:
+    response.delete_cookie(
+        session_cookie_name(request, settings),
+        httponly=True,
+        samesite="lax",
+        secure=cookie_is_secure(request, settings),
+        path="/",
+    )
 
 
 # --- dependencies ---------------------------------------------------------------------------------
@@ -188,11 +216,16 @@ SessionDep = Annotated[AsyncSession, Depends(get_session)]
 
 
 async def get_optional_user(
+    request: Request,
     db: DatabaseDep,
     settings: SettingsDep,
-    durak_session: Annotated[str | None, Cookie(description="The session cookie from sign-up or log-in.")] = None,
+    durak_session: Annotated[
+        str | None,
+        Cookie(description="The session cookie from sign-up or log-in (over HTTPS: __Host-durak_session)."),
+    ] = None,
 ) -> SessionInfo | None:
-    return await resolve_session(db, durak_session, settings)
+    value = request.cookies.get(SECURE_COOKIE_NAME) if cookie_is_secure(request, settings) else durak_session
+    return await resolve_session(db, value, settings)
 
 
 OptionalUser = Annotated[SessionInfo | None, Depends(get_optional_user)]

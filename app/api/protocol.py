@@ -84,6 +84,16 @@ class LeaveCmd(_Command):
     type: Literal["leave"]
 
 
+class RematchCmd(_Command):
+    """After a match: propose a rematch, or agree to the one proposed. It starts when every seat is
+    taken by a player who agreed (bots agree by themselves; sitting down in a free seat is agreeing),
+    and only then are the stakes taken. ``table.rematch`` shows who agreed and the time left; whoever
+    has not agreed when it runs out (60 s) gives up his seat, and the table waits for players again.
+    To decline, ``leave``."""
+
+    type: Literal["rematch"]
+
+
 class Ping(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["ping"]
@@ -101,6 +111,7 @@ ClientMessage = Annotated[
     | ChallengeCmd
     | ExchangeTrumpCmd
     | LeaveCmd
+    | RematchCmd
     | Ping,
     Field(discriminator="type"),
 ]
@@ -205,6 +216,7 @@ EXAMPLES: list[BaseModel] = [
     ChallengeCmd(type="challenge", id="c7", version=46, move=1),
     ExchangeTrumpCmd(type="exchange_trump", id="c8", version=2),
     LeaveCmd(type="leave", id="c9"),
+    RematchCmd(type="rematch", id="c10"),
     Ping(type="ping", id="p1"),
     Welcome(
         type="welcome",

@@ -22,9 +22,10 @@ INTRO = """# Table websocket protocol
 Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do not edit by hand.
 
 - Endpoint: `GET /ws/tables/{code}` with `code` an invite code (play or watch) or a spectator code
-  (watch only). The session cookie `durak_session` authenticates the handshake; without a cookie you
-  watch as an anonymous spectator. An `Origin` outside the server's allow-list, or a forged,
-  expired or logged-out cookie, is refused at the handshake with HTTP 403.
+  (watch only). The session cookie `durak_session` (`__Host-durak_session` over HTTPS)
+  authenticates the handshake; without a cookie you watch as an anonymous spectator. An `Origin`
+  that is neither the server's own nor in its allow-list, or a forged, expired or logged-out
+  cookie, is refused at the handshake with HTTP 403.
 - Frames are JSON text, at most 64 KiB; permessage-deflate is off. Each connection may send 20
   messages in a burst and 10 per second sustained; beyond that it gets `bye` and close code 4008.
 - When the session is signed out (log-out in this browser, or `everywhere` on any device), every
@@ -42,9 +43,42 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
   `stale_version` so that you know your view was out of date.
 - Two tabs of one player are two connections to the same seat: both receive every update; each
   receives only the acks and errors of its own commands.
-- A seat whose player disconnects is kept: at a table with a timer, until his decision timer runs
-  out (then §8 applies); at a table without a timer, for 60 seconds. Reconnecting with the same
-  session resumes the seat.
+- A seat whose player disconnects is kept; reconnecting with the same session resumes it. How long
+  the match waits for him: see "Deadlines" below.
+
+## Deadlines
+
+No seat can keep a match waiting for ever (RULES §8). Each seat the match waits for (`view.decision.seats`)
+has a deadline for this decision, counted from the move that brought it, whichever comes first of:
+
+- the move timer (`rules.timer` seconds; tables with a timer only);
+- the **idle limit** (server setting `DURAK_IDLE_LIMIT_S`, 300 s by default), even without a timer;
+- while his player is not connected (never connected, or gone), the **disconnect grace**
+  (`DURAK_DISCONNECT_GRACE_S`, 60 s by default), from when the decision came or when he went,
+  whichever is later.
+
+When it passes, a lead or a defence is forfeited (`forfeit` event, reason `timeout`, or
+`disconnected` after the grace); a throw-in is passed. `table.seats[i].deadline_ms` is the time left
+for seat *i* (null when the match does not wait for it) and `table.seats[i].deadline_kind` says which
+one it is: `timer`, `idle` or `grace`; `table.deadline_ms` is the earliest of them. Times are
+milliseconds at the moment the message was sent; a client counts down from there. They change
+without a new `version` when a player connects or goes.
+
+## Rematch
+
+A rematch is a proposal; nobody's coins are staked without his own click.
+
+- After a match (`table.status` `finished`), a seated player sends `rematch` (or
+  `POST /api/tables/{code}/rematch`): the first one opens the proposal, each later one agrees. Each
+  agreement is a `rematch` event `{"type": "rematch", "seat": 1}`.
+- `table.rematch` is null, or `{"agreed": [seats], "deadline_ms": 41000}`: the seats that agreed
+  (bots agree by themselves) and the time left.
+- The match starts (`match_start`; the stakes go into escrow now) as soon as every seat is taken by
+  a player who agreed. A player who sits down in a free seat meanwhile agrees by sitting down.
+- `leave` declines: the seat is freed at once. When the time is up (60 s), the seats of those who
+  have not agreed are freed (`seat` events), the proposal ends and the table is `waiting` again:
+  the players who agreed keep their seats and the match starts when the free seats fill.
+- `start` is refused after a match (`match_over`): only the players' own clicks start a rematch.
 """
 
 

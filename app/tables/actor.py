@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from app.broker import Broker, BrokerError, Gap
-from app.config import get_settings
 from app.engine import (
     Forfeit,
     IllegalAction,
@@ -47,14 +46,14 @@ from app.tables import channels
 from app.tables.bot_runner import BotRunner
 from app.tables.channels import dumps
 from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
-from app.tables.spec import BOT_LEVELS, Principal, Seat, TableSpec
+from app.tables.spec import BOT_LEVELS, DecisionLimits, Principal, RematchProposal, Seat, TableSpec
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
 
 log = logging.getLogger("durak.table")
 
 HISTORY = 64  # versions kept for resuming clients; older gaps get a snapshot
 DEDUPE = 512  # command ids remembered per table
-DISCONNECT_GRACE_S = 60.0  # at a table without a timer: how long a seat waits for its player
+REMATCH_WINDOW_S = 60.0  # how long a rematch proposal waits for every player's agreement (§8)
 TAKEOVER_GRACE_S = 3.0  # extra decision time after a table moved to another process
 RETRY_S = 1.0  # storage unreachable: try the timer or a bot again after this long
 PLAY_TYPES = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
@@ -79,9 +78,10 @@ class TableActor:
         clock: Callable[[], float] = time.monotonic,
         store: TableStore | None = None,
         token: int = 1,
-        challenge_window_s: float | None = None,
+        limits: DecisionLimits = DecisionLimits(),
     ) -> None:
         self.spec = spec
+        self.limits = limits
         self.store: TableStore = store if store is not None else MemoryStore()
         self.token = token  # the lease's fencing token: every write to the store carries it
         self.fenced = False
@@ -103,13 +103,15 @@ class TableActor:
         self.spectators: set[str] = set()
         self.conn_owner: dict[str, str] = {}  # connection id -> principal key
         self.series: dict[str, tuple[int, int]] = {}
-        self.deadline: float | None = None
-        self.grace: dict[int, float] = {}
-        # Cheating tables: how long a played-out bout waits for challenges, and when the open one closes.
-        self.challenge_window_s = (
-            challenge_window_s if challenge_window_s is not None else get_settings().challenge_window_s
-        )
+        # Cheating tables: when the open challenge window closes (§9).
         self.window_closes: float | None = None
+        self.deadline: float | None = None  # the move timer (tables with a timer)
+        self.decision_since: float | None = None  # when the current decision came (the last move)
+        self.gone_since: dict[int, float] = {}  # seat -> when its player's last connection closed
+        self._limits_retry_at: float | None = None  # a timed-out decision could not be saved: retry then
+        self._deciding_of: State | None = None  # the game ``_deciding`` was computed for
+        self._deciding: list[int] = []
+        self.rematch: RematchProposal | None = None
         self.results: dict[str, Any] | None = None
         self.next_dealer: int | None = None
         self.created = time.time()
@@ -304,7 +306,7 @@ class TableActor:
             self.conn_owner[conn] = principal.key
             if seat is not None:
                 seat.connections.add(conn)
-                self.grace.pop(seat.seat, None)
+                self.gone_since.pop(seat.seat, None)
             else:
                 self.spectators.add(conn)
         reply: dict[str, Any] = {"type": "welcome", **self._snapshot(seat.seat if seat else None, principal)}
@@ -324,8 +326,8 @@ class TableActor:
         for seat in self.seats:
             if conn in seat.connections:
                 seat.connections.discard(conn)
-                if not seat.connections and self.status == "playing" and self.rules.timer == 0:
-                    self.grace[seat.seat] = self.clock() + DISCONNECT_GRACE_S
+                if not seat.connections and self.status == "playing":
+                    self.gone_since[seat.seat] = self.clock()
         await self._changed([], bump=False)
 
     async def _on_join(self, principal: Principal, wanted: Any) -> dict[str, Any]:
@@ -339,6 +341,8 @@ class TableActor:
         seat.kind, seat.principal, seat.level = "human", principal, None
         seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
         self.spectators -= seat.connections
+        if self.status == "finished":
+            self._agree_to_rematch(seat)  # sitting down after a match is asking for the next one
         await self._changed([{"type": "seat", "seat": seat.seat, "name": principal.name, "kind": "human"}])
         await self._maybe_autostart()
         return {"type": "ack", "seat": seat.seat, "version": self.version}
@@ -364,13 +368,24 @@ class TableActor:
             return {"type": "ack", "version": self.version}
         if self.status == "playing":
             raise Refused("match_running", "you are already out; you can leave when the match ends")
+        had_connections = self._vacate(seat)
+        await self._changed([{"type": "seat", "seat": seat.seat, "name": None, "kind": "empty"}])
+        if had_connections:
+            await self._tell_watching(principal)
+        return {"type": "ack", "version": self.version}
+
+    def _vacate(self, seat: Seat) -> bool:
+        """Free a player's seat between matches; his connections watch from now on. Whether he had any."""
         moved, self.spectators = seat.connections, self.spectators | seat.connections
         seat.kind, seat.principal, seat.connections = "empty", None, set()
-        await self._changed([{"type": "seat", "seat": seat.seat, "name": None, "kind": "empty"}])
-        if moved:  # tell the player's connections they watch now (seated ones listen on one channel)
-            snapshot = {"type": "welcome", **self._snapshot(None, principal)}
-            await self._publish(channels.person(self.code, principal.key), snapshot)
-        return {"type": "ack", "version": self.version}
+        if self.rematch is not None:
+            self.rematch.agreed.discard(seat.seat)
+        return bool(moved)
+
+    async def _tell_watching(self, principal: Principal) -> None:
+        """Tell a player's connections they watch now (seated ones listen on one channel)."""
+        snapshot = {"type": "welcome", **self._snapshot(None, principal)}
+        await self._publish(channels.person(self.code, principal.key), snapshot)
 
     def _require_creator(self, principal: Principal) -> None:
         if principal.key != self.spec.creator.key:
@@ -403,14 +418,20 @@ class TableActor:
     # ------------------------------------------------------------------ match lifetime
 
     async def _maybe_autostart(self) -> None:
-        if self.status != "playing" and all(seat.kind != "empty" for seat in self.seats):
-            with contextlib.suppress(Refused):
+        """A waiting table starts when its last seat fills; after a match, only a rematch that every
+        player has agreed to starts (§8)."""
+        with contextlib.suppress(Refused):
+            if self.status == "finished":
+                await self._start_rematch_if_agreed()
+            elif self.status == "waiting" and all(seat.kind != "empty" for seat in self.seats):
                 await self._start_match()
 
     async def _on_start(self, principal: Principal) -> dict[str, Any]:
         self._require_creator(principal)
         if self.status == "playing":
             raise Refused("match_running", "the match is already running")
+        if self.status == "finished":
+            raise Refused("match_over", "the match is over: a rematch starts when every player has asked for it")
         await self._start_match()
         return {"type": "ack", "version": self.version, "match_id": self.match_id}
 
@@ -439,6 +460,8 @@ class TableActor:
         self.log = []
         self.results = None
         self.status = "playing"
+        self.rematch = None
+        self.gone_since.clear()
         self._bot_asked.clear()
         self.bots.reset(self.code, {s.seat: s.level or "normal" for s in self.seats if s.kind == "bot"})
         await self._changed(
@@ -453,19 +476,63 @@ class TableActor:
             ]
         )
 
+    # A rematch is a proposal (§8): the first ``rematch`` after a match opens it, every seated player
+    # agrees with his own ``rematch`` (bots agree by themselves, a player who sits down in a free seat
+    # agrees by sitting), and the match starts -- and takes the stakes -- only when every seat is
+    # taken by someone who agreed. ``leave`` declines. When the window closes, the seats of those who
+    # have not agreed are freed and the table waits for players again.
+
     async def _on_rematch(self, principal: Principal) -> dict[str, Any]:
-        if self.seat_of(principal) is None and principal.key != self.spec.creator.key:
-            raise Refused("not_seated", "only players at this table can ask for a rematch")
+        seat = self.seat_of(principal)
+        if seat is None:
+            raise Refused("not_seated", "only a player seated at this table can ask for a rematch")
         if self.status != "finished":
             raise Refused("match_running" if self.status == "playing" else "no_match", "no finished match to rematch")
+        if self.rematch is None or seat.seat not in self.rematch.agreed:
+            self._agree_to_rematch(seat)
+            await self._changed([{"type": "rematch", "seat": seat.seat}])
+            await self._start_rematch_if_agreed()
+        return {"type": "ack", "version": self.version}
+
+    def _agree_to_rematch(self, seat: Seat) -> None:
+        if self.rematch is None:
+            self.rematch = RematchProposal(deadline=self.clock() + REMATCH_WINDOW_S)
+        self.rematch.agreed.add(seat.seat)
+
+    def _rematch_agreed(self) -> list[int]:
+        """The seats that agreed to the proposed rematch, bots included."""
+        agreed = self.rematch.agreed if self.rematch is not None else set()
+        return [s.seat for s in self.seats if s.kind == "bot" or (s.kind == "human" and s.seat in agreed)]
+
+    async def _start_rematch_if_agreed(self) -> None:
+        if self.rematch is None or self.status != "finished" or len(self._rematch_agreed()) < len(self.seats):
+            return
+        self.status = "waiting"
+        self.rematch = None
+        self.rules = self.spec.rules.with_changes(seats=len(self.seats))
+        try:
+            await self._start_match()  # the stakes go into escrow here, and only here
+        except Refused:
+            await self._changed([])  # e.g. a player cannot cover the stake: the table waits for players
+            raise
+
+    async def _on_rematch_expired(self) -> None:
+        """Nobody plays a match he did not agree to: free the seats of those who did not agree in
+        time; the others keep theirs and the table waits for players again."""
+        proposal, self.rematch = self.rematch, None
+        if proposal is None or self.status != "finished":
+            return
+        freed: list[tuple[Seat, Principal, bool]] = []
+        for seat in self.seats:
+            if seat.kind == "human" and seat.principal is not None and seat.seat not in proposal.agreed:
+                principal = seat.principal
+                freed.append((seat, principal, self._vacate(seat)))
         self.status = "waiting"
         self.rules = self.spec.rules.with_changes(seats=len(self.seats))
-        for seat in self.seats:
-            if seat.kind == "human" and not seat.connections:
-                seat.kind, seat.principal = "empty", None
-        await self._changed([{"type": "rematch"}])
-        await self._maybe_autostart()
-        return {"type": "ack", "version": self.version}
+        await self._changed([{"type": "seat", "seat": seat.seat, "name": None, "kind": "empty"} for seat, *_ in freed])
+        for _, principal, had_connections in freed:
+            if had_connections:
+                await self._tell_watching(principal)
 
     # ------------------------------------------------------------------ play
 
@@ -501,14 +568,14 @@ class TableActor:
     async def _apply_engine(self, action: Any, key: str | None = None) -> None:
         """Apply, persist, then push. If the store cannot take the move, nothing happened."""
         assert self.game is not None
-        before, deadline = self.game, self.deadline
+        before, deadline, since = self.game, self.deadline, self.decision_since
         self.game, events = apply(self.game, action)
         entry = {"a": action_to_json(action), "k": key}
         self.log.append(entry)
         try:
             await self._changed(events, entry=entry)
         except (BrokerError, Refused) as exc:  # the store is down, or a newer owner fenced us out
-            self.game, self.deadline = before, deadline
+            self.game, self.deadline, self.decision_since = before, deadline, since
             self.log.pop()
             self.version -= 1
             if isinstance(exc, Refused):
@@ -523,8 +590,8 @@ class TableActor:
         assert self.game is not None and self.game.outcome is not None and self.match_id is not None
         outcome = self.game.outcome
         self.status = "finished"
-        self.deadline = None
-        self.grace.clear()
+        self.deadline = self.decision_since = None
+        self.gone_since.clear()
         n = len(self.seats)
         paid = payout(outcome, self.rules.stake, n, dealer=self.game.dealer)
         changes = {i: paid[i] - self.rules.stake for i in range(n)}
@@ -583,28 +650,73 @@ class TableActor:
     # ------------------------------------------------------------------ timers
 
     def _next_deadline(self) -> float | None:
-        due = self.deadline
-        if self.grace:
-            first = min(self.grace.values())
-            due = first if due is None or first < due else due
-        return due
+        """The earliest moment something must happen without a command: the move timer, a seat's
+        idle limit or disconnect grace, the end of a rematch proposal."""
+        dues = [when for when, _ in self._decision_limits().values()]
+        if self.deadline is not None:
+            dues.append(self.deadline)
+        if self.rematch is not None:
+            dues.append(self.rematch.deadline)
+        return min(dues, default=None)
+
+    def _deciding_seats(self) -> list[int]:
+        """The seats the running match waits for (computed once per game state)."""
+        game = self.game
+        if game is None or self.status != "playing":
+            return []
+        if self._deciding_of is not game:
+            self._deciding_of, self._deciding = game, decision(game)["seats"]
+        return self._deciding
+
+    def _decision_limits(self) -> dict[int, tuple[float, str]]:
+        """For each player the match waits for: when he runs out of time for this decision besides
+        the move timer, and why (§8). Connected: the idle limit after the decision came ("idle").
+        Not connected (never, or gone): the disconnect grace from when the decision came or when he
+        went, whichever is later ("grace"), and never past the idle limit."""
+        since = self.decision_since
+        if since is None:
+            return {}
+        limits: dict[int, tuple[float, str]] = {}
+        for seat_no in self._deciding_seats():
+            seat = self.seats[seat_no]
+            if seat.kind != "human":
+                continue  # bots answer by themselves
+            idle_at = since + self.limits.idle_limit_s
+            when, why = idle_at, "idle"
+            if not seat.connections:
+                grace_at = max(since, self.gone_since.get(seat_no, since)) + self.limits.disconnect_grace_s
+                if grace_at < idle_at:
+                    when, why = grace_at, "grace"
+            if self._limits_retry_at is not None and when < self._limits_retry_at:
+                when = self._limits_retry_at
+            limits[seat_no] = (when, why)
+        return limits
+
+    def _seat_deadlines(self) -> dict[int, tuple[float, str]]:
+        """When each seat the match waits for must have decided, whichever comes first of the move
+        timer ("timer") and its own limit ("idle" / "grace"): what the players are shown."""
+        shown = self._decision_limits()
+        if self.deadline is not None:
+            for seat_no in self._deciding_seats():
+                limit = shown.get(seat_no)
+                if limit is None or self.deadline <= limit[0]:
+                    shown[seat_no] = (self.deadline, "timer")
+        return shown
 
     async def _on_deadline(self) -> None:
         now = self.clock()
+        if self.rematch is not None and self.rematch.deadline <= now:
+            await self._on_rematch_expired()
+            return
         if self.game is None or self.status != "playing":
             self.deadline = None
-            self.grace.clear()
             return
-        for seat_no, when in sorted(self.grace.items(), key=lambda item: item[1]):
-            if when <= now and self.status == "playing" and seat_no not in self.game.out:
-                self.grace.pop(seat_no, None)
-                try:
-                    await self._apply_engine(Forfeit(seat_no, "disconnected"))
-                except Refused:
-                    self.grace[seat_no] = now + RETRY_S
-                return
-            if when <= now:
-                self.grace.pop(seat_no, None)
+        limits = self._decision_limits().items()
+        overdue = sorted((when, seat_no, why) for seat_no, (when, why) in limits if when <= now)
+        if overdue:
+            _, seat_no, why = overdue[0]
+            await self._decision_ran_out(seat_no, "disconnected" if why == "grace" else "timeout", now)
+            return
         if self.deadline is not None and self.deadline <= now:
             self.deadline = None
             for action in timeout_actions(self.game):
@@ -617,19 +729,41 @@ class TableActor:
                         self.deadline = now + RETRY_S
                         return
 
+    async def _decision_ran_out(self, seat_no: int, reason: str, now: float) -> None:
+        """A seat's idle limit or grace is over: he forfeits a lead or a defence, and passes on a
+        throw-in (§8), as when the move timer runs out."""
+        assert self.game is not None
+        action = next((a for a in timeout_actions(self.game) if a.seat == seat_no), None)
+        if isinstance(action, Forfeit):
+            action = Forfeit(seat_no, reason)
+        elif action is None or action not in legal_actions(self.game, seat_no):
+            self._limits_retry_at = now + RETRY_S  # cannot happen: the seat is one the match waits for
+            return
+        try:
+            await self._apply_engine(action)
+        except (Refused, IllegalAction) as exc:  # the store is down (or a bug): try again shortly
+            log.warning("table %s: %s of seat %d not applied: %s", self.code[:8], action.kind, seat_no, exc)
+            self._limits_retry_at = now + RETRY_S
+
     def _reset_timer(self) -> None:
+        """After every change: the decision that came with it gets its full time."""
+        self._limits_retry_at = None
         if self.status == "playing" and self.game is not None and self.game.phase == "challenge":
             # The challenge window (§9) runs from its opening, with or without a move timer; passes on
-            # it do not extend it. When it closes, ``timeout_actions`` passes for everyone left.
+            # it do not extend it. When it closes, ``timeout_actions`` passes for everyone left. It
+            # never forfeits anyone, so no idle limit or grace runs during it (no ``decision_since``).
             if self.window_closes is None:
-                self.window_closes = self.clock() + self.challenge_window_s
+                self.window_closes = self.clock() + self.limits.challenge_window_s
             self.deadline = self.window_closes
+            self.decision_since = None
             return
         self.window_closes = None
-        if self.status == "playing" and self.rules.timer > 0 and self.game is not None and self.game.outcome is None:
-            self.deadline = self.clock() + self.rules.timer
+        if self.status == "playing" and self.game is not None and self.game.outcome is None:
+            now = self.clock()
+            self.decision_since = now
+            self.deadline = now + self.rules.timer if self.rules.timer > 0 else None
         else:
-            self.deadline = None
+            self.deadline = self.decision_since = None
 
     # ------------------------------------------------------------------ bots
 
@@ -760,11 +894,11 @@ class TableActor:
         store: TableStore,
         token: int,
         on_change: Callable[[TableActor], None] | None = None,
+        limits: DecisionLimits = DecisionLimits(),
     ) -> TableActor:
         """Rebuild a table from its record and action log: the same match at the same version."""
-        actor = cls(
-            TableSpec.from_json(record["spec"]), broker, hooks, bots, on_change=on_change, store=store, token=token
-        )
+        spec = TableSpec.from_json(record["spec"])
+        actor = cls(spec, broker, hooks, bots, on_change=on_change, store=store, token=token, limits=limits)
         actor.rules = Rules.from_json(record["rules"])
         actor.seats = [
             Seat(s["seat"], s["kind"], Principal.from_json(s["principal"]) if s["principal"] else None, s["level"])
@@ -789,6 +923,8 @@ class TableActor:
             actor.game = game
             actor.log = list(entries)
         actor.version = record["version"]
+        if actor.status == "playing":
+            actor.decision_since = actor.clock()  # idle limits and graces start again with the new owner
         if record["deadline"] is not None and actor.status == "playing":
             remaining = max(0.0, record["deadline"] - time.time())
             actor.deadline = actor.clock() + remaining + TAKEOVER_GRACE_S
@@ -812,11 +948,25 @@ class TableActor:
 
     # ------------------------------------------------------------------ pushing state
 
+    def _ms_until(self, when: float) -> int:
+        return max(0, int((when - self.clock()) * 1000))
+
     def info(self, principal: Principal | None = None) -> dict[str, Any]:
-        """Public facts about the table (seats, status, series, spectators, timer)."""
-        remaining = None
-        if self.deadline is not None:
-            remaining = max(0, int((self.deadline - self.clock()) * 1000))
+        """Public facts about the table (seats, status, series, spectators, deadlines, rematch).
+
+        Each seat the match waits for carries ``deadline_ms`` (time left for its decision) and
+        ``deadline_kind`` ("timer": the move timer, "idle": the idle limit, "grace": the time to
+        come back); ``deadline_ms`` of the table is the earliest of them."""
+        seats = [seat.public() for seat in self.seats]
+        deadlines = self._seat_deadlines()
+        for row in seats:
+            when, kind = deadlines.get(row["seat"], (None, None))
+            row["deadline_ms"] = None if when is None else self._ms_until(when)
+            row["deadline_kind"] = kind
+        earliest = min((when for when, _ in deadlines.values()), default=self.deadline)
+        rematch = None
+        if self.rematch is not None:
+            rematch = {"agreed": self._rematch_agreed(), "deadline_ms": self._ms_until(self.rematch.deadline)}
         return {
             "code": self.code,
             "name": self.spec.name,
@@ -824,10 +974,11 @@ class TableActor:
             "status": self.status,
             "rules": self.rules.to_json(),
             "creator": self.spec.creator.key,
-            "seats": [seat.public() for seat in self.seats],
+            "seats": seats,
             "spectators": len(self.spectators),
             "series": {seat.seat: self.series.get(self._series_key(seat), (0, 0)) for seat in self.seats},
-            "deadline_ms": remaining,
+            "deadline_ms": None if earliest is None else self._ms_until(earliest),
+            "rematch": rematch,
             "match_id": self.match_id,
             "results": self.results,
             "version": self.version,

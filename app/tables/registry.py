@@ -23,7 +23,7 @@ from app.tables import channels
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
 from app.tables.hooks import MatchHooks
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import Fenced, MemoryStore, TableStore
 
 log = logging.getLogger("durak.registry")
@@ -51,6 +51,7 @@ class TableRegistry:
         *,
         owner: str | None = None,
         supervise: bool = True,
+        limits: DecisionLimits | None = None,
     ) -> None:
         self.broker = broker
         self.hooks = hooks
@@ -58,6 +59,7 @@ class TableRegistry:
         self.store: TableStore = store if store is not None else MemoryStore()
         self.owner = owner or uuid.uuid4().hex
         self.supervise = supervise
+        self.limits = limits or DecisionLimits()  # idle limit and disconnect grace of every table
         self.tables: dict[str, TableActor] = {}
         self.watch_codes: dict[str, str] = {}
         self._lobby_dirty = asyncio.Event()
@@ -95,7 +97,14 @@ class TableRegistry:
         if token is None:  # pragma: no cover - a fresh random code is never held
             raise RuntimeError("table code collision")
         actor = TableActor(
-            spec, self.broker, self.hooks, self.bots, on_change=self._on_change, store=self.store, token=token
+            spec,
+            self.broker,
+            self.hooks,
+            self.bots,
+            on_change=self._on_change,
+            store=self.store,
+            token=token,
+            limits=self.limits,
         )
         await actor.save_now()
         await self._adopt(actor)
@@ -205,6 +214,7 @@ class TableRegistry:
             store=self.store,
             token=token,
             on_change=self._on_change,
+            limits=self.limits,
         )
         if actor.status == "playing":
             self.bots.reset(code, {s.seat: s.level or "normal" for s in actor.seats if s.kind == "bot"})

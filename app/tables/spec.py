@@ -63,6 +63,29 @@ class Seat:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class DecisionLimits:
+    """How long a seat may hold a decision besides the table's move timer (RULES §8): a player
+    who is not connected has ``disconnect_grace_s`` to come back, a connected one may take at most
+    ``idle_limit_s``; at a cheating table a played-out bout waits ``challenge_window_s`` for
+    challenges (§9). Server settings (``DURAK_DISCONNECT_GRACE_S``, ``DURAK_IDLE_LIMIT_S``,
+    ``DURAK_CHALLENGE_WINDOW_S``)."""
+
+    disconnect_grace_s: float = 60.0
+    idle_limit_s: float = 300.0
+    challenge_window_s: float = 5.0
+
+
+@dataclass(slots=True)
+class RematchProposal:
+    """A rematch someone asked for after a match (RULES §8): it starts when every seat is taken by
+    a player who agreed (bots agree by themselves); at ``deadline`` the seats of those who have not
+    agreed are freed and the table reopens."""
+
+    deadline: float  # on the actor's clock
+    agreed: set[int] = field(default_factory=set)  # seat numbers
+
+
 @dataclass(slots=True)
 class TableSpec:
     """The creator's choices. ``code`` invites to a seat, ``watch_code`` only lets one watch."""

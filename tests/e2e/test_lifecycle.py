@@ -127,8 +127,9 @@ async def test_rematch_keeps_the_series_and_the_durak_deals(server: ServerProces
         await add_bot(people[0], code, "normal", seat=2)
         await until_dealt(players)
         first = results_of((await play_out(players, seed=11))[0])["outcome"]
-        response = await people[1].http.post(f"/api/tables/{code}/rematch")
-        assert response.status_code == 200, response.text
+        for person in (people[1], people[0]):  # a proposal: it starts when both have agreed (the bot agrees)
+            response = await person.http.post(f"/api/tables/{code}/rematch")
+            assert response.status_code == 200, response.text
         await asyncio.gather(
             *(
                 p.until(lambda m: m["type"] == "update" and any(e["type"] == "match_start" for e in m["events"]))

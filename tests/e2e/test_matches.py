@@ -103,8 +103,11 @@ async def test_full_match(server: ServerProcess, case: str) -> None:
         deadline = first["table"]["deadline_ms"]
         if rules["timer"]:
             assert 0 < deadline <= rules["timer"] * 1000
-        else:
-            assert deadline is None
+        else:  # no move timer: a person the match waits for has the idle limit (RULES §8), a bot nothing
+            for seat in first["view"]["decision"]["seats"]:
+                row = first["table"]["seats"][seat]
+                assert (row["kind"], row["deadline_kind"]) in (("human", "idle"), ("bot", None)), row
+            assert deadline is None or 0 < deadline <= 300_000
         view = first["view"]
         dealt, stock = sum(p["cards"] for p in view["players"]), view["stock"]
         assert dealt == 6 * n and view["stock"] == rules["deck"] - 6 * n  # §3: six each, the rest is stock

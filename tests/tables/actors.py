@@ -11,29 +11,60 @@ from contextlib import asynccontextmanager
 from app.broker import Broker, open_broker
 from app.engine import Rules, action_to_json, decision, legal_actions
 from app.tables.actor import TableActor
-from app.tables.hooks import MemoryHooks
+from app.tables.hooks import MatchHooks, MemoryHooks
 from app.tables.registry import TableRegistry
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import MemoryStore
 
 ALICE = Principal("a:1", "alice", 1)
 BOB = Principal("a:2", "bob", 2)
+CAROL = Principal("a:3", "carol", 3)
+
+
+class FakeClock:
+    """A clock that moves only when the test says so: pass it as a table's ``clock``."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @asynccontextmanager
 async def seated_table(
-    rules: Rules, *, name: str | None = None, store: MemoryStore | None = None
+    rules: Rules,
+    *,
+    name: str | None = None,
+    store: MemoryStore | None = None,
+    hooks: MatchHooks | None = None,
+    clock: FakeClock | None = None,
+    limits: DecisionLimits | None = None,
 ) -> AsyncIterator[tuple[Broker, TableRegistry, TableActor]]:
     """A table of ``rules`` created by alice, with alice in seat 0 and bob in seat 1 (so a full
-    two-seat table has started). ``name`` is the in-process broker's URL, ``store`` its store."""
+    two-seat table has started). ``name`` is the in-process broker's URL, ``store`` its store;
+    ``clock`` replaces the table's clock before anyone sits down."""
     name = name or f"memory://table-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=store or MemoryStore(name), supervise=False)
+        registry = TableRegistry(
+            broker, hooks or MemoryHooks(), store=store or MemoryStore(name), supervise=False, limits=limits
+        )
         async with registry:
             actor = await registry.create(TableSpec(rules=rules, creator=ALICE, bot_delay_ms=0))
+            if clock is not None:
+                actor.clock = clock
             await registry.call(actor.code, "join", ALICE)
             await registry.call(actor.code, "join", BOB)
             yield broker, registry, actor
+
+
+async def advance(registry: TableRegistry, actor: TableActor, clock: FakeClock, seconds: float) -> dict:
+    """Move the table's clock on by ``seconds`` and let the table act on every deadline that came
+    (a deadline that has passed goes before the next command): the table facts afterwards."""
+    clock.now += seconds
+    reply = await registry.call(actor.code, "info", ALICE)
+    table: dict = reply["table"]
+    return table
 
 
 async def play_moves(registry: TableRegistry, code: str, steps: int, rng: random.Random) -> int:

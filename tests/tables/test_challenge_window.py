@@ -7,9 +7,12 @@ import random
 import uuid
 
 import pytest
+from fastapi.testclient import TestClient
 
 from app.config import get_settings
 from app.engine import Rules, decision
+from app.main import create_app
+from app.tables.spec import DecisionLimits
 from tests.tables.actors import ALICE, BOB, play_moves, seated_table
 
 
@@ -37,7 +40,7 @@ async def _until_window(registry, actor) -> None:  # type: ignore[no-untyped-def
 async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> None:
     async with seated_table(Rules(timer=0, cheating=True)) as (_, registry, actor):
         clock = actor.clock = FakeClock(actor.clock())
-        assert actor.challenge_window_s == get_settings().challenge_window_s == 5.0
+        assert actor.limits.challenge_window_s == get_settings().challenge_window_s == 5.0
         await _until_window(registry, actor)
         opened = clock.now
         assert actor.deadline == opened + 5.0  # even without a move timer
@@ -68,7 +71,7 @@ async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> 
 async def test_a_timed_table_runs_the_window_instead_of_the_move_timer_then_the_timer_again() -> None:
     async with seated_table(Rules(timer=30, cheating=True)) as (_, registry, actor):
         clock = actor.clock = FakeClock(actor.clock())
-        actor.challenge_window_s = 2.0
+        actor.limits = DecisionLimits(challenge_window_s=2.0)
         await _until_window(registry, actor)
         opened = clock.now
         assert actor.deadline == opened + 2.0
@@ -79,11 +82,13 @@ async def test_a_timed_table_runs_the_window_instead_of_the_move_timer_then_the_
         assert actor.deadline == clock.now + 30 and actor.window_closes is None
 
 
-async def test_the_window_length_is_a_server_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_window_length_is_a_server_setting(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("DURAK_CHALLENGE_WINDOW_S", "2.5")
+    monkeypatch.setenv("DURAK_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'w.sqlite3'}")
     get_settings.cache_clear()
     try:
-        async with seated_table(Rules(timer=0, cheating=True)) as (_, _, actor):
-            assert actor.challenge_window_s == 2.5
+        app = create_app()
+        with TestClient(app):
+            assert app.state.tables.limits.challenge_window_s == 2.5
     finally:
         get_settings.cache_clear()

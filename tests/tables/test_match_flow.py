@@ -77,6 +77,9 @@ def test_rematch_keeps_series_score_and_previous_durak_deals(client: TestClient)
         play_out([pa, pb], lambda: actor, random.Random(3))
         first = actor.game.outcome
         assert client.post(f"/api/tables/{code}/rematch", headers=bob).status_code == 200
+        assert actor.status == "finished"  # a proposal: alice has not agreed yet
+        assert client.get(f"/api/tables/{code}").json()["rematch"]["agreed"] == [1]
+        assert client.post(f"/api/tables/{code}/rematch", headers=alice).status_code == 200
         assert actor.status == "playing" and actor.game.ply == 0
         if first.durak is not None:
             assert actor.game.dealer == first.durak

@@ -106,10 +106,8 @@ async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_e
         assert loaded[0]["status"] == "finished" and loaded[0]["results"] == actor.results
         assert saved_logs[-1] is None  # the results: the record alone, the log was already there
         assert max(n or 0 for n in saved_logs) == 0  # the whole log was never written again
-        assert (await registry.call(actor.code, "rematch", ALICE))["type"] == "ack"
-        for who in (ALICE, BOB):  # nobody is connected, so both seats were freed: sit again
-            if actor.seat_of(who) is None:
-                assert (await registry.call(actor.code, "join", who))["type"] == "ack"
+        for who in (ALICE, BOB):  # both agree to the rematch
+            assert (await registry.call(actor.code, "rematch", who))["type"] == "ack"
         loaded = await store.load(actor.code)
         assert loaded is not None and loaded[1] == [] and actor.status == "playing"
 

@@ -1,5 +1,5 @@
-"""The actor's clock: a disconnected player's grace at a table without a timer, and a decision
-timer that keeps moving later with every move, both fire on time from the actor's one alarm."""
+"""The actor's clock: a disconnected player's grace, and a decision timer that keeps moving later
+with every move, both fire on time from the actor's one alarm."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import random
 
 from app.engine import Rules, decision
+from app.tables.spec import DecisionLimits
 from tests.tables.actors import ALICE, BOB, play_moves, seated_table
 
 
@@ -20,20 +21,22 @@ async def _until(check, timeout: float) -> float:
     return loop.time() - started
 
 
-async def test_a_seat_left_without_a_connection_forfeits_after_the_grace(monkeypatch) -> None:
-    monkeypatch.setattr("app.tables.actor.DISCONNECT_GRACE_S", 0.3)
-    async with seated_table(Rules(timer=0)) as (_, _, actor):
+async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> None:
+    """On the real clock: the actor's one alarm wakes it when the grace of a player who went while
+    the match waited for him is over (fake-clock tests of the limits: test_decision_limits.py)."""
+    async with seated_table(Rules(timer=0), limits=DecisionLimits(disconnect_grace_s=0.3)) as (_, _, actor):
         assert actor.status == "playing" and actor.deadline is None
         for who, conn in ((ALICE, "c-alice"), (BOB, "c-bob")):
             actor.post({"op": "hello", "principal": who, "conn": conn, "last_version": -1})
         await _until(lambda: all(seat.connections for seat in actor.seats), 2)
-        actor.post({"op": "bye", "principal": ALICE, "conn": "c-alice"})
+        leader = actor.game.attacker
+        actor.post({"op": "bye", "principal": (ALICE, BOB)[leader], "conn": ("c-alice", "c-bob")[leader]})
         waited = await _until(lambda: actor.status != "playing", 3)
         assert 0.2 <= waited < 2.0
         assert actor.results is not None
         assert actor.game is not None and actor.game.outcome is not None
         outcome = actor.game.outcome
-        assert (outcome.forfeit, outcome.reason) == (0, "disconnected")  # alice, not bob
+        assert (outcome.forfeit, outcome.reason) == (leader, "disconnected")  # the one who went
 
 
 async def test_the_decision_timer_fires_after_moves_pushed_it_later() -> None:

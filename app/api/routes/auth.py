@@ -11,12 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api import signouts
 from app.api.deps import (
-    COOKIE_NAME,
     DatabaseDep,
     SettingsDep,
     account_from_cookie,
     clear_session_cookie,
     make_cookie,
+    read_session_cookie,
     session_expires_at,
     set_session_cookie,
 )
@@ -136,7 +136,7 @@ async def logout(
     everywhere: Annotated[bool, Query(description="Also sign out the account's other browsers and devices.")] = False,
 ) -> None:
     """Sign out. The cookie stops working on the server too, so a copy of it is useless afterwards."""
-    info = account_from_cookie(request.cookies.get(COOKIE_NAME), settings)
+    info = account_from_cookie(read_session_cookie(request, settings), settings)
     if info is not None and info.account_id is not None and info.session_id is not None:
         account_id, session_id = info.account_id, info.session_id
 
@@ -153,7 +153,7 @@ async def logout(
             await signouts.announce(
                 request.app.state.broker, account_id=account_id, session_id=None if everywhere else session_id
             )
-    clear_session_cookie(response, request)
+    clear_session_cookie(response, request, settings)
 
 
 async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str) -> str:

@@ -25,10 +25,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import signouts
-from app.api.deps import COOKIE_NAME, SessionInfo, account_from_cookie, resolve_info
+from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, resolve_info
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import PLAY_COMMANDS, client_message
 from app.api.routes.tables import principal_of
+from app.api.security import origin_allowed
 from app.api.signouts import OpenSessions
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
@@ -91,10 +92,12 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
     settings = app.state.settings
     registry: TableRegistry = app.state.tables
     origin = websocket.headers.get("origin")
-    if origin is not None and origin not in settings.allowed_origins:
+    if origin is not None and not origin_allowed(
+        origin, scheme=websocket.url.scheme, host_header=websocket.headers.get("host"), settings=settings
+    ):
         await websocket.close(code=1008, reason="origin not allowed")  # before accept: HTTP 403
         return
-    cookie = websocket.cookies.get(COOKIE_NAME)
+    cookie = read_session_cookie(websocket, settings)
     # An account's socket is registered for sign-outs before its session is checked, so that a
     # sign-out announced while the check or the handshake is under way is not missed.
     open_sessions: OpenSessions = app.state.open_sessions
@@ -406,7 +409,7 @@ class Connection:
         try:
             client_message.validate_python(raw)
         except ValidationError as exc:
-            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "ping"):
+            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "rematch", "ping"):
                 self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
             else:
                 first = exc.errors()[0]

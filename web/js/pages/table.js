@@ -7,7 +7,7 @@ import { formatNumber, formatSigned, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
-import { botLevelText, displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
+import { botLevelText, clockText, countdownText, displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
 import { discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
 import { TableSocket } from '../table/socket.js';
 
@@ -41,6 +41,8 @@ export function mount(root, { code, watch }) {
     busyTimer: null,
     deadlineAt: null,
     windowTotal: null, // ms of the open challenge window (cheating tables), for the timer bar
+    seatDeadlines: {}, // seat -> {at, kind}: when its decision runs out (performance.now() time), and why
+    rematchAt: null,
     seenTable: new Set(),
     seenHand: new Set(),
     lastStatus: null,
@@ -89,7 +91,7 @@ export function mount(root, { code, watch }) {
         if (message.type === 'welcome' && message.resumed_from === undefined && st.log.length === 0) {
           st.boutAttacks = st.view ? st.view.table.map((pair) => pair.attack) : [];
         }
-        st.deadlineAt = message.table && message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null;
+        readDeadlines(message.table);
         const inWindow = Boolean(st.view && st.view.phase === 'challenge');
         if (!inWindow) st.windowTotal = null;
         else if (st.windowTotal === null) st.windowTotal = message.table.deadline_ms;
@@ -122,6 +124,24 @@ export function mount(root, { code, watch }) {
       default:
         break;
     }
+  }
+
+  /** The table's deadlines (milliseconds left when it was sent) as moments on this page's clock. */
+  function readDeadlines(table) {
+    const now = performance.now();
+    const known = (ms) => ms !== null && ms !== undefined;
+    st.deadlineAt = table && known(table.deadline_ms) ? now + table.deadline_ms : null;
+    st.seatDeadlines = {};
+    for (const seat of (table && table.seats) || []) {
+      if (known(seat.deadline_ms)) st.seatDeadlines[seat.seat] = { at: now + seat.deadline_ms, kind: seat.deadline_kind || 'timer' };
+    }
+    st.rematchAt = table && table.rematch ? now + table.rematch.deadline_ms : null;
+  }
+
+  /** When seat `seat`'s decision runs out, and why ('timer', 'idle', 'grace'), or null. */
+  function deadlineOf(seat) {
+    if (st.seatDeadlines[seat]) return st.seatDeadlines[seat];
+    return st.deadlineAt === null ? null : { at: st.deadlineAt, kind: 'timer' };
   }
 
   function errorTextFor(message) {
@@ -367,8 +387,23 @@ export function mount(root, { code, watch }) {
       { class: 'center' },
       h('div', { class: 'piles' }, stockPile(view), discardPile(view)),
       zone,
-      h('div', { class: 'table-info' }, info, h('p', { class: 'prompt', id: 'prompt', 'aria-live': 'polite', text: promptText() })),
+      h('div', { class: 'table-info' }, info, h('p', { class: 'prompt', id: 'prompt', 'aria-live': 'polite', text: promptText() }), deadlineNote()),
     );
+  }
+
+  /** "Bob is not connected: 0:42 to come back", "Your move: 4:59 left, then you forfeit": the
+   * idle limit and the disconnect grace of the seat the match waits for (the move timer has its bar). */
+  function deadlineNote() {
+    const seat = decidingSeats().map((s) => ({ seat: s, deadline: deadlineOf(s) })).find((entry) => entry.deadline && entry.deadline.kind !== 'timer');
+    if (!seat) return null;
+    return h('p', { class: ['deadline-note', `deadline-${seat.deadline.kind}`], id: 'deadline-note', dataset: { seat: String(seat.seat), kind: seat.deadline.kind } });
+  }
+
+  function deadlineNoteText(seat, kind, left) {
+    const time = clockText(left);
+    const name = seatName(names(), seat);
+    if (kind === 'grace') return t('deadline.grace', { name, time });
+    return seat === st.seat ? t('deadline.idle_you', { time }) : t('deadline.idle_other', { name, time });
   }
 
   function actionBar() {
@@ -592,7 +627,6 @@ export function mount(root, { code, watch }) {
     }
     const reason = outcome.forfeit !== null && outcome.forfeit !== undefined ? h('p', { class: 'notice', text: t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) }) }) : null;
     const series = Object.entries(table.series || {});
-    const canRematch = st.seat !== null || isCreator();
     st.resultsShown = results.match_id; // animate its arrival once, not on every later update
     return h(
       'section',
@@ -600,6 +634,7 @@ export function mount(root, { code, watch }) {
       h('h2', { class: 'results-title', text: title }),
       h('ol', { class: 'result-list' }, rows),
       reason,
+      rematchLine(),
       series.length
         ? h(
             'div',
@@ -615,11 +650,54 @@ export function mount(root, { code, watch }) {
       h(
         'div',
         { class: 'actions' },
-        canRematch ? h('button', { type: 'button', class: 'btn primary', id: 'rematch-button', dataset: { key: 'rematch' }, onclick: () => tableCall('rematch', {}), text: t('results.rematch') }) : null,
+        rematchButtons(),
         results.match_id ? h('a', { class: 'btn ghost', href: `/#/replay/${encodeURIComponent(results.match_id)}`, text: t('results.replay') }) : null,
         h('a', { class: 'btn ghost', href: '/#/', text: t('nav.lobby') }),
       ),
     );
+  }
+
+  // A rematch is a proposal: the first click opens it, each player agrees with his own click, and
+  // it starts (and takes the stakes) when all have agreed; Leave declines (docs/protocol.md).
+
+  function rematchLine() {
+    const proposal = st.table.rematch;
+    if (!proposal) return null;
+    const seatNames = names();
+    const agreed = proposal.agreed;
+    const mine = st.seat !== null && agreed.includes(st.seat);
+    let text;
+    if (mine) {
+      const missing = st.table.seats.filter((seat) => !agreed.includes(seat.seat)).map((seat) => (seat.kind === 'empty' ? t('rematch.new_player') : seatName(seatNames, seat.seat)));
+      text = t('rematch.waiting_for', { names: missing.join(', ') });
+    } else {
+      const askers = st.table.seats.filter((seat) => seat.kind === 'human' && agreed.includes(seat.seat)).map((seat) => seatName(seatNames, seat.seat));
+      text = t('rematch.wants', { names: askers.join(', ') });
+    }
+    return h(
+      'p',
+      { class: 'notice rematch-line', id: 'rematch-status', role: 'status', dataset: { agreed: agreed.join(',') } },
+      h('span', { text }),
+      ' ',
+      h('span', { class: 'rematch-countdown', id: 'rematch-countdown' }),
+    );
+  }
+
+  function rematchButtons() {
+    const proposal = st.table.rematch;
+    if (st.seat === null) {
+      // A seat freed during the proposal is open to anyone watching: sitting down is agreeing.
+      const me = currentUser();
+      const stake = st.table.rules.stake;
+      const free = st.table.seats.some((seat) => seat.kind === 'empty');
+      if (watch || !proposal || !free || !me || (stake > 0 && me.kind === 'guest')) return null;
+      return h('button', { type: 'button', class: 'btn primary', id: 'rematch-join', dataset: { key: 'rematch-join' }, onclick: () => join(undefined), text: stake > 0 ? t('waiting.join_staked', { coins: formatNumber(stake) }) : t('waiting.join') });
+    }
+    const agreed = proposal ? proposal.agreed.includes(st.seat) : false;
+    const leaveButton = h('button', { type: 'button', class: 'btn ghost', id: 'rematch-leave', dataset: { key: 'rematch-leave' }, onclick: () => tableCall('leave', {}).then(refreshMe), text: t('rematch.leave') });
+    if (agreed) return leaveButton;
+    const text = proposal ? t('rematch.play_again') : t('results.rematch');
+    return [h('button', { type: 'button', class: 'btn primary', id: 'rematch-button', dataset: { key: 'rematch' }, onclick: () => tableCall('rematch', {}), text }), proposal ? leaveButton : null];
   }
 
   function logPanel() {
@@ -666,23 +744,36 @@ export function mount(root, { code, watch }) {
   // ------------------------------------------------------------------ countdown
 
   function tick() {
-    const left = st.deadlineAt === null ? null : Math.max(0, st.deadlineAt - performance.now());
+    const now = performance.now();
     const total = st.windowTotal || (st.table ? st.table.rules.timer * 1000 : 0);
     for (const el of container.querySelectorAll('.seat.deciding')) {
       const counter = el.querySelector('.countdown');
       const bar = el.querySelector('.timer-bar span');
-      if (left === null) {
+      const deadline = deadlineOf(Number(el.dataset.seat));
+      if (deadline === null) {
         if (counter) counter.hidden = true;
         if (bar) bar.parentElement.hidden = true;
         continue;
       }
+      const left = Math.max(0, deadline.at - now);
       if (counter) {
         counter.hidden = false;
-        counter.textContent = String(Math.ceil(left / 1000));
-        counter.classList.toggle('urgent', left < 5000);
+        counter.textContent = countdownText(left);
+        counter.dataset.kind = deadline.kind;
+        counter.classList.toggle('urgent', left < 5000 || (deadline.kind === 'grace' && left < 15000));
       }
-      if (bar && total) bar.style.width = `${Math.min(100, (left / total) * 100)}%`;
+      if (bar) {
+        bar.parentElement.hidden = deadline.kind !== 'timer' || !total;
+        if (deadline.kind === 'timer' && total) bar.style.width = `${Math.min(100, (left / total) * 100)}%`;
+      }
     }
+    const note = container.querySelector('#deadline-note');
+    if (note) {
+      const deadline = deadlineOf(Number(note.dataset.seat));
+      note.textContent = deadline ? deadlineNoteText(Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '';
+    }
+    const rematch = container.querySelector('#rematch-countdown');
+    if (rematch && st.rematchAt !== null) rematch.textContent = t('rematch.time_left', { time: clockText(st.rematchAt - now) });
   }
 
   const ticker = setInterval(tick, 250);

@@ -51,6 +51,18 @@ export function reasonText(reason) {
   }
 }
 
+/** Time left as minutes and seconds: "0:42", "4:05". */
+export function clockText(ms) {
+  const seconds = Math.ceil(Math.max(0, ms) / 1000);
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+}
+
+/** Time left on a seat's countdown: seconds under a minute ("42"), else as clockText ("4:05"). */
+export function countdownText(ms) {
+  const seconds = Math.ceil(Math.max(0, ms) / 1000);
+  return seconds < 60 ? String(seconds) : clockText(ms);
+}
+
 /** A move of the current bout (view.moves[i]); `attacks` are the bout's attack cards in order. */
 export function moveText(action, names, attacks = []) {
   const who = seatName(names, action.seat);
@@ -113,7 +125,7 @@ export function eventText(event, names, attacks) {
     case 'seat':
       return event.kind === 'empty' ? t('log.seat_free', { n: event.seat + 1 }) : t('log.seat_taken', { name: names[event.seat] || event.name || '?', n: event.seat + 1 });
     case 'rematch':
-      return t('log.rematch');
+      return event.seat === undefined || event.seat === null ? t('log.rematch') : t('log.rematch_by', { name: seatName(names, event.seat) });
     default:
       return null;
   }

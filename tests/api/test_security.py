@@ -1,0 +1,323 @@
+"""Cross-site request refusal, JSON-only bodies, security headers and the session cookie's flags
+(app/api/security.py, app/api/deps.py; docs/security.md)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+from app.api.deps import COOKIE_NAME, SECURE_COOKIE_NAME
+from app.api.security import normalize_origin
+from app.config import Settings
+from app.main import create_app
+from tests.api.support import PASSWORD, SECRET, Api
+from tests.tables.harness import Player, create_table, guest
+
+OWN = "http://testserver"  # the origin httpx's test clients address
+
+
+async def _waiting_table(api: Api) -> tuple[str, httpx.AsyncClient, httpx.AsyncClient]:
+    """A staked two-seat table made by alice, and bob, a signed-up would-be victim."""
+    alice = await api.signed_up("alice")
+    created = await alice.post("/api/tables", json={"stake": 100, "timer": 0})
+    assert created.status_code == 201, created.text
+    return created.json()["code"], alice, await api.signed_up("bob")
+
+
+async def _seated(client: httpx.AsyncClient, code: str) -> list[str | None]:
+    table = (await client.get(f"/api/tables/{code}")).json()
+    return [seat["player"] for seat in table["seats"]]
+
+
+def _refused(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["code"] == code
+    assert response.json()["detail"].startswith(f"{code}: ")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://testserver:8081"},  # a same-site sibling: another port on the same host
+        {"Origin": "https://testserver"},  # another scheme is another origin
+        {"Origin": "null"},  # sandboxed frames, data: URLs
+        {"Sec-Fetch-Site": "same-site"},  # a sibling subdomain whose Origin a proxy dropped
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Origin": OWN, "Sec-Fetch-Site": "same-site"},
+    ],
+)
+async def test_a_cross_site_join_is_refused_and_seats_nobody(api: Api, headers: dict[str, str]) -> None:
+    code, alice, bob = await _waiting_table(api)
+    me = (await bob.get("/api/me")).json()
+
+    refused = await bob.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=headers)
+
+    _refused(refused, 403, "cross_site_request")
+    assert await _seated(alice, code) == [None, None]
+    assert (await bob.get("/api/me")).json()["balance"] == me["balance"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # a non-browser client: no Origin, no Sec-Fetch-Site
+        {"Origin": OWN, "Sec-Fetch-Site": "same-origin"},  # the site's own pages
+        {"Origin": "http://127.0.0.1:8000"},  # one of Settings.allowed_origins
+        {"Origin": "HTTP://LOCALHOST:8000"},  # ... compared as origins, not as strings
+        {"Sec-Fetch-Site": "none"},  # typed into the address bar
+    ],
+)
+async def test_same_origin_allowed_and_non_browser_requests_pass(api: Api, headers: dict[str, str]) -> None:
+    code, alice, bob = await _waiting_table(api)
+
+    joined = await bob.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=headers)
+
+    assert joined.status_code == 200, joined.text
+    bob_id = (await bob.get("/api/me")).json()["id"]
+    assert await _seated(alice, code) == [None, f"a:{bob_id}"]
+
+
+async def test_sign_up_log_in_and_log_out_refuse_a_foreign_origin(api: Api) -> None:
+    evil = {"Origin": "http://evil.example"}
+    stranger = api.client()
+    signup = await stranger.post("/api/auth/signup", json={"name": "carol", "password": PASSWORD}, headers=evil)
+    _refused(signup, 403, "cross_site_request")
+    assert COOKIE_NAME not in signup.cookies
+    # Nothing was created: the name is still free.
+    assert (await stranger.post("/api/auth/signup", json={"name": "carol", "password": PASSWORD})).status_code == 201
+
+    login = await api.client().post("/api/auth/login", json={"name": "carol", "password": PASSWORD}, headers=evil)
+    _refused(login, 403, "cross_site_request")
+    assert COOKIE_NAME not in login.cookies
+    guest = await api.client().post("/api/auth/guest", json={"name": "Gus"}, headers=evil)
+    _refused(guest, 403, "cross_site_request")
+
+    logout = await stranger.post("/api/auth/logout?everywhere=true", headers=evil)
+    _refused(logout, 403, "cross_site_request")
+    assert (await stranger.get("/api/me")).status_code == 200  # still signed in, on the server too
+
+
+async def test_reads_are_not_refused_for_a_foreign_origin(api: Api) -> None:
+    bob = await api.signed_up("bob")
+    me = await bob.get("/api/me", headers={"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"})
+    assert me.status_code == 200
+    assert me.json()["name"] == "bob"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/plain", b'{"seat": 0, "pad": "="}'),  # <form enctype=text/plain>: JSON-looking, no preflight
+        ("application/x-www-form-urlencoded", b"seat=0"),
+        ("multipart/form-data; boundary=x", b'--x\r\nContent-Disposition: form-data; name="seat"\r\n\r\n0\r\n--x--'),
+        ("application/jsonp", b'{"seat": 0}'),
+        (None, b'{"seat": 0}'),  # a body without a Content-Type
+    ],
+)
+async def test_a_body_that_is_not_json_is_refused(api: Api, content_type: str | None, body: bytes) -> None:
+    code, alice, bob = await _waiting_table(api)
+    headers = {"Content-Type": content_type} if content_type else {}
+    refused = await bob.post(f"/api/tables/{code}/join", content=body, headers=headers)
+
+    _refused(refused, 415, "unsupported_media_type")
+    assert await _seated(alice, code) == [None, None]
+
+
+async def test_json_with_a_charset_and_requests_without_a_body_pass(api: Api) -> None:
+    code, alice, bob = await _waiting_table(api)
+    joined = await bob.post(
+        f"/api/tables/{code}/join", content=b'{"seat": 0}', headers={"Content-Type": "application/json; charset=utf-8"}
+    )
+    assert joined.status_code == 200, joined.text
+    left = await bob.post(f"/api/tables/{code}/leave")  # no body, no Content-Type
+    assert left.status_code == 200, left.text
+    assert await _seated(alice, code) == [None, None]
+
+
+def test_origins_compare_by_scheme_host_and_port() -> None:
+    assert normalize_origin("https://Example.org:443") == "https://example.org"
+    assert normalize_origin("http://example.org:8080/") == "http://example.org:8080"
+    assert normalize_origin("http://[::1]:8000") == "http://[::1]:8000"
+    for bad in ("null", "file://", "http://example.org/path", "javascript:alert(1)", "http://a:b@example.org", ""):
+        assert normalize_origin(bad) is None, bad
+
+
+# --- security headers ---------------------------------------------------------------------------
+
+
+async def test_every_answer_carries_the_security_headers(api: Api) -> None:
+    bob = await api.signed_up("bob")
+    answers = [
+        await bob.get("/"),  # the page
+        await bob.get("/js/main.js"),  # static files
+        await bob.get("/api/me"),
+        await api.client().get("/api/me"),  # a 401
+        await bob.post("/api/tables/nope/join", json={}, headers={"Origin": "http://evil.example"}),  # a refusal
+    ]
+    for answer in answers:
+        csp = answer.headers["content-security-policy"]
+        directives = dict(part.strip().partition(" ")[::2] for part in csp.split(";"))
+        assert directives["default-src"] == "'self'"
+        assert directives["script-src"] == "'self'"  # no 'unsafe-inline', no 'unsafe-eval'
+        assert directives["frame-ancestors"] == "'none'"
+        assert directives["connect-src"] == "'self' ws://testserver"
+        assert "unsafe" not in csp
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "same-origin"
+
+
+async def test_the_api_docs_stay_public_and_may_load_swagger_ui(api: Api) -> None:
+    docs = await api.client().get("/docs")
+    assert docs.status_code == 200
+    assert "https://cdn.jsdelivr.net" in docs.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in docs.headers["content-security-policy"]
+    assert (await api.client().get("/openapi.json")).status_code == 200
+    # ... and only they: the game's own pages allow neither inline scripts nor other hosts.
+    page_policy = (await api.client().get("/")).headers["content-security-policy"]
+    assert "jsdelivr" not in page_policy and "unsafe-inline" not in page_policy
+
+
+async def test_personal_answers_are_not_stored_by_caches(api: Api) -> None:
+    bob = await api.signed_up("bob")
+    for path in ("/api/me", "/api/matches", "/api/tables", "/api/health"):
+        response = await bob.get(path)
+        assert response.headers["cache-control"] == "no-store", path
+    assert "cache-control" not in (await bob.get("/js/main.js")).headers  # static files may be cached
+
+
+def test_the_page_has_no_inline_script_or_style() -> None:
+    from app.main import WEB_DIR
+
+    html = (WEB_DIR / "index.html").read_text()
+    assert "<style" not in html
+    assert " style=" not in html
+    assert not re.search(r"\son[a-z]+\s*=", html)  # no onload= and friends
+    for tag in html.split("<script")[1:]:
+        assert 'src="' in tag.split(">")[0], "an inline <script>"
+
+
+# --- the session cookie -----------------------------------------------------------------------------
+
+
+def _set_cookie(response: httpx.Response) -> dict[str, Any]:
+    header = response.headers["set-cookie"]
+    name_value, *attributes = (part.strip() for part in header.split(";"))
+    name = name_value.split("=", 1)[0]
+    flags: dict[str, Any] = {"name": name}
+    for attribute in attributes:
+        key, _, value = attribute.partition("=")
+        flags[key.lower()] = value or True
+    return flags
+
+
+def _client(app: Any, scheme: str = "http", client: tuple[str, int] = ("127.0.0.1", 5000)) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=client), base_url=f"{scheme}://testserver")
+
+
+async def test_over_http_the_cookie_is_plain_and_not_secure(api: Api) -> None:
+    response = await api.client().post("/api/auth/guest", json={"name": "Gus"})
+    flags = _set_cookie(response)
+    assert flags["name"] == COOKIE_NAME
+    assert "secure" not in flags
+    assert flags["httponly"] is True
+    assert flags["samesite"] == "lax"
+
+
+async def test_over_https_the_cookie_is_a_secure_host_cookie(api: Api) -> None:
+    client = _client(api.app, "https")
+    signup = await client.post("/api/auth/signup", json={"name": "dora", "password": PASSWORD})
+    flags = _set_cookie(signup)
+    assert flags["name"] == SECURE_COOKIE_NAME
+    assert flags["secure"] is True
+    assert flags["path"] == "/"
+    assert "domain" not in flags  # required of a __Host- cookie
+    assert flags["httponly"] is True
+    assert (await client.get("/api/me")).json()["name"] == "dora"
+
+    # Only the __Host- cookie counts over HTTPS: a plain one (settable by a sibling subdomain) is ignored.
+    value = signup.cookies[SECURE_COOKIE_NAME]
+    planted = _client(api.app, "https")
+    planted.cookies.set(COOKIE_NAME, value)
+    assert (await planted.get("/api/me")).status_code == 401
+
+    logout = await client.post("/api/auth/logout")
+    assert logout.status_code == 204
+    cleared = _set_cookie(logout)
+    assert cleared["name"] == SECURE_COOKIE_NAME
+    assert cleared["secure"] is True
+    assert cleared["max-age"] == "0"
+
+
+@pytest.mark.parametrize(("setting", "scheme", "secure"), [("true", "http", True), ("false", "https", False)])
+async def test_cookie_secure_setting_overrides_the_scheme(
+    database_url: str, cheap_hashing: None, setting: str, scheme: str, secure: bool
+) -> None:
+    settings = Settings(database_url=database_url, secret_key=SECRET, cookie_secure=setting)  # type: ignore[arg-type]
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        response = await _client(app, scheme).post("/api/auth/guest", json={"name": "Gus"})
+    flags = _set_cookie(response)
+    assert flags["name"] == (SECURE_COOKIE_NAME if secure else COOKIE_NAME)
+    assert ("secure" in flags) is secure
+
+
+def test_cookie_secure_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DURAK_COOKIE_SECURE", "True")
+    assert Settings().cookie_secure == "true"
+    monkeypatch.setenv("DURAK_COOKIE_SECURE", "sometimes")
+    with pytest.raises(ValueError, match="cookie_secure"):
+        Settings()
+
+
+@pytest.mark.parametrize(("peer", "secure"), [("10.0.0.2", True), ("10.0.0.66", False)])
+async def test_x_forwarded_proto_counts_only_from_the_trusted_proxy(api: Api, peer: str, secure: bool) -> None:
+    """Behind uvicorn's proxy-headers handling (what ``python -m app`` runs, trusting
+    DURAK_FORWARDED_ALLOW_IPS): only the proxy at 10.0.0.2 can say the browser came over HTTPS."""
+    app = ProxyHeadersMiddleware(api.app, trusted_hosts="10.0.0.2")
+    client = _client(app, "http", client=(peer, 40000))
+    response = await client.post("/api/auth/guest", json={"name": "Gus"}, headers={"X-Forwarded-Proto": "https"})
+    flags = _set_cookie(response)
+    assert ("secure" in flags) is secure
+    assert flags["name"] == (SECURE_COOKIE_NAME if secure else COOKIE_NAME)
+
+
+def test_the_table_socket_reads_the_host_cookie_over_https(client: TestClient) -> None:
+    site = "https://127.0.0.1:8000"
+    signup = client.post(f"{site}/api/auth/signup", json={"name": "erin", "password": PASSWORD})
+    value = signup.cookies[SECURE_COOKIE_NAME]
+    client.cookies.clear()
+    headers = {"cookie": f"{SECURE_COOKIE_NAME}={value}", "origin": site}
+    code = client.post(f"{site}/api/tables", json={"timer": 0}, headers=headers).json()["code"]
+    assert client.post(f"{site}/api/tables/{code}/join", json={"seat": 0}, headers=headers).status_code == 200
+
+    with client.websocket_connect(f"wss://127.0.0.1:8000/ws/tables/{code}", headers=headers) as ws:
+        assert Player(ws, "erin").hello()["seat"] == 0
+    # The plain cookie name means nothing over HTTPS: the same value makes an anonymous spectator.
+    plain = {"cookie": f"{COOKIE_NAME}={value}", "origin": site}
+    with client.websocket_connect(f"wss://127.0.0.1:8000/ws/tables/{code}", headers=plain) as ws:
+        assert Player(ws, "anon").hello()["seat"] is None
+
+
+def test_the_table_socket_accepts_the_servers_own_origin(client: TestClient) -> None:
+    """Served as https://durak.example behind the proxy, the site's own pages may open sockets even
+    when DURAK_ALLOWED_ORIGINS was left at its default; a foreign origin may not."""
+    headers = guest(client, "Gus")
+    code = create_table(client, headers)["code"]
+    own = {**headers, "origin": "https://durak.example", "host": "durak.example"}
+    with client.websocket_connect(f"wss://durak.example/ws/tables/{code}", headers=own) as ws:
+        assert Player(ws, "gus").hello()["type"] == "welcome"
+    foreign = {**headers, "origin": "https://evil.example", "host": "durak.example"}
+    with (
+        pytest.raises(WebSocketDisconnect) as refused,
+        client.websocket_connect(f"wss://durak.example/ws/tables/{code}", headers=foreign),
+    ):
+        pass
+    assert refused.value.code == 1008

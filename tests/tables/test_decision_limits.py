@@ -1,0 +1,198 @@
+"""RULES §8 as amended (issue 13.1): no seat keeps a match -- and the stakes in it -- hanging.
+
+A player who is not connected when his decision comes (never connected, or gone) has the disconnect
+grace to come back, timer or not; a connected one may hold a decision at most the idle limit. Both
+run on the table's own clock, which these tests move by hand."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from fastapi.testclient import TestClient
+
+from app.engine import Rules, action_to_json, decision, legal_actions
+from app.tables.actor import TableActor
+from app.tables.hooks import MemoryHooks
+from app.tables.registry import TableRegistry
+from app.tables.spec import DecisionLimits, Principal
+from tests.tables.actors import ALICE, BOB, FakeClock, advance, seated_table
+from tests.tables.harness import create_table, signup
+
+LIMITS = DecisionLimits(disconnect_grace_s=60.0, idle_limit_s=300.0)
+PEOPLE = (ALICE, BOB)
+
+
+async def _connect(registry: TableRegistry, actor: TableActor, who: Principal) -> str:
+    """A connection of ``who`` says hello (as the table socket would), and the table has seen it."""
+    conn = f"conn-{who.name}-{uuid.uuid4().hex[:6]}"
+    actor.post({"op": "hello", "principal": who, "conn": conn, "last_version": None})
+    await registry.call(actor.code, "info", who)
+    return conn
+
+
+async def _disconnect(registry: TableRegistry, actor: TableActor, who: Principal, conn: str) -> None:
+    actor.post({"op": "bye", "principal": who, "conn": conn})
+    await registry.call(actor.code, "info", who)
+
+
+async def _lead(registry: TableRegistry, actor: TableActor, seat: int) -> None:
+    lead = next(a for a in legal_actions(actor.game, seat) if a.kind == "lead")
+    cards = action_to_json(lead)["cards"]
+    reply = await registry.call(actor.code, "lead", PEOPLE[seat], id=f"lead-{actor.version}", cards=cards)
+    assert reply["type"] == "ack", reply
+
+
+async def test_a_staked_match_nobody_connects_to_ends_after_the_grace_and_settles() -> None:
+    """The issue's repro: seats 2, timer 0, stake 10; both join by REST, nobody opens a socket."""
+    clock, hooks = FakeClock(), MemoryHooks(balances={1: 100, 2: 100})
+    async with seated_table(Rules(timer=0, stake=10), clock=clock, hooks=hooks, limits=LIMITS) as (_, registry, actor):
+        assert actor.status == "playing" and hooks.balances == {1: 90, 2: 90}  # both stakes in escrow
+        leader = actor.game.attacker
+        table = await advance(registry, actor, clock, 0)
+        assert table["deadline_ms"] == 60_000  # shown to everyone like the move timer
+        assert table["seats"][leader]["deadline_ms"] == 60_000
+        assert table["seats"][leader]["deadline_kind"] == "grace"
+        assert table["seats"][1 - leader]["deadline_ms"] is None  # not his decision
+
+        table = await advance(registry, actor, clock, 59)
+        assert actor.status == "playing" and table["seats"][leader]["deadline_ms"] == 1000
+        await advance(registry, actor, clock, 1)
+        assert actor.status == "finished"
+        outcome = actor.game.outcome
+        assert (outcome.forfeit, outcome.durak, outcome.reason) == (leader, leader, "disconnected")
+        await actor._settle_task
+    winner = 1 - leader
+    assert hooks.balances == {PEOPLE[winner].account_id: 110, PEOPLE[leader].account_id: 90}
+    assert actor.match_id in hooks.finished
+
+
+async def test_only_the_leader_connects_and_leads_the_absent_defender_forfeits_after_the_grace() -> None:
+    clock, hooks = FakeClock(), MemoryHooks(balances={1: 100, 2: 100})
+    async with seated_table(Rules(timer=0, stake=10), clock=clock, hooks=hooks, limits=LIMITS) as (_, registry, actor):
+        leader = actor.game.attacker
+        defender = actor.game.defender
+        await _connect(registry, actor, PEOPLE[leader])
+        table = await advance(registry, actor, clock, 30)  # the leader thinks for half a minute
+        assert table["seats"][leader]["deadline_kind"] == "idle"
+        assert table["seats"][leader]["deadline_ms"] == 270_000
+        await _lead(registry, actor, leader)
+        assert decision(actor.game)["seats"] == [defender]
+        # The grace counts from when the decision came to the defender, not from the match start.
+        table = await advance(registry, actor, clock, 59)
+        assert actor.status == "playing"
+        assert (table["seats"][defender]["deadline_kind"], table["seats"][defender]["deadline_ms"]) == ("grace", 1000)
+        await advance(registry, actor, clock, 1)
+        assert actor.status == "finished"
+        outcome = actor.game.outcome
+        assert (outcome.forfeit, outcome.reason) == (defender, "disconnected")
+        await actor._settle_task
+    assert hooks.balances == {PEOPLE[leader].account_id: 110, PEOPLE[defender].account_id: 90}
+
+
+async def test_a_connected_player_who_sits_on_his_decision_forfeits_after_the_idle_limit() -> None:
+    clock = FakeClock()
+    async with seated_table(Rules(timer=0), clock=clock, limits=LIMITS) as (_, registry, actor):
+        for who in PEOPLE:
+            await _connect(registry, actor, who)
+        leader = actor.game.attacker
+        table = await advance(registry, actor, clock, 299)
+        assert actor.status == "playing"
+        assert (table["seats"][leader]["deadline_kind"], table["seats"][leader]["deadline_ms"]) == ("idle", 1000)
+        await advance(registry, actor, clock, 1)
+        assert actor.status == "finished"
+        assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "timeout")
+
+
+async def test_the_grace_of_a_player_who_goes_counts_from_when_he_went_but_never_past_the_idle_limit() -> None:
+    clock = FakeClock()
+    async with seated_table(Rules(timer=0), clock=clock, limits=LIMITS) as (_, registry, actor):
+        conns = {who.key: await _connect(registry, actor, who) for who in PEOPLE}
+        leader = actor.game.attacker
+        await advance(registry, actor, clock, 100)
+        await _disconnect(registry, actor, PEOPLE[leader], conns[PEOPLE[leader].key])
+        await advance(registry, actor, clock, 59)  # 159 s into his decision, 59 s after he went
+        assert actor.status == "playing"
+        conns[PEOPLE[leader].key] = await _connect(registry, actor, PEOPLE[leader])  # back in time
+        table = await advance(registry, actor, clock, 100)
+        assert actor.status == "playing" and table["seats"][leader]["deadline_kind"] == "idle"
+        await _disconnect(registry, actor, PEOPLE[leader], conns[PEOPLE[leader].key])  # at 259 s: 41 s left
+        table = await advance(registry, actor, clock, 0)
+        assert (table["seats"][leader]["deadline_kind"], table["seats"][leader]["deadline_ms"]) == ("idle", 41_000)
+        await advance(registry, actor, clock, 41)
+        assert actor.status == "finished"
+        assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "timeout")
+
+
+async def test_a_throw_in_left_too_long_is_a_pass_not_a_forfeit() -> None:
+    clock = FakeClock()
+    async with seated_table(Rules(timer=0), clock=clock, limits=LIMITS) as (_, registry, actor):
+        for who in PEOPLE:
+            await _connect(registry, actor, who)
+        leader, defender = actor.game.attacker, actor.game.defender
+        await _lead(registry, actor, leader)
+        reply = await registry.call(actor.code, "take", PEOPLE[defender], id="take-1")
+        assert reply["type"] == "ack", reply
+        assert decision(actor.game) == {"kind": "throw_in_after_take", "seats": [leader], "forfeits": False}
+        await advance(registry, actor, clock, 300)
+        assert actor.status == "playing"
+        assert actor.actions[-1] == {"type": "pass", "seat": leader}
+        assert decision(actor.game)["kind"] == "lead"  # the defender took: the same attacker leads again
+        table = await advance(registry, actor, clock, 0)
+        assert table["seats"][leader]["deadline_ms"] == 300_000  # a new decision, its full time
+
+
+async def test_a_move_timer_shorter_than_the_grace_still_decides_first() -> None:
+    clock = FakeClock()
+    async with seated_table(Rules(timer=20), clock=clock, limits=LIMITS) as (_, registry, actor):
+        leader = actor.game.attacker
+        table = await advance(registry, actor, clock, 0)
+        assert (table["seats"][leader]["deadline_kind"], table["seats"][leader]["deadline_ms"]) == ("timer", 20_000)
+        assert table["deadline_ms"] == 20_000
+        await advance(registry, actor, clock, 20)
+        assert actor.status == "finished" and actor.game.outcome.reason == "timeout"
+
+
+async def test_at_a_table_with_a_long_move_timer_the_grace_of_an_absent_player_decides_first() -> None:
+    clock = FakeClock()
+    async with seated_table(Rules(timer=120), clock=clock, limits=LIMITS) as (_, registry, actor):
+        leader = actor.game.attacker
+        await _connect(registry, actor, PEOPLE[1 - leader])  # only the other player is here
+        table = await advance(registry, actor, clock, 0)
+        assert (table["seats"][leader]["deadline_kind"], table["seats"][leader]["deadline_ms"]) == ("grace", 60_000)
+        await advance(registry, actor, clock, 60)
+        assert actor.status == "finished"
+        assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "disconnected")
+
+
+def test_on_the_ledger_the_forfeit_of_a_seat_that_never_connected_settles_the_stakes(client: TestClient) -> None:
+    """The same repro through REST on a real database: nobody ever opens a socket, and after the
+    grace the escrow is paid out as for any forfeit (RULES §10)."""
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    code = create_table(client, alice, seats=2, timer=0, stake=10)["code"]
+    actor = client.app.state.tables.tables[code]
+    clock = actor.clock = FakeClock()
+    assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice).status_code == 200
+    assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
+    assert actor.status == "playing"
+    assert [_balance(client, who) for who in (alice, bob)] == [990, 990]
+    leader = actor.game.attacker
+    clock.now += 60
+    table = client.get(f"/api/tables/{code}").json()  # any command: the passed deadline goes first
+    assert table["status"] == "finished" and table["deadline_ms"] is None
+    assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "disconnected")
+    expected = [1010, 1010]
+    expected[leader] = 990
+    for _ in range(100):
+        if [_balance(client, who) for who in (alice, bob)] == expected:
+            break
+        time.sleep(0.05)
+    assert [_balance(client, who) for who in (alice, bob)] == expected
+    detail = client.get(f"/api/matches/{actor.match_id}").json()
+    assert [seat["coin_change"] for seat in detail["seats"]] == [e - 1000 for e in expected]
+
+
+def _balance(client: TestClient, headers: dict[str, str]) -> int:
+    response = client.get("/api/me", headers=headers)
+    assert response.status_code == 200
+    return int(response.json()["balance"])

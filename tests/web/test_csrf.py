@@ -1,0 +1,125 @@
+"""Cross-site request forgery from a sibling origin, in Chromium: a page served from another port of
+the same host (same site, so the victim's SameSite=Lax cookie goes along) auto-submits a form and
+fires a fetch at the join route of the attacker's staked table. Both are refused; the victim is not
+seated and keeps his coins."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.support import PASSWORD, Server, api, create_table_api, free_port, sign_up_api
+
+pytestmark = pytest.mark.browser
+
+ATTACK_PAGE = """<!doctype html>
+<html><body>
+<form id="attack" method="POST" enctype="text/plain" action="{target}"></form>
+<script>
+  fetch("{target}", {{method: "POST", mode: "no-cors", credentials: "include"}})
+    .finally(() => document.getElementById("attack").submit());
+</script>
+</body></html>
+"""
+
+
+@pytest.fixture
+def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
+    """An HTTP server on another port of 127.0.0.1 serving ``pages[path]``."""
+    pages: dict[str, str] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = pages.get(self.path, "").encode()
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", pages
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_sibling_port_cannot_seat_a_victim(
+    new_context: Any, server: Server, attacker_site: tuple[str, dict[str, str]]
+) -> None:
+    attacker = new_context()
+    sign_up_api(attacker)
+    table = create_table_api(attacker, seats=2, stake=100, name="Free coins")
+    code = table["code"]
+    target = f"{server.base}/api/tables/{code}/join"
+    base, pages = attacker_site
+    pages["/"] = ATTACK_PAGE.format(target=target)
+
+    victim_context = new_context()
+    victim = sign_up_api(victim_context)
+    page = victim_context.new_page()
+    refusals: list[int] = []
+    page.on("response", lambda response: response.url == target and refusals.append(response.status))
+
+    page.goto(f"{base}/")
+    page.wait_for_url(target)
+    page.wait_for_load_state()
+
+    seats = api(victim_context, "GET", f"/api/tables/{code}")["seats"]
+    assert [seat["player"] for seat in seats] == [None, None]
+    assert api(victim_context, "GET", "/api/me")["balance"] == victim["balance"]
+    assert refusals == [403, 403]  # the fetch and the form
+    expect(page.locator("body")).to_contain_text("cross_site_request")
+    # The victim's own pages still work: the same join from the site itself seats him.
+    site = victim_context.new_page()
+    site.goto(table["invite_url"])
+    site.locator("#join-button").click()
+    expect(site.locator("#join-button")).to_have_count(0)
+    seats = api(victim_context, "GET", f"/api/tables/{code}")["seats"]
+    assert f"a:{victim['id']}" in [seat["player"] for seat in seats]
+
+
+# --- the log-in page's next= (web/js/pages/login.js) ----------------------------------------------
+
+LEAVING = [
+    "//other.example/x",
+    "/\\other.example/x",
+    "\\\\other.example/x",
+    "https://other.example/x",
+    "javascript:alert(1)",
+    "http://127.0.0.1:1/x",
+]
+
+
+def test_log_in_never_redirects_off_site(new_context: Any, server: Server) -> None:
+    context = new_context()
+    me = sign_up_api(context)
+    api(context, "POST", "/api/auth/logout", ok=(204,))
+    page = context.new_page()
+    page.goto("/#/login")
+    safe = page.evaluate(
+        "async (nexts) => { const { safeNext } = await import('/js/pages/login.js');"
+        " return nexts.map((next) => safeNext(next)); }",
+        [*LEAVING, "/t/abc?x=1#y", "/#/history", "", None],
+    )
+    assert safe == ["/#/"] * len(LEAVING) + ["/t/abc?x=1#y", "/#/history", "/#/", "/#/"]
+
+    # The real thing: signing in with next=/\other.example/x stays on the site.
+    page.goto("/#/login?next=" + "/%5Cother.example/x")
+    page.locator(".auth-form input[name=name]").fill(me["name"])
+    page.locator(".auth-form input[name=password]").fill(PASSWORD)
+    page.locator(".auth-form button[type=submit]").click()
+    expect(page.locator("#user-name")).to_have_text(me["name"])
+    page.wait_for_timeout(200)
+    assert page.url.startswith(server.base + "/"), page.url
