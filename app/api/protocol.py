@@ -94,6 +94,20 @@ class RematchCmd(_Command):
     type: Literal["rematch"]
 
 
+class ClientSeedCmd(_Command):
+    """A seated player's own randomness for the next deal (docs/fairness.md): 128 bits made in the
+    browser (``crypto.getRandomValues``), sent only after the table's commitment and naming it.
+    Accepted between matches only (refused with ``match_running`` during one, ``stale_commitment``
+    when it names another commitment); sending again replaces it. The deal reveals every seed when
+    the match ends."""
+
+    type: Literal["client_seed"]
+    seed: str = Field(pattern=r"^[0-9a-fA-F]{32}$", description="32 hex digits (128 bits).")
+    commitment: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="The table's current commitment (`table.fairness.commitment`)."
+    )
+
+
 class Ping(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["ping"]
@@ -112,6 +126,7 @@ ClientMessage = Annotated[
     | ExchangeTrumpCmd
     | LeaveCmd
     | RematchCmd
+    | ClientSeedCmd
     | Ping,
     Field(discriminator="type"),
 ]
@@ -192,6 +207,7 @@ ERROR_CODES: dict[str, str] = {
     "match_over": "The match is over.",
     "match_not_running": "There is no match running.",
     "stale_version": "Your view was out of date and the action is not legal any more.",
+    "stale_commitment": "The client seed names a commitment that is not the table's current one.",
     "rate_limited": "Too many messages; the connection is closed (close code 4008).",
     "timeout": "The table did not answer in time.",
     "unavailable": "The table is unreachable right now (server restarting or broker down).",
@@ -217,6 +233,12 @@ EXAMPLES: list[BaseModel] = [
     ExchangeTrumpCmd(type="exchange_trump", id="c8", version=2),
     LeaveCmd(type="leave", id="c9"),
     RematchCmd(type="rematch", id="c10"),
+    ClientSeedCmd(
+        type="client_seed",
+        id="c11",
+        seed="00112233445566778899aabbccddeeff",
+        commitment="a9babd21d05c3a31290c122008237a1db7781f673874966d7ccae30e7b79ca48",
+    ),
     Ping(type="ping", id="p1"),
     Welcome(
         type="welcome",

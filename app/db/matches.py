@@ -120,12 +120,14 @@ async def record_match(
     created_at: datetime,
     finished_at: datetime | None = None,
     coin_changes: Mapping[int, int] | None = None,
+    fairness: Mapping[str, Any] | None = None,
 ) -> Match:
     """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
 
     Idempotent by ``match_id``: recording the same match again returns the stored row; recording
     different data under the same id raises ``MatchConflict``. ``result`` is the engine's
     ``Outcome.to_json()``; ``coin_changes`` maps seat -> coins won (+) or lost (-), summing to zero.
+    ``fairness`` is the revealed deal of a provably fair match (docs/fairness.md).
     """
     if not match_id or len(match_id) > 64 or not table_id or len(table_id) > 64:
         raise ValueError("match_id and table_id must be 1-64 characters")
@@ -159,6 +161,7 @@ async def record_match(
         actions=[dict(action) for action in actions],
         result=result_row.model_dump(),
         coin_changes=stored_changes,
+        fairness=dict(fairness) if fairness is not None else None,
     )
     session.add(match)
     await session.flush()

@@ -81,6 +81,7 @@ class MatchRecord:
     created_at: datetime
     finished_at: datetime | None = None
     coin_changes: Mapping[int, int] | None = None
+    fairness: Mapping[str, Any] | None = None  # the revealed deal (docs/fairness.md)
 
 
 def _check_match_id(match_id: str) -> None:
@@ -252,6 +253,7 @@ async def record_finished(session: AsyncSession, record: MatchRecord, coin_chang
         created_at=record.created_at,
         finished_at=record.finished_at,
         coin_changes=coin_changes,
+        fairness=record.fairness,
     )
 
 

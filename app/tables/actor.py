@@ -31,6 +31,7 @@ from app.engine import (
     apply,
     decision,
     event_to_json,
+    fairness,
     legal_actions,
     new_match,
     payout,
@@ -42,6 +43,7 @@ from app.engine import (
     view,
 )
 from app.engine.actions import ActionParseError
+from app.engine.cards import Card
 from app.tables import channels
 from app.tables.bot_runner import BotRunner
 from app.tables.channels import dumps
@@ -114,6 +116,15 @@ class TableActor:
         self.rematch: RematchProposal | None = None
         self.results: dict[str, Any] | None = None
         self.next_dealer: int | None = None
+        # Provably fair deals (docs/fairness.md): the secret seed of match number ``fair_number``,
+        # committed to (``commitment``, in the table object) before any client seed is accepted; the
+        # players' client seeds for it (by person); and, from its start, the match's deal (seed,
+        # client seeds in seat order, deck), kept secret until the match ends.
+        self.fair_number = 1
+        self.server_seed = fairness.new_server_seed()
+        self.commitment = fairness.commitment(self.server_seed, self.code, self.fair_number)
+        self.client_seeds: dict[str, bytes] = {}
+        self.deal: dict[str, Any] | None = None
         self.created = time.time()
         self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._inbox: deque[dict[str, Any]] = deque()  # commands and internal messages, in order
@@ -267,6 +278,8 @@ class TableActor:
                 reply = await self._on_start(principal)
             elif op == "rematch":
                 reply = await self._on_rematch(principal)
+            elif op == "client_seed":
+                reply = await self._on_client_seed(principal, message.get("seed"), message.get("commitment"))
             elif op == "info":
                 reply = {"type": "info", "table": self.info(principal), "watch_code": self.spec.watch_code}
             else:
@@ -377,6 +390,8 @@ class TableActor:
     def _vacate(self, seat: Seat) -> bool:
         """Free a player's seat between matches; his connections watch from now on. Whether he had any."""
         moved, self.spectators = seat.connections, self.spectators | seat.connections
+        if seat.principal is not None:
+            self.client_seeds.pop(seat.principal.key, None)
         seat.kind, seat.principal, seat.connections = "empty", None, set()
         if self.rematch is not None:
             self.rematch.agreed.discard(seat.seat)
@@ -454,8 +469,24 @@ class TableActor:
                 await self.hooks.match_started(match_id=match_id, stake=self.rules.stake, account_ids=accounts)
             except CannotStart as exc:
                 raise Refused(exc.code, exc.message) from exc
+        seeds = [
+            self.client_seeds.get(s.principal.key, b"") if s.kind == "human" and s.principal is not None else b""
+            for s in self.seats
+        ]
+        deal = fairness.fair_deal(
+            self.server_seed, self.code, self.fair_number, self.rules.deck, seeds, len(self.seats)
+        )
         dealer = self.next_dealer if self.next_dealer is not None and self.next_dealer < len(self.seats) else None
-        self.game = new_match(self.rules, None, dealer)
+        if dealer is None:
+            dealer = deal.dealer_draw  # left to chance by the rules: drawn from the same committed stream
+        self.game = new_match(self.rules, 0, dealer, deal.deck)
+        self.deal = {
+            "number": self.fair_number,
+            "server_seed": self.server_seed.hex(),
+            "deck_size": self.rules.deck,
+            "client_seeds": [seed.hex() for seed in seeds],
+            "deck": [str(card) for card in deal.deck],
+        }
         self.match_id = match_id
         self.log = []
         self.results = None
@@ -534,6 +565,65 @@ class TableActor:
             if had_connections:
                 await self._tell_watching(principal)
 
+    # ------------------------------------------------------------------ provably fair deals
+
+    async def _on_client_seed(self, principal: Principal, seed: Any, commitment: Any) -> dict[str, Any]:
+        """A seated player's own randomness for the next deal: accepted only between matches and only
+        as an answer to the table's current commitment (the server is bound to its seed first)."""
+        seat = self.seat_of(principal)
+        if seat is None:
+            raise Refused("not_seated", "only a player seated at this table contributes a client seed")
+        if self.status == "playing":
+            raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
+        if commitment != self.commitment:
+            raise Refused(
+                "stale_commitment",
+                f"the client seed must answer the table's current commitment {self.commitment} "
+                f"(match {self.fair_number}); it was sent for {commitment!r}",
+            )
+        try:
+            value = fairness.parse_client_seed(seed if isinstance(seed, str) else "")
+        except fairness.FairnessError as exc:
+            raise Refused("bad_message", str(exc)) from exc
+        if not value:
+            raise Refused("bad_message", "a client seed is 32 hex digits")
+        self.client_seeds[principal.key] = value
+        await self._changed([{"type": "client_seed", "seat": seat.seat}])
+        return {"type": "ack", "version": self.version}
+
+    def _revealed_deal(self) -> dict[str, Any] | None:
+        """The finished match's fairness record, server seed included (only once it is over)."""
+        if self.deal is None:
+            return None
+        deal = self.deal
+        return fairness.record(
+            bytes.fromhex(deal["server_seed"]),
+            self.code,
+            deal["number"],
+            deal["deck_size"],
+            [bytes.fromhex(seed) for seed in deal["client_seeds"]],
+            [Card.parse(text) for text in deal["deck"]],
+        )
+
+    def _next_commitment(self) -> list[dict[str, Any]]:
+        """As a match ends: a fresh secret seed for the next one, and its commitment (an event)."""
+        if self.deal is None or self.deal["number"] != self.fair_number:
+            return []  # already drawn (a finished match settled again after a takeover)
+        self.fair_number += 1
+        self.server_seed = fairness.new_server_seed()
+        self.commitment = fairness.commitment(self.server_seed, self.code, self.fair_number)
+        self.client_seeds = {}
+        return [{"type": "commitment", "match_number": self.fair_number, "commitment": self.commitment}]
+
+    def _fairness_info(self) -> dict[str, Any]:
+        seeded = [s.seat for s in self.seats if s.principal is not None and s.principal.key in self.client_seeds]
+        return {
+            "algorithm": fairness.ALGORITHM,
+            "match_number": self.fair_number,
+            "commitment": self.commitment,
+            "client_seeds": seeded,
+        }
+
     # ------------------------------------------------------------------ play
 
     async def _on_play(self, principal: Principal, message: dict[str, Any]) -> dict[str, Any]:
@@ -605,7 +695,13 @@ class TableActor:
             old = self.series.get(keys[seat_no], (0, 0))
             self.series[keys[seat_no]] = (old[0] + wins, old[1] + losses)
         self.next_dealer = outcome.durak
-        self.results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": self.match_id}
+        revealed = self._revealed_deal()
+        self.results = {
+            "outcome": outcome.to_json(),
+            "coin_changes": changes,
+            "match_id": self.match_id,
+            "fairness": revealed,
+        }
         record = FinishedMatch(
             match_id=self.match_id,
             table_code=self.code,
@@ -619,9 +715,10 @@ class TableActor:
             payouts=payouts,
             coin_changes=changes,
             hands=[[str(c) for c in hand] for hand in self.game.hands],
+            fairness=revealed,
         )
         self._settle_task = asyncio.create_task(self._settle(record))
-        await self._changed([{"type": "results", **self.results}], bump=bump)
+        await self._changed([{"type": "results", **self.results}, *self._next_commitment()], bump=bump)
 
     async def _settle(self, record: FinishedMatch) -> None:
         delay = 0.2
@@ -874,6 +971,12 @@ class TableActor:
             "match_id": self.match_id,
             "seed": str(self.game.seed) if self.game is not None else None,
             "dealer": self.game.dealer if self.game is not None else None,
+            "fair": {
+                "number": self.fair_number,
+                "server_seed": self.server_seed.hex(),
+                "client_seeds": {key: seed.hex() for key, seed in self.client_seeds.items()},
+                "deal": self.deal,
+            },
             "deadline": deadline,
             "series": {key: list(score) for key, score in self.series.items()},
             "next_dealer": self.next_dealer,
@@ -910,8 +1013,16 @@ class TableActor:
         actor.next_dealer = record["next_dealer"]
         actor.results = record["results"]
         actor.created = record["created"]
+        fair = record.get("fair")
+        if fair is not None:
+            actor.fair_number = fair["number"]
+            actor.server_seed = bytes.fromhex(fair["server_seed"])
+            actor.commitment = fairness.commitment(actor.server_seed, actor.code, actor.fair_number)
+            actor.client_seeds = {key: bytes.fromhex(seed) for key, seed in fair["client_seeds"].items()}
+            actor.deal = fair["deal"]
         if record["seed"] is not None and actor.status in ("playing", "finished"):
-            game = new_match(actor.rules, int(record["seed"]), record["dealer"])
+            order = [Card.parse(text) for text in actor.deal["deck"]] if actor.deal is not None else None
+            game = new_match(actor.rules, int(record["seed"]), record["dealer"], order)
             for entry in entries:
                 game, _ = apply(game, action_from_json(entry["a"]))
                 if entry.get("k"):
@@ -979,6 +1090,7 @@ class TableActor:
             "series": {seat.seat: self.series.get(self._series_key(seat), (0, 0)) for seat in self.seats},
             "deadline_ms": None if earliest is None else self._ms_until(earliest),
             "rematch": rematch,
+            "fairness": self._fairness_info(),
             "match_id": self.match_id,
             "results": self.results,
             "version": self.version,
@@ -1109,4 +1221,3 @@ class TableActor:
         outbox, self._outbox = self._outbox, None
         if outbox:
             await self._send(outbox)
-

@@ -38,6 +38,7 @@ class DbHooks:
             created_at=self._started.pop(match.match_id, datetime.now(UTC)),
             finished_at=datetime.now(UTC),
             coin_changes=match.coin_changes,
+            fairness=match.fairness,
         )
         if match.stake <= 0:
             await self.db.write(lambda session: stakes.record_finished(session, record, match.coin_changes))

@@ -33,6 +33,7 @@ class FinishedMatch:
     payouts: dict[int, int]  # account id -> coins paid out of escrow
     coin_changes: dict[int, int]  # seat -> net change
     hands: list[list[str]]
+    fairness: dict[str, Any] | None = None  # the revealed deal (docs/fairness.md)
 
 
 class MatchHooks(Protocol):

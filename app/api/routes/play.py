@@ -409,7 +409,8 @@ class Connection:
         try:
             client_message.validate_python(raw)
         except ValidationError as exc:
-            if not isinstance(raw, dict) or kind not in (*PLAY_COMMANDS, "hello", "leave", "rematch", "ping"):
+            known = (*PLAY_COMMANDS, "hello", "leave", "rematch", "client_seed", "ping")
+            if not isinstance(raw, dict) or kind not in known:
                 self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
             else:
                 first = exc.errors()[0]
