@@ -267,7 +267,9 @@ class TableActor:
             elif op in PLAY_TYPES:
                 reply = await self._on_play(principal, message)
             elif op == "join":
-                reply = await self._on_join(principal, message.get("seat"))
+                reply = await self._on_join(
+                    principal, message.get("seat"), message.get("client_seed"), message.get("commitment")
+                )
             elif op == "leave":
                 reply = await self._on_leave(principal)
             elif op == "add_bot":
@@ -343,14 +345,19 @@ class TableActor:
                     self.gone_since[seat.seat] = self.clock()
         await self._changed([], bump=False)
 
-    async def _on_join(self, principal: Principal, wanted: Any) -> dict[str, Any]:
+    async def _on_join(
+        self, principal: Principal, wanted: Any, client_seed: Any = None, commitment: Any = None
+    ) -> dict[str, Any]:
         if self.seat_of(principal) is not None:
             raise Refused("already_seated", "you already have a seat at this table")
         if self.status == "playing":
             raise Refused("match_running", "the match is running; join after it ends or watch")
         if self.rules.stake > 0 and principal.is_guest:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
+        seed = self._checked_client_seed(client_seed, commitment) if client_seed is not None else None
         seat = self._free_seat(wanted)
+        if seed is not None:
+            self.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
         seat.kind, seat.principal, seat.level = "human", principal, None
         seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
         self.spectators -= seat.connections
@@ -575,6 +582,11 @@ class TableActor:
             raise Refused("not_seated", "only a player seated at this table contributes a client seed")
         if self.status == "playing":
             raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
+        self.client_seeds[principal.key] = self._checked_client_seed(seed, commitment)
+        await self._changed([{"type": "client_seed", "seat": seat.seat}])
+        return {"type": "ack", "version": self.version}
+
+    def _checked_client_seed(self, seed: Any, commitment: Any) -> bytes:
         if commitment != self.commitment:
             raise Refused(
                 "stale_commitment",
@@ -587,9 +599,7 @@ class TableActor:
             raise Refused("bad_message", str(exc)) from exc
         if not value:
             raise Refused("bad_message", "a client seed is 32 hex digits")
-        self.client_seeds[principal.key] = value
-        await self._changed([{"type": "client_seed", "seat": seat.seat}])
-        return {"type": "ack", "version": self.version}
+        return value
 
     def _revealed_deal(self) -> dict[str, Any] | None:
         """The finished match's fairness record, server seed included (only once it is over)."""

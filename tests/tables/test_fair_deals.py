@@ -20,6 +20,7 @@ from app.engine import decision, fairness
 from tests.tables.harness import ORIGIN, Player, create_table, guest, signup
 
 CLIENT_SEED = "00112233445566778899aabbccddeeff"
+BOB_SEED = "ffeeddccbbaa99887766554433221100"
 
 
 def play_with_a_bot(players: list[Player], actor: Any, rng: random.Random) -> None:
@@ -85,8 +86,14 @@ def test_a_fair_deal_from_commitment_to_reveal(
         assert first.until(lambda m: m["type"] in ("ack", "error"))["type"] == "ack"
         assert actor.info()["fairness"]["client_seeds"] == [0]
 
-        # bob sits down and a bot fills the last seat: the match starts.
-        assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
+        # bob sits down with his seed (a seed for another commitment is refused, and he stays out),
+        # and a bot fills the last seat: the match starts.
+        stale = {"seat": 1, "client_seed": BOB_SEED, "commitment": "1" * 64}
+        refused = client.post(f"/api/tables/{code}/join", json=stale, headers=bob)
+        assert refused.status_code == 409 and refused.json()["detail"].startswith("stale_commitment")
+        assert actor.seats[1].kind == "empty"
+        sitting = {"seat": 1, "client_seed": BOB_SEED, "commitment": commitment}
+        assert client.post(f"/api/tables/{code}/join", json=sitting, headers=bob).status_code == 200
         response = client.post(f"/api/tables/{code}/bots", json={"seat": 2, "level": "easy"}, headers=alice)
         assert response.status_code == 200, response.text
         assert actor.status == "playing"
@@ -136,7 +143,8 @@ def test_a_fair_deal_from_commitment_to_reveal(
         assert not leaked, leaked[:1]
 
     revealed = actor.results["fairness"]
-    assert revealed["commitment"] == commitment and revealed["client_seeds"] == [CLIENT_SEED, "", ""]
+    # seat 0 sent its seed over the websocket, seat 1 when sitting down, the bot contributes nothing
+    assert revealed["commitment"] == commitment and revealed["client_seeds"] == [CLIENT_SEED, BOB_SEED, ""]
     assert fairness.verify(revealed)[0] == []
     # The next match has its own secret and commitment.
     assert actor.fair_number == 2 and actor.server_seed.hex() != secret

@@ -62,6 +62,15 @@ class TableCreate(RequestBody):
 
 class SeatRequest(RequestBody):
     seat: int | None = Field(default=None, ge=0, le=5)
+    client_seed: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-fA-F]{32}$",
+        description="Sitting down with your client seed for the next deal (docs/fairness.md), as the "
+        "websocket's `client_seed` does: the seat that fills a table starts the match at once.",
+    )
+    commitment: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", description="The table's commitment the client seed answers."
+    )
 
 
 class BotRequest(RequestBody):
@@ -216,6 +225,10 @@ async def join_table(
                 status.HTTP_409_CONFLICT,
                 detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
             )
+    if body is not None and body.client_seed is not None:
+        return await _call(
+            registry, code, "join", user, seat=body.seat, client_seed=body.client_seed, commitment=body.commitment
+        )
     return await _call(registry, code, "join", user, seat=body.seat if body else None)
 
 

@@ -3,6 +3,7 @@ import { codeText, del, errorText, post } from '../api.js';
 import { cardFace, cardName, cardShort, sortHand } from '../cards.js';
 import { linkField, watchUrlFor } from '../copy.js';
 import { h, replaceKeepingFocus } from '../dom.js';
+import { isClientSeed, newClientSeed } from '../fairness.js';
 import { formatNumber, formatSigned, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
@@ -47,6 +48,13 @@ export function mount(root, { code, watch }) {
     seenHand: new Set(),
     lastStatus: null,
     joinError: '',
+    // Provably fair deals (docs/fairness.md): this browser's seed for the next deal, sent once the
+    // table's commitment is known; a fresh random one for every commitment unless the player typed one.
+    clientSeed: newClientSeed(),
+    ownSeed: false,
+    seedFor: null, // the commitment the seed was made for
+    seedSentFor: null,
+    seedIds: new Set(),
     guestName: suggestedGuestName(t('auth.guest_name_prefix')),
   };
   const socket = new TableSocket(code, { onMessage, onState });
@@ -99,6 +107,7 @@ export function mount(root, { code, watch }) {
         if (st.selection.length && !st.selection.every((card) => st.view && st.view.hand && st.view.hand.includes(card))) st.selection = [];
         const status = st.table.status;
         if (before !== status) onStatusChange(before, status);
+        sendClientSeed();
         render();
         break;
       }
@@ -107,6 +116,10 @@ export function mount(root, { code, watch }) {
         render();
         break;
       case 'error':
+        if (st.seedIds.has(message.id)) {
+          st.seedSentFor = null; // e.g. the match started meanwhile: the next commitment gets one
+          break;
+        }
         if (!message.id || message.id === st.busy) clearBusy();
         toast(errorTextFor(message), 'error');
         render();
@@ -124,6 +137,60 @@ export function mount(root, { code, watch }) {
       default:
         break;
     }
+  }
+
+  /** After the table's commitment, and only between matches: this seat's client seed, naming it. */
+  function sendClientSeed() {
+    const fair = st.table && st.table.fairness;
+    if (!fair || watch || st.seat === null || st.table.status === 'playing') return;
+    if (st.seedFor !== fair.commitment) {
+      if (!st.ownSeed) st.clientSeed = newClientSeed();
+      st.seedFor = fair.commitment;
+    }
+    if (st.seedSentFor === fair.commitment) return;
+    const id = socket.command('client_seed', { seed: st.clientSeed, commitment: fair.commitment });
+    if (id) {
+      st.seedIds.add(id);
+      st.seedSentFor = fair.commitment;
+    }
+  }
+
+  function fairnessLine() {
+    const fair = st.table && st.table.fairness;
+    if (!fair) return null;
+    const short = `${fair.commitment.slice(0, 8)}…${fair.commitment.slice(-8)}`;
+    const parts = [h('span', { text: t('fair.commitment', { number: fair.match_number }) }), ' ', h('code', { class: 'commitment', id: 'fair-commitment', title: fair.commitment, text: short })];
+    if (st.seat !== null && !watch && st.table.status !== 'playing') {
+      parts.push(
+        h(
+          'label',
+          { class: 'field inline seed-field' },
+          h('span', { class: 'field-label', text: t('fair.your_seed') }),
+          h('input', {
+            id: 'client-seed',
+            value: st.clientSeed,
+            maxlength: '32',
+            spellcheck: 'false',
+            'aria-describedby': 'fair-seed-state',
+            onchange: (event) => {
+              const value = event.target.value.trim().toLowerCase();
+              if (!isClientSeed(value)) {
+                toast(t('fair.bad_seed'), 'error');
+                event.target.value = st.clientSeed;
+                return;
+              }
+              st.clientSeed = value;
+              st.ownSeed = true;
+              st.seedSentFor = null;
+              sendClientSeed();
+              render();
+            },
+          }),
+        ),
+        h('span', { class: 'muted', id: 'fair-seed-state', text: st.seedSentFor === fair.commitment ? t('fair.seed_sent') : t('fair.seed_pending') }),
+      );
+    }
+    return h('p', { class: 'fair-line hint', id: 'fair-line' }, parts);
   }
 
   /** The table's deadlines (milliseconds left when it was sent) as moments on this page's clock. */
@@ -239,7 +306,18 @@ export function mount(root, { code, watch }) {
   async function join(seat) {
     st.joinError = '';
     try {
-      await post(`/api/tables/${encodeURIComponent(code)}/join`, seat === undefined ? {} : { seat });
+      const body = seat === undefined ? {} : { seat };
+      const fair = st.table && st.table.fairness;
+      if (fair && !watch && st.table.status !== 'playing') {
+        // Sitting down may fill the table and start the match at once: the seed goes along.
+        if (st.seedFor !== fair.commitment) {
+          if (!st.ownSeed) st.clientSeed = newClientSeed();
+          st.seedFor = fair.commitment;
+        }
+        Object.assign(body, { client_seed: st.clientSeed, commitment: fair.commitment });
+      }
+      await post(`/api/tables/${encodeURIComponent(code)}/join`, body);
+      if (fair) st.seedSentFor = fair.commitment;
       refreshMe();
     } catch (failure) {
       st.joinError = errorText(failure);
@@ -590,6 +668,7 @@ export function mount(root, { code, watch }) {
       children.push(h('div', { class: 'share' }, links));
     }
     if (st.seat !== null) children.push(h('button', { type: 'button', class: 'btn ghost', id: 'leave-button', onclick: leave, text: t('table.leave') }));
+    children.push(fairnessLine());
     return h('section', { class: 'panel waiting', id: 'waiting' }, children);
   }
 
@@ -635,6 +714,7 @@ export function mount(root, { code, watch }) {
       h('ol', { class: 'result-list' }, rows),
       reason,
       rematchLine(),
+      fairnessLine(),
       series.length
         ? h(
             'div',
