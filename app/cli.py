@@ -106,7 +106,7 @@ async def load_fairness(database_url: str, match_id: str) -> dict[str, Any]:
     db = Database(database_url)
     try:
         async with db.session() as session:
-            match = await history.get_match(session, match_id)
+            match = await history.get_match(session, match_id, viewer_id=None, viewer_is_admin=True)
     finally:
         await db.dispose()
     if match is None:

@@ -39,14 +39,23 @@ class Settings(BaseSettings):
         description="Addresses whose X-Forwarded-Proto/-For uvicorn trusts (comma-separated IPs or "
         "networks, or *); unset: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1.",
     )
-    starting_balance: int = Field(default=1000, ge=0)
+    starting_balance: int = Field(default=1000, ge=0, description="Coins granted to every new account.")
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
     log_level: str = "info"
     node_name: str = Field(default="", description="Names this process in table leases (default: host-pid).")
     ws_burst: int = Field(default=20, ge=1, description="Commands a connection may send in a burst.")
     ws_rate_per_s: float = Field(default=10.0, gt=0, description="Sustained commands per second per connection.")
-    login_failures: int = Field(default=5, ge=1, description="Wrong passwords for one name before it is locked.")
-    login_window_s: float = Field(default=60.0, gt=0, description="How long a wrong password counts against a name.")
+    # Rate limits of the auth routes (app/api/throttle.py), counted per client address.
+    login_failures: int = Field(
+        default=5, ge=1, description="Wrong passwords for one name from one address before that is locked."
+    )
+    login_window_s: float = Field(default=60.0, gt=0, description="How long a wrong password counts.")
+    logins_per_ip: int = Field(default=20, ge=1, description="Log-in attempts per address per window.")
+    login_ip_window_s: float = Field(default=60.0, gt=0, description="The window of logins_per_ip.")
+    signups_per_ip: int = Field(default=5, ge=1, description="Sign-ups (each granting coins) per address per window.")
+    signup_window_s: float = Field(default=3600.0, gt=0, description="The window of signups_per_ip.")
+    guests_per_ip: int = Field(default=30, ge=1, description="Guest sessions started per address per window.")
+    guest_window_s: float = Field(default=3600.0, gt=0, description="The window of guests_per_ip.")
     challenge_window_s: float = Field(
         default=5.0,
         gt=0,

@@ -25,7 +25,7 @@ from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limi
 from app.api.routes import accounts, admin, analysis, auth, health, matches, play, tables
 from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
-from app.api.throttle import LoginThrottle
+from app.api.throttle import AuthThrottles
 from app.broker import open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="Durak Peak", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
-    app.state.login_throttle = LoginThrottle(settings.login_failures, settings.login_window_s)
+    app.state.auth_throttles = AuthThrottles(settings)
     app.include_router(health.router)
     app.include_router(auth.router)
     app.include_router(accounts.router)

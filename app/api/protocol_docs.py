@@ -1,7 +1,9 @@
 """Generate ``docs/protocol.md`` from the protocol models: ``python -m app.api.protocol_docs``.
 
-``tests/api/test_protocol_docs.py`` fails when the file is not what this module generates, so the
-document cannot drift from the code.
+``tests/api/test_protocol_docs.py`` fails when the file is not what this module generates, and when
+a view field, an event type or an error code the code produces is not in the models, so the
+document cannot drift from the code. After changing a message, a view field or an event: describe
+it in ``app/api/protocol.py``, then run the command above.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+import types
+import typing
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -21,28 +26,64 @@ INTRO = """# Table websocket protocol
 
 Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do not edit by hand.
 
+## Connecting
+
 - Endpoint: `GET /ws/tables/{code}` with `code` an invite code (play or watch) or a spectator code
   (watch only). The session cookie `durak_session` (`__Host-durak_session` over HTTPS)
-  authenticates the handshake; without a cookie you watch as an anonymous spectator. An `Origin`
-  that is neither the server's own nor in its allow-list, or a forged, expired or logged-out
-  cookie, is refused at the handshake with HTTP 403.
-- Frames are JSON text, at most 64 KiB; permessage-deflate is off. Each connection may send 20
-  messages in a burst and 10 per second sustained; beyond that it gets `bye` and close code 4008.
+  authenticates the handshake; without a cookie you watch as an anonymous spectator. A forged,
+  expired or logged-out cookie is refused at the handshake with HTTP 403.
+- **Origin policy.** A handshake whose `Origin` header is neither the server's own origin nor in
+  its allow-list (`DURAK_ALLOWED_ORIGINS`) is refused with HTTP 403: a browser always sends
+  `Origin`, so another site's page cannot open a socket with its visitor's cookie. A handshake *without* `Origin` is
+  accepted, with whatever cookie it carries: only a non-browser client (a script, a bot, a native
+  app) can leave the header out, and such a client can present only a cookie it holds itself
+  (no page can make a victim's browser omit `Origin` or hand over an HttpOnly cookie). Non-browser
+  clients therefore sign in through the REST API (`POST /api/auth/login`) and send the cookie
+  they got.
+- Frames are JSON text, at most 64 KiB; permessage-deflate is off.
+- **Rate limit.** Each connection may send 20 messages at once and 10 per second sustained
+  (`DURAK_WS_BURST`, `DURAK_WS_RATE_PER_S`), and every new table version it receives (an `update`
+  or `welcome`) gives one message back: a client that answers each update at once is never limited,
+  however fast the match goes. A message over the limit is refused on its own with an `error` of
+  code `rate_limited` and `retry_after_ms` (send it again after that); only a connection still over
+  the limit after 10 seconds of such refusals gets `bye` `rate_limited` and close code 4008.
 - When the session is signed out (log-out in this browser, or `everywhere` on any device), every
   socket of that session gets `bye` with code `signed_out` and close code 4001, in every server
   process.
-- Send `hello` first. The answer is `welcome`: the full snapshot (your `view`, the `table` facts,
-  the `version`). With `last_version`, the events you missed come along when the table still has
-  them (the last 64 versions); otherwise the snapshot alone.
-- Every change at the table bumps `version` and is pushed as `update` with the events of that change
+
+## Hello, versions, updates and presence
+
+- **`hello` is required.** Send it first. The answer is `welcome`: the full snapshot (your `view`,
+  the `table` facts, the `version`). Until its `welcome` a connection receives no `update` and no
+  `presence` (a connection's first message from the table is always its `welcome`); commands sent
+  before `hello` are answered, but you would not see the table change. With `last_version`, the
+  events you missed come along (`events`, `resumed_from`) when the table still has them (the last
+  64 versions); otherwise, and for a `last_version` the table never reached, the snapshot alone.
+- **Versions.** Every change of the table's state (a move, a seat taken or freed, a match starting
+  or ending) bumps `version` by one and is pushed as one `update` with the events of that change
   (redacted for you: another player's drawn cards become a count) and the new view. Updates are
   pushed before the ack of the command that caused them.
+- **Presence.** Connections coming and going (a player's tab opening or closing, a spectator) do
+  not change the table's state: they are pushed as `presence`, with the table facts (who is
+  `connected`, how many `spectators`) and the version you already have.
 - Commands carry an `id` of your choice. Each gets exactly one `ack` or `error` with that id. A
   repeated id is not applied again: the answer is the original ack with `duplicate: true`. With
   `version` (the version you acted on), a command that is no longer legal is refused with
   `stale_version` so that you know your view was out of date.
 - Two tabs of one player are two connections to the same seat: both receive every update; each
   receives only the acks and errors of its own commands.
+
+## Seats and sockets
+
+- Seats are taken through the REST API (`POST /api/tables/{code}/join`, see docs/api.md), never
+  over the socket. **A socket opened before its REST join** (say, the invite page connects, then
+  the player clicks Join) watches as a spectator until then; when that player joins, the same
+  socket becomes the seat's connection: the `update` of the join carries your `seat`, and your
+  `hand` and `legal` actions from then on. Nothing needs reconnecting. A socket opened with a
+  spectator code, or without a session, always watches.
+- `leave` (or `POST /api/tables/{code}/leave`) between matches frees the seat: the player's
+  connections get an unasked `welcome` (with `seat` null) and watch from then on. During a match it
+  forfeits (§8); the seat stays the player's until the match ends.
 - A seat whose player disconnects is kept; reconnecting with the same session resumes it. How long
   the match waits for him: see "Deadlines" below.
 
@@ -99,38 +140,153 @@ card ([fairness.md](fairness.md) has the algorithm and a worked example).
   before that.
 """
 
+# How the documentation names the objects inside messages (a section each).
+OBJECTS: dict[type[BaseModel], str] = {
+    protocol.View: "view",
+    protocol.PlayerView: "view.players[]",
+    protocol.TablePair: "view.table[]",
+    protocol.Decision: "view.decision",
+    protocol.ActionView: "action",
+    protocol.OutcomeView: "outcome",
+    protocol.TableInfo: "table",
+    protocol.SeatInfo: "table.seats[]",
+    protocol.Results: "table.results",
+}
 
-def _section(model: type[BaseModel], example: BaseModel) -> str:
-    schema = model.model_json_schema()
+
+def _is_event_union(annotation: Any) -> bool:
+    members = (
+        typing.get_args(typing.get_args(annotation)[0]) if typing.get_origin(annotation) is typing.Annotated else ()
+    )
+    return bool(members) and all(isinstance(m, type) and issubclass(m, protocol._Event) for m in members)
+
+
+def _type_text(annotation: Any) -> str:
+    if _is_event_union(annotation):
+        return "[event](#events)"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_text(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_text(arg) for arg in args)
+    if origin is typing.Literal:
+        return " / ".join(f"`{json.dumps(arg)}`" for arg in args)
+    if origin is list:
+        return f"array of {_type_text(args[0])}"
+    if origin is dict:
+        return f"object: {_type_text(args[0])} → {_type_text(args[1])}"
+    if annotation is type(None):
+        return "null"
+    if annotation in OBJECTS:
+        return f"`{OBJECTS[annotation]}` object"
+    return {int: "integer", str: "string", bool: "boolean", float: "number"}.get(annotation, "any JSON")
+
+
+def _in_wire_order(value: Any, *, event: bool = False) -> Any:
+    """Keys as the server sends them: ``type`` first; an event's ``version`` last (the actor adds it)."""
+    if isinstance(value, list):
+        return [_in_wire_order(item, event=event) for item in value]
+    if not isinstance(value, dict):
+        return value
+    ordered = {key: _in_wire_order(item, event=key == "events") for key, item in value.items()}
+    if "type" in ordered:
+        ordered = {"type": ordered.pop("type"), **ordered}
+    if event and "version" in ordered:
+        ordered["version"] = ordered.pop("version")
+    return ordered
+
+
+def _example_json(model: BaseModel) -> str:
+    data = model.model_dump(mode="json", exclude_unset=True)
+    return json.dumps(_in_wire_order(data, event=isinstance(model, protocol._Event)), ensure_ascii=False)
+
+
+def _fields(model: type[BaseModel]) -> list[str]:
+    sent_by_client = issubclass(model, protocol._Command | protocol.Hello | protocol.Ping)
+    presence = "required" if sent_by_client else "always there"
+    lines = [f"| field | type | {presence} | description |", "|---|---|---|---|"]
+    names = list(model.model_fields)
+    names.sort(key=lambda name: (name != "type", issubclass(model, protocol._Event) and name == "version"))
+    for name in names:
+        info = model.model_fields[name]
+        description = (info.description or "").replace("\n", " ")
+        required = "yes" if info.is_required() else "no"
+        lines.append(f"| `{name}` | {_type_text(info.annotation)} | {required} | {description} |")
+    return lines
+
+
+def _section(title: str, model: type[BaseModel], examples: list[BaseModel], *, prefix: str = "") -> str:
+    lines = [f"### {prefix}`{title}`", ""]
     doc = inspect.cleandoc(model.__doc__ or "")
-    lines = [f"### `{example.model_dump()['type']}`", ""]
     if doc:
         lines += [doc, ""]
-    fields = schema.get("properties", {})
-    required = set(schema.get("required", []))
-    lines += ["| field | type | required | description |", "|---|---|---|---|"]
-    for name, spec in fields.items():
-        kind = spec.get("type") or " / ".join(
-            str(option.get("type", option.get("$ref", "object"))) for option in spec.get("anyOf", [])
-        )
-        if "const" in spec:
-            kind = f"`{json.dumps(spec['const'])}`"
-        description = (spec.get("description") or "").replace("\n", " ")
-        lines.append(f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {description} |")
-    lines += ["", "```json", json.dumps(example.model_dump(exclude_none=True), ensure_ascii=False), "```", ""]
+    lines += _fields(model)
+    for example in examples:
+        lines += ["", "```json", _example_json(example), "```"]
+    lines.append("")
     return "\n".join(lines)
 
 
+def _kind(example: BaseModel) -> str:
+    return str(example.model_dump()["type"])
+
+
 def render() -> str:
+    examples = protocol.examples()
+    by_model: dict[type[BaseModel], list[BaseModel]] = {}
+    for example in examples:
+        by_model.setdefault(type(example), []).append(example)
+    client = [model for model in by_model if _kind(by_model[model][0]) in protocol.CLIENT_TYPES]
+    server = [model for model in by_model if model not in client]
     parts = [INTRO, "## Client to server", ""]
-    server_types = {"welcome", "update", "ack", "error", "pong", "bye"}
-    client_examples = [e for e in protocol.EXAMPLES if e.model_dump()["type"] not in server_types]
-    server_examples = [e for e in protocol.EXAMPLES if e.model_dump()["type"] in server_types]
-    for example in client_examples:
-        parts.append(_section(type(example), example))
+    parts += [_section(_kind(by_model[model][0]), model, by_model[model]) for model in client]
     parts += ["## Server to client", ""]
-    for example in server_examples:
-        parts.append(_section(type(example), example))
+    parts += [_section(_kind(by_model[model][0]), model, by_model[model]) for model in server]
+    update = next(e for e in examples if isinstance(e, protocol.Update))
+    welcome = next(e for e in examples if isinstance(e, protocol.Welcome))
+    parts += [
+        "## The view object",
+        "",
+        "`welcome.view` and `update.view`: the match as you see it. The examples are the view of the",
+        "update above (the defender's, after the lead) and its parts.",
+        "",
+    ]
+    assert update.view is not None and welcome.view is not None
+    samples: dict[type[BaseModel], list[BaseModel]] = {
+        protocol.View: [update.view],
+        protocol.PlayerView: [update.view.players[0]],
+        protocol.TablePair: [update.view.table[0]],
+        protocol.Decision: [update.view.decision],
+        protocol.ActionView: list((update.view.legal or [])[:2]),
+        protocol.OutcomeView: [protocol._OUTCOME],
+    }
+    for model, samples_of_model in samples.items():
+        parts.append(_section(OBJECTS[model], model, samples_of_model))
+    parts += ["## The table object", "", "`welcome.table`, `update.table`, `presence.table`.", ""]
+    table_samples: dict[type[BaseModel], list[BaseModel]] = {
+        protocol.TableInfo: [welcome.table],
+        protocol.SeatInfo: [welcome.table.seats[0]],
+        protocol.Results: [
+            protocol.Results(
+                outcome=protocol._OUTCOME,
+                coin_changes={"0": 100, "1": -100},
+                match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
+            )
+        ],
+    }
+    for model, samples_of_model in table_samples.items():
+        parts.append(_section(OBJECTS[model], model, samples_of_model))
+    parts += [
+        "## Events",
+        "",
+        "`update.events` (and `welcome.events` when resuming): what each change did, in order. Every",
+        "event carries the `version` of the change that made it.",
+        "",
+    ]
+    events: dict[type[BaseModel], list[BaseModel]] = {}
+    for event in protocol.event_examples():
+        events.setdefault(type(event), []).append(event)
+    parts += [_section(_kind(found[0]), model, found, prefix="event ") for model, found in events.items()]
     parts += ["## Error codes", "", "| code | meaning |", "|---|---|"]
     parts += [f"| `{code}` | {text} |" for code, text in protocol.ERROR_CODES.items()]
     parts += ["", "## Close codes", "", "| code | meaning |", "|---|---|"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 from pydantic.config import JsonDict
 
 from app.db.accounts import NAME_MAX, NAME_MIN, name_problem
@@ -100,15 +100,23 @@ class MeOut(BaseModel):
     balance: int | None = Field(description="Coins; null for a guest, who holds none.")
     is_admin: bool
 
+    @computed_field(description="True for a guest (no account): clients badge the name.")  # type: ignore[prop-decorator]
+    @property
+    def guest(self) -> bool:
+        return self.kind == "guest"
+
 
 class SeatOut(BaseModel):
     seat: int
     account_id: int | None
     guest_name: str | None
+    guest: bool = Field(default=False, description="True for a guest (no account): clients badge the name.")
     bot_level: str | None
     display_name: str
     place: int | None = None
-    coin_change: int = 0
+    coin_change: int | None = Field(
+        default=0, description="Coins won (+) or lost (-); null unless it is the caller's seat (admins see all)."
+    )
 
 
 class MatchSummary(BaseModel):
@@ -143,7 +151,7 @@ class FairnessOut(BaseModel):
 class MatchDetail(MatchSummary):
     dealer: int
     result: dict[str, Any]
-    coin_changes: dict[str, int]
+    coin_changes: dict[str, int] = Field(description="Seat -> coins won or lost: the caller's seat only (admins: all).")
     actions: int = Field(description="Number of actions in the log; the replay shows them.")
     fairness: FairnessOut | None = Field(
         default=None, description="The revealed deal; null for matches dealt before provably fair deals."

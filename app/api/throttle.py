@@ -1,64 +1,146 @@
-"""Failed log-ins per account name: after ``limit`` failures within ``window_s`` the name is locked
-until enough of them are ``window_s`` old. A success clears the name's failures.
+"""Rate limits on the auth routes, counted in the database so every server process (and machine)
+counts the same requests.
 
-The failures are rows of ``login_failures`` in the database, so every server process (and machine)
-counts the same ones: a guesser gets ``limit`` attempts per window in all, however many processes
-serve. Names are compared case-insensitively, as accounts are; each failure also deletes every
-failure that has aged out, so made-up names cannot grow the table without bound.
+Each limit allows ``limit`` hits per bucket within ``window_s`` seconds; a bucket is the limit's
+name and whom it counts (``"signup:203.0.113.7"``, ``"wrong-password:203.0.113.7:bob"``). Hits are
+rows of ``throttle_hits``; each new hit first deletes every row whose window has passed, so
+made-up names and addresses cannot grow the table without bound.
+
+``AuthThrottles`` holds the limits of ``app/api/routes/auth.py`` (all settings, ``DURAK_*``):
+
+- wrong passwords per name *and* address (``login_failures`` per ``login_window_s``): a stranger
+  guessing from elsewhere cannot lock a player out; a success clears the name at that address;
+- log-in attempts per address (``logins_per_ip`` per ``login_ip_window_s``);
+- sign-ups per address (``signups_per_ip`` per ``signup_window_s``): each grants starting coins;
+- guest sessions per address (``guests_per_ip`` per ``guest_window_s``).
+
+The address is the client address of the request. Behind a reverse proxy that is the proxy's,
+unless the server trusts the proxy: uvicorn then replaces it with the last address the proxy added
+to ``X-Forwarded-For``, and only for proxies listed in ``FORWARDED_ALLOW_IPS`` (uvicorn's setting,
+default 127.0.0.1), so a client cannot pick its own address by sending the header. IPv6 clients
+are counted per /64 network (one host usually holds a whole /64).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
+import zlib
 from collections.abc import Callable
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
 
-from app.db.models import LoginFailure
+from app.config import Settings
+from app.db.models import ThrottleHit
 from app.db.session import Database
 
+BUCKET_MAX = 400  # the column's length
 
-class LoginThrottle:
-    def __init__(self, limit: int, window_s: float, clock: Callable[[], float] = time.time) -> None:
+
+class Throttle:
+    """At most ``limit`` hits per bucket within ``window_s`` seconds."""
+
+    def __init__(self, name: str, limit: int, window_s: float, clock: Callable[[], float] = time.time) -> None:
+        self.name = name
         self.limit = limit
         self.window_s = window_s
         self.clock = clock  # Unix seconds: the rows are compared across processes
 
-    async def retry_after(self, db: Database, name: str) -> float | None:
-        """Seconds until ``name`` may try again, or None when it may try now."""
+    def bucket(self, who: str) -> str:
+        """The bucket of ``who`` (case-folded, cut to the column; NUL, which PostgreSQL text
+        refuses, replaced)."""
+        return f"{self.name}:{who}".casefold().replace("\x00", "\ufffd")[:BUCKET_MAX]
+
+    async def retry_after(self, db: Database, who: str) -> float | None:
+        """Seconds until ``who`` may be counted again, or None when he may now."""
         now = self.clock()
         async with db.session() as session:
-            times = list(
-                await session.scalars(
-                    select(LoginFailure.at)
-                    .where(LoginFailure.name_key == _key(name), LoginFailure.at > now - self.window_s)
-                    .order_by(LoginFailure.at)
-                )
-            )
-        if len(times) < self.limit:
-            return None
-        # Locked until all but limit - 1 of them have aged out.
-        return max(0.0, times[len(times) - self.limit] + self.window_s - now)
+            return await self._wait(session, self.bucket(who), now)
 
-    async def failed(self, db: Database, name: str) -> None:
-        now, key = self.clock(), _key(name)
+    async def admit(self, db: Database, who: str) -> float | None:
+        """Count one hit for ``who`` if the limit allows it (None); else the seconds to wait, and
+        nothing is counted. Concurrent hits on one bucket take turns on PostgreSQL (an advisory
+        lock) and SQLite (one writer), so the limit holds under a burst too."""
+        now, bucket = self.clock(), self.bucket(who)
+
+        async def admit(session: AsyncSession) -> float | None:
+            await _lock(session, bucket)
+            wait = await self._wait(session, bucket, now)
+            if wait is None:
+                await self._add(session, bucket, now)
+            return wait
+
+        return await db.write(admit)
+
+    async def hit(self, db: Database, who: str) -> None:
+        """Count one hit for ``who``, whatever the limit says."""
+        now, bucket = self.clock(), self.bucket(who)
 
         async def record(session: AsyncSession) -> None:
-            await session.execute(delete(LoginFailure).where(LoginFailure.at <= now - self.window_s))
-            session.add(LoginFailure(name_key=key, at=now))
+            await self._add(session, bucket, now)
 
         await db.write(record)
 
-    async def succeeded(self, db: Database, name: str) -> None:
-        key = _key(name)
+    async def clear(self, db: Database, who: str) -> None:
+        bucket = self.bucket(who)
 
         async def clear(session: AsyncSession) -> None:
-            await session.execute(delete(LoginFailure).where(LoginFailure.name_key == key))
+            await session.execute(delete(ThrottleHit).where(ThrottleHit.bucket == bucket))
 
         await db.write(clear)
 
+    async def _wait(self, session: AsyncSession, bucket: str, now: float) -> float | None:
+        times = list(
+            await session.scalars(
+                select(ThrottleHit.at)
+                .where(ThrottleHit.bucket == bucket, ThrottleHit.at > now - self.window_s)
+                .order_by(ThrottleHit.at)
+            )
+        )
+        if len(times) < self.limit:
+            return None
+        # Full until all but limit - 1 of them have aged out.
+        return max(0.0, times[len(times) - self.limit] + self.window_s - now)
 
-def _key(name: str) -> str:
-    """The name case-folded, cut to the column, NUL (which PostgreSQL text refuses) replaced."""
-    return name.casefold().replace("\x00", "\ufffd")[:255]
+    async def _add(self, session: AsyncSession, bucket: str, now: float) -> None:
+        await session.execute(delete(ThrottleHit).where(ThrottleHit.until <= now))
+        session.add(ThrottleHit(bucket=bucket, at=now, until=now + self.window_s))
+
+
+async def _lock(session: AsyncSession, bucket: str) -> None:
+    if (await session.connection()).dialect.name == "postgresql":
+        key = zlib.crc32(bucket.encode()) - 2**31  # a signed 32-bit key per bucket
+        await session.execute(text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": 0x7468, "key": key})
+
+
+class AuthThrottles:
+    """The limits on log-in, sign-up and guest sessions (see the module), from the settings."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+
+        def now() -> float:
+            return self.clock()
+
+        self.wrong_password = Throttle("wrong-password", settings.login_failures, settings.login_window_s, now)
+        self.login = Throttle("login", settings.logins_per_ip, settings.login_ip_window_s, now)
+        self.signup = Throttle("signup", settings.signups_per_ip, settings.signup_window_s, now)
+        self.guest = Throttle("guest", settings.guests_per_ip, settings.guest_window_s, now)
+
+
+def client_address(request: Request) -> str:
+    """Whom the per-address limits count: the client's IP address (see the module), an IPv6
+    address as its /64 network."""
+    host = request.client.host if request.client else ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+

@@ -16,6 +16,11 @@ connection's scope carries ``scope["extensions"]["durak.text_frames"] = {"write"
   already queued are passed first, in order. Everything else (binary messages, the disconnect) still
   comes through ``receive()``. ``on_text`` must not block; an exception it raises is logged.
 
+The subclass uses uvicorn internals (the frame buffer, receive queue, read pausing, handshake and
+close flags, three methods). ``pyproject.toml`` therefore pins the uvicorn minor version it was
+tested on (0.54), and ``tests/api/test_uvicorn_internals.py`` checks each internal it uses, failing
+with a message that names this file when an upgrade changes one of them.
+
 An application that does not know the extension sees a standard ASGI server. One that uses it
 (``app/api/outgoing.py``) falls back to ``websocket.send`` when the extension is absent, as under
 the test client or another server.

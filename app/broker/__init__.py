@@ -19,12 +19,11 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from app.broker.base import (
-    DEFAULT_MAX_QUEUE,
-    DEFAULT_PREFIX,
     REDIS_SCHEMES,
     Broker,
     BrokerClosed,
     BrokerError,
+    BrokerOptions,
     BrokerUnavailable,
     Event,
     Gap,
@@ -39,6 +38,7 @@ __all__ = [
     "Broker",
     "BrokerClosed",
     "BrokerError",
+    "BrokerOptions",
     "BrokerUnavailable",
     "Event",
     "Gap",
@@ -50,40 +50,16 @@ __all__ = [
 ]
 
 
-def open_broker(
-    url: str,
-    *,
-    prefix: str = DEFAULT_PREFIX,
-    max_queue: int = DEFAULT_MAX_QUEUE,
-    reconnect_initial_s: float = 0.1,
-    reconnect_max_s: float = 2.0,
-    health_interval_s: float = 3.0,
-    connect_timeout_s: float = 5.0,
-    command_timeout_s: float = 5.0,
-) -> Broker:
+def open_broker(url: str, options: BrokerOptions | None = None) -> Broker:
     """A not-yet-started broker for ``url``; ``async with`` it (or ``await start()``/``aclose()``).
-
-    ``prefix`` namespaces channels and keys. ``max_queue`` bounds each subscription's queue.
-    The remaining options only matter for Redis: reconnect backoff (doubling from
-    ``reconnect_initial_s`` up to ``reconnect_max_s``), the PING interval of the pub/sub link,
-    and timeouts for connecting and for single commands.
-    """
+    ``options`` (prefix, queue bound, Redis timeouts and backoff) default to ``BrokerOptions()``."""
     scheme = urlsplit(url).scheme
     if scheme == "memory":
         from app.broker.memory import MemoryBroker
 
-        return MemoryBroker(url, prefix=prefix, max_queue=max_queue)
+        return MemoryBroker(url, options)
     if scheme in REDIS_SCHEMES:
         from app.broker.redis import RedisBroker
 
-        return RedisBroker(
-            url,
-            prefix=prefix,
-            max_queue=max_queue,
-            reconnect_initial_s=reconnect_initial_s,
-            reconnect_max_s=reconnect_max_s,
-            health_interval_s=health_interval_s,
-            connect_timeout_s=connect_timeout_s,
-            command_timeout_s=command_timeout_s,
-        )
+        return RedisBroker(url, options)
     raise ValueError(f"unsupported broker URL {url!r}: use memory://, redis://host:port/db or unix:///path?db=0")

@@ -233,18 +233,39 @@ def backoff_delays(initial_s: float, maximum_s: float) -> Iterator[float]:
         delay = min(delay * 2, maximum_s)
 
 
-class Broker(abc.ABC):
-    """Pub/sub, leases and shared counters behind one URL. Use as an async context manager.
+@dataclass(frozen=True, slots=True)
+class BrokerOptions:
+    """How a broker behaves, whatever its URL; checked when made.
 
-    ``prefix`` namespaces every channel and key, so several deployments (or tests) can share
-    one Redis. ``max_queue`` bounds each subscription's queue.
+    ``prefix`` namespaces every channel and key, so several deployments (or tests) can share one
+    Redis. ``max_queue`` bounds each subscription's queue. The rest only matter for Redis:
+    reconnect backoff (doubling from ``reconnect_initial_s`` up to ``reconnect_max_s``), the
+    PING interval of the pub/sub link, and timeouts for connecting and for single commands.
     """
 
-    def __init__(self, *, prefix: str = DEFAULT_PREFIX, max_queue: int = DEFAULT_MAX_QUEUE) -> None:
-        if max_queue < 1:
+    prefix: str = DEFAULT_PREFIX
+    max_queue: int = DEFAULT_MAX_QUEUE
+    reconnect_initial_s: float = 0.1
+    reconnect_max_s: float = 2.0
+    health_interval_s: float = 3.0
+    connect_timeout_s: float = 5.0
+    command_timeout_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.max_queue < 1:
             raise ValueError("max_queue must be at least 1")
-        self.prefix = prefix
-        self.max_queue = max_queue
+        next(backoff_delays(self.reconnect_initial_s, self.reconnect_max_s))  # checks the pair
+        if not (self.health_interval_s > 0 and self.connect_timeout_s > 0 and self.command_timeout_s > 0):
+            raise ValueError("health_interval_s, connect_timeout_s and command_timeout_s must be positive")
+
+
+class Broker(abc.ABC):
+    """Pub/sub, leases and shared counters behind one URL. Use as an async context manager."""
+
+    def __init__(self, options: BrokerOptions) -> None:
+        self.options = options
+        self.prefix = options.prefix
+        self.max_queue = options.max_queue
         self._started = False
         self._closed = False
 

@@ -4,21 +4,21 @@
 broker opened with that URL in this process while any of them is alive: that lets a test run
 several "processes" (brokers) against one backend, as they would share one Redis.
 
-Lease expiry uses the event loop's monotonic clock; tokens start at 1 per lease name.
+Lease expiry uses the event loop's monotonic clock, or the ``clock`` the broker was given (tests
+pass a fake one to expire leases without waiting); tokens start at 1 per lease name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from app.broker.base import (
-    DEFAULT_MAX_QUEUE,
-    DEFAULT_PREFIX,
     Broker,
+    BrokerOptions,
     LeaseHolder,
     Message,
     Subscription,
@@ -66,16 +66,21 @@ def _hub_for(url: str) -> _Hub:
     return hub
 
 
-def _now() -> float:
+def _loop_time() -> float:
     return asyncio.get_running_loop().time()
 
 
 class MemoryBroker(Broker):
     def __init__(
-        self, url: str = "memory://", *, prefix: str = DEFAULT_PREFIX, max_queue: int = DEFAULT_MAX_QUEUE
+        self,
+        url: str = "memory://",
+        options: BrokerOptions | None = None,
+        *,
+        clock: Callable[[], float] = _loop_time,
     ) -> None:
-        super().__init__(prefix=prefix, max_queue=max_queue)
+        super().__init__(options or BrokerOptions())
         self._hub = _hub_for(url)
+        self._clock = clock  # seconds, for lease expiry
         self._subs: dict[str, set[Subscription]] = {}  # local channel name -> subscriptions
 
     def __repr__(self) -> str:
@@ -160,7 +165,7 @@ class MemoryBroker(Broker):
     def _live_lease(self, name: str) -> _Lease | None:
         key = self.prefix + check_name("lease name", name)
         lease = self._hub.leases.get(key)
-        if lease is not None and lease.expires_at <= _now():
+        if lease is not None and lease.expires_at <= self._clock():
             del self._hub.leases[key]
             return None
         return lease
@@ -173,12 +178,12 @@ class MemoryBroker(Broker):
         if lease is not None:
             if lease.owner != owner:
                 return None
-            lease.expires_at = _now() + ttl
+            lease.expires_at = self._clock() + ttl
             return lease.token
         key = self.prefix + name
         token = self._hub.fences.get(key, 0) + 1
         self._hub.fences[key] = token
-        self._hub.leases[key] = _Lease(owner, token, _now() + ttl)
+        self._hub.leases[key] = _Lease(owner, token, self._clock() + ttl)
         return token
 
     async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
@@ -187,7 +192,7 @@ class MemoryBroker(Broker):
         lease = self._live_lease(name)
         if lease is None or lease.owner != owner or lease.token != token:
             return False
-        lease.expires_at = _now() + ttl
+        lease.expires_at = self._clock() + ttl
         return True
 
     async def release_lease(self, name: str, owner: str, token: int) -> bool:

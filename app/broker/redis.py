@@ -4,15 +4,15 @@ Three kinds of connection:
 
 * a redis-py pool for the occasional commands (the lease scripts, hashes and sets). Any
   connection-level failure there is raised as :class:`BrokerUnavailable`;
-* one pipelined command connection for PUBLISH (:class:`Commands`, also used by the table
-  store's append): the hot path, with no pool checkout, lock or task per call;
+* one pipelined command connection for PUBLISH (:class:`~app.broker.redis_wire.Commands`, also
+  used by the table store's append): the hot path, with no pool checkout, lock or task per call;
 * one *link*: a dedicated connection in pub/sub mode that carries one SUBSCRIBE per channel that
   has at least one local subscriber. What arrives on it is parsed (hiredis) and fanned out into
   the subscribers' bounded queues right in the transport's read callback; a watchdog PINGs it
   every ``health_interval_s`` so a silent peer is noticed too, not only a closed socket.
 
-redis-py opens the two dedicated connections (handshake included) and :func:`_open_wire` then
-takes their sockets over with an :class:`asyncio.Protocol` of ours.
+The two dedicated connections are our own (``app/broker/redis_wire.py``): opened and logged in
+with public asyncio calls, never by reaching into redis-py.
 
 When the link breaks, a supervisor task marks the broker unhealthy, reconnects with
 exponential backoff (``reconnect_initial_s`` doubling up to ``reconnect_max_s``), subscribes
@@ -34,23 +34,18 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
-import hiredis
 from redis.asyncio import ConnectionPool, Redis
-from redis.asyncio.connection import AbstractConnection, parse_url
+from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.broker.base import (
-    DEFAULT_MAX_QUEUE,
-    DEFAULT_PREFIX,
-    REDIS_SCHEMES,
     Broker,
+    BrokerOptions,
     BrokerUnavailable,
     GapReason,
     LeaseHolder,
@@ -61,6 +56,7 @@ from app.broker.base import (
     encode_message,
     ttl_ms,
 )
+from app.broker.redis_wire import Commands, RedisTarget, Wire, open_wire, pack_command, pack_publish, retrieve
 
 log = logging.getLogger("app.broker.redis")
 
@@ -114,249 +110,8 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def _retrieve(fut: asyncio.Future[Any]) -> None:
-    if fut.done() and not fut.cancelled():
-        fut.exception()  # mark as retrieved so asyncio does not log it
 
-
-def _arg(value: bytes | str | int) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    return str(int(value)).encode()
-
-
-def pack_command(*args: bytes | str | int) -> bytes:
-    """One command in RESP (what redis-py's ``pack_command`` makes, without its per-call overhead)."""
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = _arg(arg)
-        parts.append(b"$%d\r\n%b\r\n" % (len(data), data))
-    return b"".join(parts)
-
-
-def _pack_publish(full_channel: bytes, data: bytes) -> bytes:
-    return b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(full_channel), full_channel, len(data), data)
-
-
-_INCOMPLETE = object()  # what hiredis' Reader.gets() returns until a whole reply has arrived
-
-
-class _Wire(asyncio.Protocol):
-    """One RESP2 connection read by callbacks: what arrives is parsed (hiredis) and handled right in
-    the event loop's read callback, with no reader task, stream or timeout context per reply.
-
-    redis-py opens the connection (TLS, AUTH, SELECT, client name: everything the URL asks for),
-    then :func:`_open_wire` takes its transport over.
-    """
-
-    def __init__(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._loop = loop
-        self.last_seen = loop.time()
-        self.lost: asyncio.Future[str] = loop.create_future()
-        self._transport: asyncio.Transport | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._parser = hiredis.Reader(notEnoughData=_INCOMPLETE)
-
-    @property
-    def up(self) -> bool:
-        return not self.lost.done()
-
-    def _attach(self, transport: asyncio.Transport, writer: asyncio.StreamWriter) -> None:
-        self._transport = transport
-        self._writer = writer  # kept alive: a collected StreamWriter closes its transport
-
-    def data_received(self, data: bytes) -> None:
-        self.last_seen = self._loop.time()
-        parser = self._parser
-        parser.feed(data)
-        try:
-            while (reply := parser.gets()) is not _INCOMPLETE:
-                self._reply(reply)
-        except Exception as exc:  # a protocol error, or a bug in a handler: the stream is unusable
-            log.exception("broker: failed to handle a reply from redis")
-            self.close(f"bad reply from redis: {exc!r}")
-
-    def eof_received(self) -> bool | None:
-        return None  # close our side too; connection_lost follows
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.fail(f"connection lost: {exc!r}" if exc is not None else "connection closed by redis")
-
-    def _reply(self, reply: Any) -> None:
-        raise NotImplementedError
-
-    def fail(self, reason: str) -> None:
-        """Mark the wire dead (once), fail whoever waits on it, and close the socket."""
-        if not self.lost.done():
-            self.lost.set_result(reason)
-        self._failed(reason)
-        if self._transport is not None:
-            self._transport.close()
-
-    def close(self, reason: str) -> None:
-        self.fail(reason)
-
-    def _failed(self, reason: str) -> None:
-        """Subclasses fail their waiters here."""
-
-    def _write(self, data: bytes) -> None:
-        if not self.up:
-            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
-        assert self._transport is not None
-        self._transport.write(data)
-
-
-async def _open_wire(pool: ConnectionPool, wire: _Wire, timeout: float) -> None:
-    """Connect with redis-py (handshake included), then hand the socket to ``wire``."""
-    conn: AbstractConnection = pool.make_connection()  # type: ignore[no-untyped-call]
-    try:
-        async with asyncio.timeout(timeout):
-            await conn.connect()  # type: ignore[no-untyped-call]
-    except BaseException as exc:  # cancellation included: never leak the half-open socket
-        with contextlib.suppress(Exception):
-            await conn.disconnect(nowait=True)
-        if isinstance(exc, (*_LOST, RedisError)):
-            raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
-        raise
-    reader, writer = conn._reader, conn._writer
-    assert reader is not None and writer is not None
-    conn._reader = conn._writer = None  # the socket is the wire's now: redis-py must not close it
-    transport = writer.transport
-    buffered = bytes(getattr(reader, "_buffer", b""))  # anything read past the handshake
-    wire._attach(transport, writer)  # type: ignore[arg-type]
-    transport.set_protocol(wire)
-    if buffered:
-        wire.data_received(buffered)
-    if reader.at_eof() or transport.is_closing():
-        wire.fail("connection closed during the handshake")
-        raise BrokerUnavailable("redis closed the connection during the handshake")
-
-
-class _Pipe(_Wire):
-    """A command connection: each request's commands are written at once and their replies come
-    back in order; requests of concurrent callers overlap (pipelining), and those made in one
-    turn of the event loop leave in one write (one system call)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._waiting: deque[tuple[asyncio.Future[list[Any]], list[Any], int]] = deque()
-        self._outbox: list[bytes] = []
-
-    def request(self, data: bytes, count: int) -> asyncio.Future[list[Any]]:
-        """Send ``count`` packed commands; the future gets their ``count`` replies."""
-        if not self.up:
-            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
-        if not self._outbox:
-            self._loop.call_soon(self._flush)
-        self._outbox.append(data)
-        fut: asyncio.Future[list[Any]] = self._loop.create_future()
-        self._waiting.append((fut, [], count))
-        return fut
-
-    def _flush(self) -> None:
-        outbox, self._outbox = self._outbox, []
-        if self.up and outbox:
-            self._write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
-
-    def _reply(self, reply: Any) -> None:
-        if not self._waiting:
-            raise RuntimeError(f"unexpected reply from redis: {reply!r}")
-        fut, replies, count = self._waiting[0]
-        replies.append(reply)
-        if len(replies) == count:
-            self._waiting.popleft()
-            if not fut.done():  # a caller that gave up (timeout, cancel) left a done future
-                fut.set_result(replies)
-
-    def _failed(self, reason: str) -> None:
-        waiting, self._waiting = self._waiting, deque()
-        for fut, _, _ in waiting:
-            if not fut.done():
-                fut.set_exception(BrokerUnavailable(reason))
-                fut.exception()  # nobody may be waiting any more: do not log it as unretrieved
-
-
-class Commands:
-    """Commands on one dedicated, pipelined connection, for the hot paths (PUBLISH, the store's
-    append script). No pool checkout, lock or task per call: a call writes its packed commands and
-    awaits one future. Connects lazily, and again after the connection failed.
-
-    Connection failures, and replies that take longer than ``command_timeout_s`` (the connection
-    is then dropped: its stream is out of step), raise :class:`BrokerUnavailable`; an error reply
-    raises redis-py's ``ResponseError``.
-    """
-
-    def __init__(self, pool: ConnectionPool, connect_timeout_s: float, command_timeout_s: float) -> None:
-        self._pool = pool
-        self._connect_timeout_s = connect_timeout_s
-        self._command_timeout_s = command_timeout_s
-        self._pipe: _Pipe | None = None
-        self._attempt: asyncio.Task[_Pipe] | None = None  # the connection attempt in progress
-        self._closed = False
-
-    async def _connect(self) -> _Pipe:
-        """Wait for a connection; callers that need one at the same time share one attempt."""
-        if self._closed:
-            raise BrokerUnavailable("the connection is closed")
-        attempt = self._attempt
-        if attempt is None:
-            attempt = self._attempt = asyncio.create_task(self._open(), name="broker-redis-connect")
-            attempt.add_done_callback(self._attempt_done)
-        try:
-            return await asyncio.shield(attempt)  # a cancelled caller leaves the attempt to the others
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if attempt.cancelled() and task is not None and not task.cancelling():
-                raise BrokerUnavailable("the connection was closed while connecting") from None
-            raise
-
-    def _attempt_done(self, attempt: asyncio.Task[_Pipe]) -> None:
-        if self._attempt is attempt:
-            self._attempt = None
-        if not attempt.cancelled():
-            attempt.exception()  # retrieved: whoever waited has it
-
-    async def _open(self) -> _Pipe:
-        pipe = _Pipe()
-        await _open_wire(self._pool, pipe, self._connect_timeout_s)
-        if self._closed:
-            pipe.close("closed")
-            raise BrokerUnavailable("the connection is closed")
-        self._pipe = pipe
-        return pipe
-
-    async def call(self, data: bytes, count: int, what: str) -> list[Any]:
-        """Send ``count`` packed commands (``data``) and return their replies."""
-        pipe = self._pipe
-        if pipe is None or not pipe.up:
-            pipe = await self._connect()
-        fut = pipe.request(data, count)
-        try:
-            async with asyncio.timeout(self._command_timeout_s):
-                replies = await fut
-        except TimeoutError as exc:
-            pipe.close(f"no reply to {what} within {self._command_timeout_s}s")
-            raise BrokerUnavailable(f"redis did not answer {what} within {self._command_timeout_s}s") from exc
-        for reply in replies:
-            if isinstance(reply, hiredis.ReplyError):
-                raise ResponseError(str(reply))
-        return replies
-
-    async def aclose(self) -> None:
-        self._closed = True
-        if self._attempt is not None:
-            self._attempt.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._attempt
-        if self._pipe is not None:
-            self._pipe.close("closed")
-            self._pipe = None
-
-
-class _Link(_Wire):
+class _Link(Wire):
     """The pub/sub connection (RESP2): messages are fanned out as they are parsed; a watchdog task
     PINGs it so a silent peer is noticed too, not only a closed socket."""
 
@@ -433,7 +188,7 @@ class _Link(_Wire):
                     waiters.remove(fut)
                     if not waiters:
                         del self._pending[key]
-                _retrieve(fut)
+                retrieve(fut)
 
     async def aclose(self, reason: str = "closed") -> None:
         self.fail(reason)
@@ -444,44 +199,23 @@ class _Link(_Wire):
 
 
 class RedisBroker(Broker):
-    def __init__(
-        self,
-        url: str,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        max_queue: int = DEFAULT_MAX_QUEUE,
-        reconnect_initial_s: float = 0.1,
-        reconnect_max_s: float = 2.0,
-        health_interval_s: float = 3.0,
-        connect_timeout_s: float = 5.0,
-        command_timeout_s: float = 5.0,
-    ) -> None:
-        super().__init__(prefix=prefix, max_queue=max_queue)
-        if urlsplit(url).scheme not in REDIS_SCHEMES:
-            raise ValueError(f"not a redis:// URL: {url!r}")
-        next(backoff_delays(reconnect_initial_s, reconnect_max_s))  # validates the pair
-        if not (health_interval_s > 0 and connect_timeout_s > 0 and command_timeout_s > 0):
-            raise ValueError("health_interval_s, connect_timeout_s and command_timeout_s must be positive")
-        self._reconnect = (reconnect_initial_s, reconnect_max_s)
-        self._health_interval_s = health_interval_s
-        self._connect_timeout_s = connect_timeout_s
-        self._command_timeout_s = command_timeout_s
+    def __init__(self, url: str, options: BrokerOptions | None = None) -> None:
+        options = options or BrokerOptions()
+        super().__init__(options)
+        self._target = RedisTarget.from_url(url)  # also refuses a URL that is not for Redis
         # One quick retry covers a pooled connection that died since its last use; the real
         # reconnect policy is the supervisor's, and callers see BrokerUnavailable right away.
-        options: dict[str, Any] = {
-            "socket_connect_timeout": connect_timeout_s,
-            "socket_timeout": command_timeout_s,
+        pool_options: dict[str, Any] = {
+            "socket_connect_timeout": options.connect_timeout_s,
+            "socket_timeout": options.command_timeout_s,
             "retry": Retry(NoBackoff(), 1),
             "health_check_interval": 0,
             **parse_url(url),  # what the URL says wins, as with Redis.from_url
             "decode_responses": False,
         }
-        self._pool = ConnectionPool(**options)
-        # The pub/sub link speaks RESP2 on purpose: its replies then come back from
-        # read_response() as plain arrays instead of going to RESP3's push-message handlers.
-        self._link_pool = ConnectionPool(**{**options, "protocol": 2})
+        self._pool = ConnectionPool(**pool_options)
         # PUBLISH goes over a dedicated pipelined connection of its own (no pool checkout per call).
-        self._commands = Commands(self._link_pool, connect_timeout_s, command_timeout_s)
+        self._commands = Commands(self._target, options.connect_timeout_s, options.command_timeout_s)
         self._redis = Redis(connection_pool=self._pool)
         self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
         self._renew: AsyncScript = self._redis.register_script(_RENEW)
@@ -492,7 +226,7 @@ class RedisBroker(Broker):
         self._subs: dict[str, set[Subscription]] = {}
         self._remote: set[str] = set()  # channels subscribed on the current link
         self._unsubscribing: set[asyncio.Task[None]] = set()
-        self._channel_prefix = (prefix + "ch:").encode()
+        self._channel_prefix = (self.prefix + "ch:").encode()
 
     def __repr__(self) -> str:
         return f"<RedisBroker prefix={self.prefix!r} healthy={self.healthy}>"
@@ -533,7 +267,6 @@ class RedisBroker(Broker):
         await self._commands.aclose()
         await self._redis.aclose()
         await self._pool.disconnect()
-        await self._link_pool.disconnect()
 
     @property
     def healthy(self) -> bool:
@@ -566,9 +299,9 @@ class RedisBroker(Broker):
     async def _open_link(self, *, reconnect: bool) -> _Link:
         """Connect, subscribe every channel that has subscribers, and signal them a gap if asked."""
         async with self._lock:
-            link = _Link(self._dispatch, self._health_interval_s)
+            link = _Link(self._dispatch, self.options.health_interval_s)
             try:
-                await _open_wire(self._link_pool, link, self._connect_timeout_s)
+                await open_wire(self._target, link, self.options.connect_timeout_s)
                 link.start()
                 channels = [channel for channel, subs in self._subs.items() if subs]
                 if channels:
@@ -576,11 +309,11 @@ class RedisBroker(Broker):
                     await link.request(
                         ("SUBSCRIBE", *fulls),
                         [(b"subscribe", full) for full in fulls],
-                        self._command_timeout_s,
+                        self.options.command_timeout_s,
                     )
             except BaseException as exc:  # cancellation included: never leak the half-open link
                 await link.aclose(f"connect failed: {exc!r}")
-                if isinstance(exc, (*_LOST, RedisError)):
+                if isinstance(exc, _LOST):
                     raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
                 raise
             self._link = link
@@ -600,7 +333,7 @@ class RedisBroker(Broker):
                 self._remote.clear()
             await link.aclose(reason)
             attempts = 0
-            for delay in backoff_delays(*self._reconnect):
+            for delay in backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s):
                 await asyncio.sleep(delay)
                 attempts += 1
                 try:
@@ -626,7 +359,7 @@ class RedisBroker(Broker):
                     raise BrokerUnavailable("redis pub/sub link is down")
                 if channel not in self._remote:
                     full = self._full_channel(channel)
-                    await link.request(("SUBSCRIBE", full), [(b"subscribe", full)], self._command_timeout_s)
+                    await link.request(("SUBSCRIBE", full), [(b"subscribe", full)], self.options.command_timeout_s)
                     self._remote.add(channel)
         except BaseException:
             await self._detach(sub)
@@ -659,7 +392,7 @@ class RedisBroker(Broker):
             self._remote.discard(channel)
             full = self._full_channel(channel)
             with contextlib.suppress(BrokerUnavailable):
-                await link.request(("UNSUBSCRIBE", full), [(b"unsubscribe", full)], self._command_timeout_s)
+                await link.request(("UNSUBSCRIBE", full), [(b"unsubscribe", full)], self.options.command_timeout_s)
 
     async def publish(self, channel: str, message: bytes | str) -> None:
         await self.publish_many([(channel, message)])
@@ -671,7 +404,7 @@ class RedisBroker(Broker):
             return
         full_channel = self._full_channel
         data = b"".join(
-            _pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
+            pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
             for channel, message in messages
         )
         await self._commands.call(data, len(messages), "PUBLISH")

@@ -1,21 +1,47 @@
-"""Match history: record a finished match, list a player's matches, load one for detail or replay."""
+"""Match history: record a finished match, list a player's matches, load one for detail or replay.
+
+The history never holds a table's invite or watch code: ``table_id`` is ``table_ref(code)``, an
+opaque id that groups a table's matches. A private table's matches are visible only to the accounts
+that played them and to admins (``visible_to``).
+"""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import aliased, selectinload
 
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import Match, MatchPlayer
 
+if TYPE_CHECKING:
+    from app.db.stakes import MatchRecord
+
 BotLevel = Literal["easy", "normal", "hard"]
+
+
+def table_ref(code: str) -> str:
+    """The opaque id match history stores for the table with invite code ``code``: a hash of the
+    128-bit random code, so it cannot be turned back into the code (migration 0003 has a copy)."""
+    return "t-" + hashlib.sha256(f"durak-table:{code}".encode()).hexdigest()[:32]
+
+
+def visible_to(viewer_id: int | None, *, is_admin: bool) -> ColumnElement[bool]:
+    """The matches a viewer may see: every public match, and the private ones he played (all for
+    admins). ``viewer_id`` None is an anonymous visitor or a guest."""
+    if is_admin:
+        return true()
+    public = Match.private.is_(False)
+    if viewer_id is None:
+        return public
+    seat = aliased(MatchPlayer)  # its own alias: the listing by account joins match_players too
+    return or_(public, exists().where(seat.match_id == Match.id, seat.account_id == viewer_id))
 
 
 class SeatRecord(BaseModel):
@@ -106,33 +132,21 @@ def _validated(
     return seat_rows, result_row, changes
 
 
-async def record_match(
-    session: AsyncSession,
-    *,
-    match_id: str,
-    table_id: str,
-    rules: Mapping[str, Any],
-    seed: int | str,
-    dealer: int,
-    seats: Sequence[Mapping[str, Any]],
-    actions: Sequence[Mapping[str, Any]],
-    result: Mapping[str, Any],
-    created_at: datetime,
-    finished_at: datetime | None = None,
-    coin_changes: Mapping[int, int] | None = None,
-    fairness: Mapping[str, Any] | None = None,
-) -> Match:
+async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
     """Store a finished match and one ``match_players`` row per seat (inside the caller's transaction).
 
-    Idempotent by ``match_id``: recording the same match again returns the stored row; recording
-    different data under the same id raises ``MatchConflict``. ``result`` is the engine's
-    ``Outcome.to_json()``; ``coin_changes`` maps seat -> coins won (+) or lost (-), summing to zero.
-    ``fairness`` is the revealed deal of a provably fair match (docs/fairness.md).
+    Idempotent by ``record.match_id``: recording the same match again returns the stored row;
+    recording different data under the same id raises ``MatchConflict``. ``record.result`` is the
+    engine's ``Outcome.to_json()``; ``record.coin_changes`` maps seat -> coins won (+) or lost (-),
+    summing to zero. ``record.table_id`` is opaque (``table_ref``), never an invite code;
+    ``record.private`` hides the match from all but its players and admins; ``record.fairness`` is
+    the revealed deal of a provably fair match (docs/fairness.md).
     """
+    match_id, table_id, rules, seed = record.match_id, record.table_id, record.rules, record.seed
     if not match_id or len(match_id) > 64 or not table_id or len(table_id) > 64:
         raise ValueError("match_id and table_id must be 1-64 characters")
-    seat_rows, result_row, changes = _validated(seats, result, coin_changes or {})
-    finished = finished_at or utcnow()
+    seat_rows, result_row, changes = _validated(record.seats, record.result, record.coin_changes or {})
+    finished = record.finished_at or utcnow()
     stored_seats = [seat.model_dump() for seat in seat_rows]
     stored_changes = {str(seat.seat): changes.get(seat.seat, 0) for seat in seat_rows}
 
@@ -143,6 +157,7 @@ async def record_match(
             or existing.seed != str(seed)
             or existing.coin_changes != stored_changes
             or existing.table_id != table_id
+            or existing.private != record.private
         ):
             raise MatchConflict(f"match {match_id} was already recorded with different data")
         return existing
@@ -150,18 +165,19 @@ async def record_match(
     match = Match(
         id=match_id,
         table_id=table_id,
-        created_at=created_at,
+        private=record.private,
+        created_at=record.created_at,
         finished_at=finished,
         rules=dict(rules),
         stake=int(rules.get("stake", 0) or 0),
         cheating=bool(rules.get("cheating", False)),
         seed=str(seed),
-        dealer=int(dealer),
+        dealer=int(record.dealer),
         seats=stored_seats,
-        actions=[dict(action) for action in actions],
+        actions=[dict(action) for action in record.actions],
         result=result_row.model_dump(),
         coin_changes=stored_changes,
-        fairness=dict(fairness) if fairness is not None else None,
+        fairness=dict(record.fairness) if record.fairness is not None else None,
     )
     session.add(match)
     await session.flush()
@@ -183,21 +199,28 @@ async def record_match(
 
 
 async def list_matches(
-    session: AsyncSession, *, account_id: int | None, offset: int, limit: int
+    session: AsyncSession,
+    *,
+    account_id: int | None,
+    viewer_id: int | None,
+    viewer_is_admin: bool,
+    offset: int,
+    limit: int,
 ) -> tuple[list[Match], int]:
-    """Matches, newest first, optionally only those ``account_id`` played; plus the total count."""
+    """Matches the viewer may see (``visible_to``), newest first, optionally only those
+    ``account_id`` played; plus their total count."""
+    visible = visible_to(viewer_id, is_admin=viewer_is_admin)
     if account_id is None:
-        total = await session.scalar(select(func.count()).select_from(Match))
-        ids_query = select(Match.id).order_by(Match.finished_at.desc(), Match.id.desc())
+        total = await session.scalar(select(func.count()).select_from(Match).where(visible))
+        ids_query = select(Match.id).where(visible).order_by(Match.finished_at.desc(), Match.id.desc())
     else:
-        total = await session.scalar(
-            select(func.count()).select_from(MatchPlayer).where(MatchPlayer.account_id == account_id)
-        )
-        ids_query = (
+        played = (
             select(MatchPlayer.match_id)
-            .where(MatchPlayer.account_id == account_id)
-            .order_by(MatchPlayer.finished_at.desc(), MatchPlayer.match_id.desc())
+            .join(Match, Match.id == MatchPlayer.match_id)
+            .where(MatchPlayer.account_id == account_id, visible)
         )
+        total = await session.scalar(select(func.count()).select_from(played.subquery()))
+        ids_query = played.order_by(MatchPlayer.finished_at.desc(), MatchPlayer.match_id.desc())
     ids = list((await session.scalars(ids_query.offset(offset).limit(limit))).all())
     if not ids:
         return [], int(total or 0)
@@ -208,7 +231,12 @@ async def list_matches(
     return [by_id[i] for i in ids if i in by_id], int(total or 0)
 
 
-async def get_match(session: AsyncSession, match_id: str) -> Match | None:
+async def get_match(
+    session: AsyncSession, match_id: str, *, viewer_id: int | None, viewer_is_admin: bool
+) -> Match | None:
+    """The match, or None when there is none or the viewer may not see it (``visible_to``)."""
     return await session.scalar(
-        select(Match).where(Match.id == match_id).options(selectinload(Match.players))
+        select(Match)
+        .where(Match.id == match_id, visible_to(viewer_id, is_admin=viewer_is_admin))
+        .options(selectinload(Match.players))
     )

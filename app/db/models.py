@@ -78,16 +78,19 @@ class LoginSession(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
 
-class LoginFailure(Base):
-    """One wrong password for a name (``app/api/throttle.py``): kept in the database, so every server
-    process counts the same failures. Rows older than the throttle's window are deleted."""
+class ThrottleHit(Base):
+    """One counted request of a rate limit (``app/api/throttle.py``): a wrong password for a name from
+    an address, a sign-up from an address... Kept in the database, so every server process counts
+    the same hits. ``bucket`` names the limit and whom it counts; rows are deleted once ``until``
+    (the end of the window they count in) has passed."""
 
-    __tablename__ = "login_failures"
-    __table_args__ = (Index("ix_login_failures_name_key_at", "name_key", "at"),)
+    __tablename__ = "throttle_hits"
+    __table_args__ = (Index("ix_throttle_hits_bucket_at", "bucket", "at"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    name_key: Mapped[str] = mapped_column(String(255))  # the name as typed, case-folded
-    at: Mapped[float] = mapped_column(Float, index=True)  # Unix seconds
+    bucket: Mapped[str] = mapped_column(String(400))  # "<limit>:<address>[:<name case-folded>]"
+    at: Mapped[float] = mapped_column(Float)  # Unix seconds
+    until: Mapped[float] = mapped_column(Float, index=True)  # at + the limit's window
 
 
 class LedgerAccount(Base):
@@ -179,7 +182,10 @@ class Match(Base):
     __table_args__ = (Index("ix_matches_finished_at", "finished_at"),)
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # An opaque id of the table (``matches.table_ref``), never its invite or watch code.
     table_id: Mapped[str] = mapped_column(String(64), index=True)
+    # A private table's matches are shown only to their players and admins.
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
     rules: Mapped[dict[str, Any]] = mapped_column(Json)

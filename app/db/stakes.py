@@ -16,7 +16,7 @@ each other: whichever commits first closes the escrow and the other raises ``Esc
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -82,6 +82,7 @@ class MatchRecord:
     finished_at: datetime | None = None
     coin_changes: Mapping[int, int] | None = None
     fairness: Mapping[str, Any] | None = None  # the revealed deal (docs/fairness.md)
+    private: bool = False
 
 
 def _check_match_id(match_id: str) -> None:
@@ -240,21 +241,7 @@ async def record_finished(session: AsyncSession, record: MatchRecord, coin_chang
     """Store ``record`` in the match history (inside the caller's transaction)."""
     from app.db.matches import record_match
 
-    await record_match(
-        session,
-        match_id=record.match_id,
-        table_id=record.table_id,
-        rules=record.rules,
-        seed=record.seed,
-        dealer=record.dealer,
-        seats=record.seats,
-        actions=record.actions,
-        result=record.result,
-        created_at=record.created_at,
-        finished_at=record.finished_at,
-        coin_changes=coin_changes,
-        fairness=record.fairness,
-    )
+    await record_match(session, replace(record, coin_changes=coin_changes))
 
 
 async def open_escrow(db: Database, *, match_id: str, stake: int, account_ids: Sequence[int]) -> EscrowInfo:

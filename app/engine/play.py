@@ -38,6 +38,7 @@ from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, Move, State
 
 Event = dict[str, Any]
 MAX_GROUP_PLAY = 6
+_NOTHING_LED = "nothing has been led in this bout yet"
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -284,7 +285,9 @@ def _check_group(state: State, action: Action, cards: tuple[Card, ...]) -> None:
 
 
 def _apply_lead(state: State, action: Lead, events: list[Event]) -> None:
-    if state.phase != LEAD or action.seat != state.attacker:
+    if state.phase != LEAD:
+        raise _refuse(errors.NotYourTurn, action, state, "this bout has been led already; cards are thrown in now")
+    if action.seat != state.attacker:
         raise _refuse(errors.NotYourTurn, action, state, f"seat {state.attacker} leads this bout")
     cards = action.cards
     _check_group(state, action, cards)
@@ -306,7 +309,7 @@ def _apply_lead(state: State, action: Lead, events: list[Event]) -> None:
 def _apply_throw_in(state: State, action: ThrowIn, events: list[Event]) -> None:
     seat = action.seat
     if state.phase != BOUT:
-        raise _refuse(errors.NotYourTurn, action, state, "nothing has been led yet")
+        raise _refuse(errors.NotYourTurn, action, state, _NOTHING_LED)
     if seat == state.defender:
         raise _refuse(errors.NotYourTurn, action, state, "the defender cannot throw in")
     if not is_thrower(state, seat):
@@ -335,7 +338,9 @@ def _apply_throw_in(state: State, action: ThrowIn, events: list[Event]) -> None:
 
 
 def _apply_cover(state: State, action: Cover, events: list[Event]) -> None:
-    if state.phase != BOUT or action.seat != state.defender:
+    if state.phase != BOUT:
+        raise _refuse(errors.NotYourTurn, action, state, _NOTHING_LED)
+    if action.seat != state.defender:
         raise _refuse(errors.NotYourTurn, action, state, f"only the defender (seat {state.defender}) covers")
     if state.taking:
         raise _refuse(errors.NotYourTurn, action, state, "the defender has already decided to take")
@@ -361,7 +366,9 @@ def _apply_cover(state: State, action: Cover, events: list[Event]) -> None:
 
 def _apply_transfer(state: State, action: Transfer, events: list[Event]) -> None:
     seat = action.seat
-    if state.phase != BOUT or seat != state.defender:
+    if state.phase != BOUT:
+        raise _refuse(errors.NotYourTurn, action, state, _NOTHING_LED)
+    if seat != state.defender:
         raise _refuse(errors.NotYourTurn, action, state, f"only the defender (seat {state.defender}) transfers")
     if not state.rules.transfer:
         raise _refuse(errors.NotAllowedHere, action, state, "this table plays without transfer")
@@ -400,7 +407,9 @@ def _apply_transfer(state: State, action: Transfer, events: list[Event]) -> None
 
 
 def _apply_take(state: State, action: Take, events: list[Event]) -> None:
-    if state.phase != BOUT or action.seat != state.defender:
+    if state.phase != BOUT:
+        raise _refuse(errors.NotYourTurn, action, state, _NOTHING_LED)
+    if action.seat != state.defender:
         raise _refuse(errors.NotYourTurn, action, state, f"only the defender (seat {state.defender}) takes")
     if state.taking:
         raise _refuse(errors.BadPlay, action, state, "already taking")
@@ -417,8 +426,12 @@ def _apply_pass(state: State, action: Pass, events: list[Event]) -> None:
     if state.phase == CHALLENGE:
         _pass_on_challenges(state, action, events)
         return
-    if state.phase != BOUT or seat == state.defender or not is_thrower(state, seat):
-        raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} has nothing to pass on")
+    if state.phase != BOUT:
+        raise _refuse(errors.NotYourTurn, action, state, _NOTHING_LED)
+    if seat == state.defender:
+        raise _refuse(errors.NotYourTurn, action, state, "the defender does not pass; he covers or takes")
+    if not is_thrower(state, seat):
+        raise _refuse(errors.NotYourTurn, action, state, f"seat {seat} is not in this bout's throw-in circle")
     if seat in state.passed:
         raise _refuse(errors.BadPlay, action, state, f"seat {seat} already passed")
     if not (state.taking or all_covered(state)):
@@ -444,7 +457,9 @@ def _pass_on_challenges(state: State, action: Pass, events: list[Event]) -> None
 def _apply_challenge(state: State, action: Challenge, events: list[Event]) -> None:
     if not state.rules.cheating:
         raise _refuse(errors.NotAllowedHere, action, state, "challenges exist only at cheating tables")
-    if state.phase not in (BOUT, CHALLENGE) or not 0 <= action.move < len(state.moves):
+    if state.phase not in (BOUT, CHALLENGE):
+        raise _refuse(errors.BadPlay, action, state, f"{_NOTHING_LED}: there are no moves to challenge")
+    if not 0 <= action.move < len(state.moves):
         raise _refuse(errors.BadPlay, action, state, f"there is no move #{action.move} in this bout")
     move = state.moves[action.move]
     if move.seat == action.seat:

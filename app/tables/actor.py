@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from app.broker import Broker, BrokerError, Gap
+from app.db.matches import table_ref
 from app.engine import (
     Forfeit,
     IllegalAction,
@@ -120,9 +121,10 @@ class TableActor:
         # committed to (``commitment``, in the table object) before any client seed is accepted; the
         # players' client seeds for it (by person); and, from its start, the match's deal (seed,
         # client seeds in seat order, deck), kept secret until the match ends.
+        self.fair_table = table_ref(self.code)  # the table as the deal names it: never the invite code
         self.fair_number = 1
         self.server_seed = fairness.new_server_seed()
-        self.commitment = fairness.commitment(self.server_seed, self.code, self.fair_number)
+        self.commitment = fairness.commitment(self.server_seed, self.fair_table, self.fair_number)
         self.client_seeds: dict[str, bytes] = {}
         self.deal: dict[str, Any] | None = None
         self.created = time.time()
@@ -261,10 +263,11 @@ class TableActor:
             reply["duplicate"] = True
             await self._reply(message, principal, reply)
             return
+        if op == "hello":
+            await self._on_hello(message, principal, conn)
+            return
         try:
-            if op == "hello":
-                reply = await self._on_hello(principal, conn, message.get("last_version"))
-            elif op in PLAY_TYPES:
+            if op in PLAY_TYPES:
                 reply = await self._on_play(principal, message)
             elif op == "join":
                 reply = await self._on_join(
@@ -315,8 +318,11 @@ class TableActor:
                 return seat
         return None
 
-    async def _on_hello(self, principal: Principal, conn: str | None, last_version: Any) -> dict[str, Any]:
+    async def _on_hello(self, message: dict[str, Any], principal: Principal, conn: str | None) -> None:
+        """Answer with the welcome; then, when the connection is new here, tell everybody who is
+        connected now (``presence``), so that a connection's first message is always its welcome."""
         seat = self.seat_of(principal)
+        arrived = bool(conn) and conn not in self.conn_owner
         if conn:
             self.conn_owner[conn] = principal.key
             if seat is not None:
@@ -325,13 +331,15 @@ class TableActor:
             else:
                 self.spectators.add(conn)
         reply: dict[str, Any] = {"type": "welcome", **self._snapshot(seat.seat if seat else None, principal)}
+        last_version = message.get("last_version")
         if isinstance(last_version, int) and not isinstance(last_version, bool):
             missed = self._events_since(last_version, seat.seat if seat else None)
             if missed is not None:
                 reply["events"] = missed
                 reply["resumed_from"] = last_version
-        await self._changed([], bump=False)
-        return reply
+        await self._reply(message, principal, reply)
+        if arrived:
+            await self._presence_changed()
 
     async def _on_bye(self, conn: str | None) -> None:
         if not conn:
@@ -343,7 +351,26 @@ class TableActor:
                 seat.connections.discard(conn)
                 if not seat.connections and self.status == "playing":
                     self.gone_since[seat.seat] = self.clock()
-        await self._changed([], bump=False)
+        await self._presence_changed()
+
+    async def _presence_changed(self) -> None:
+        """A connection came or went: the table's state did not change (no new version), only who
+        is here. Every connection gets the table facts again as a ``presence`` message."""
+        base = self.info()
+        base.pop("you", None)
+        head = f'{{"type":"presence","version":{self.version},"table":'
+        outbox: list[tuple[str, str]] = []
+        for seat in self.seats:
+            if seat.principal is not None and seat.connections and seat.kind == "human":
+                text = head + dumps({**base, "you": seat.principal.key}) + "}"
+                frame = channels.frame_text("presence", text, version=self.version, seat=seat.seat)
+                outbox.append((channels.person(self.code, seat.principal.key), frame))
+        if self.spectators:
+            text = head + dumps({**base, "code": None}) + "}"  # never the invite code to a watcher
+            outbox.append((channels.watch(self.code), channels.frame_text("presence", text, version=self.version)))
+        await self._send(outbox)
+        if self.on_change is not None:
+            self.on_change(self)
 
     async def _on_join(
         self, principal: Principal, wanted: Any, client_seed: Any = None, commitment: Any = None
@@ -481,7 +508,7 @@ class TableActor:
             for s in self.seats
         ]
         deal = fairness.fair_deal(
-            self.server_seed, self.code, self.fair_number, self.rules.deck, seeds, len(self.seats)
+            self.server_seed, self.fair_table, self.fair_number, self.rules.deck, seeds, len(self.seats)
         )
         dealer = self.next_dealer if self.next_dealer is not None and self.next_dealer < len(self.seats) else None
         if dealer is None:
@@ -608,22 +635,23 @@ class TableActor:
         deal = self.deal
         return fairness.record(
             bytes.fromhex(deal["server_seed"]),
-            self.code,
+            self.fair_table,
             deal["number"],
             deal["deck_size"],
             [bytes.fromhex(seed) for seed in deal["client_seeds"]],
             [Card.parse(text) for text in deal["deck"]],
         )
 
-    def _next_commitment(self) -> list[dict[str, Any]]:
-        """As a match ends: a fresh secret seed for the next one, and its commitment (an event)."""
+    def _next_commitment(self) -> bool:
+        """As a match ends: a fresh secret seed for the next one (its commitment goes out with the
+        results). False when it was drawn already (a finished match settled again after a takeover)."""
         if self.deal is None or self.deal["number"] != self.fair_number:
-            return []  # already drawn (a finished match settled again after a takeover)
+            return False
         self.fair_number += 1
         self.server_seed = fairness.new_server_seed()
-        self.commitment = fairness.commitment(self.server_seed, self.code, self.fair_number)
+        self.commitment = fairness.commitment(self.server_seed, self.fair_table, self.fair_number)
         self.client_seeds = {}
-        return [{"type": "commitment", "match_number": self.fair_number, "commitment": self.commitment}]
+        return True
 
     def _fairness_info(self) -> dict[str, Any]:
         seeded = [s.seat for s in self.seats if s.principal is not None and s.principal.key in self.client_seeds]
@@ -726,9 +754,17 @@ class TableActor:
             coin_changes=changes,
             hands=[[str(c) for c in hand] for hand in self.game.hands],
             fairness=revealed,
+            private=self.spec.private,
         )
         self._settle_task = asyncio.create_task(self._settle(record))
-        await self._changed([{"type": "results", **self.results}, *self._next_commitment()], bump=bump)
+        renewed = self._next_commitment()
+        await self._changed(
+            [
+                {"type": "results", **self.results},
+                *([{"type": "commitment", "match_number": self.fair_number, "commitment": self.commitment}] * renewed),
+            ],
+            bump=bump,
+        )
 
     async def _settle(self, record: FinishedMatch) -> None:
         delay = 0.2
@@ -1027,7 +1063,7 @@ class TableActor:
         if fair is not None:
             actor.fair_number = fair["number"]
             actor.server_seed = bytes.fromhex(fair["server_seed"])
-            actor.commitment = fairness.commitment(actor.server_seed, actor.code, actor.fair_number)
+            actor.commitment = fairness.commitment(actor.server_seed, actor.fair_table, actor.fair_number)
             actor.client_seeds = {key: bytes.fromhex(seed) for key, seed in fair["client_seeds"].items()}
             actor.deal = fair["deal"]
         if record["seed"] is not None and actor.status in ("playing", "finished"):
@@ -1119,7 +1155,11 @@ class TableActor:
         }
 
     def _events_since(self, last_version: int, seat: int | None) -> list[dict[str, Any]] | None:
-        if last_version >= self.version:
+        """The events after ``last_version``, or None when they cannot be replayed: too old, or a
+        version this table never had (the client then takes the snapshot alone)."""
+        if last_version > self.version or last_version < 0:
+            return None
+        if last_version == self.version:
             return []
         if not self.history or self.history[0][0] > last_version + 1:
             return None

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from app.db import stakes
 from app.db.errors import EscrowClosed, InsufficientFunds, NoWallet
+from app.db.matches import table_ref
 from app.db.session import Database
 from app.tables.hooks import CannotStart, FinishedMatch
 
@@ -28,7 +29,7 @@ class DbHooks:
     async def match_finished(self, match: FinishedMatch) -> None:
         record = stakes.MatchRecord(
             match_id=match.match_id,
-            table_id=match.table_code,
+            table_id=table_ref(match.table_code),  # never the invite code itself
             rules=match.rules,
             seed=match.seed,
             dealer=match.dealer,
@@ -39,6 +40,7 @@ class DbHooks:
             finished_at=datetime.now(UTC),
             coin_changes=match.coin_changes,
             fairness=match.fairness,
+            private=match.private,
         )
         if match.stake <= 0:
             await self.db.write(lambda session: stakes.record_finished(session, record, match.coin_changes))

@@ -34,6 +34,7 @@ class FinishedMatch:
     coin_changes: dict[int, int]  # seat -> net change
     hands: list[list[str]]
     fairness: dict[str, Any] | None = None  # the revealed deal (docs/fairness.md)
+    private: bool = False  # a private table: its history is shown only to its players and admins
 
 
 class MatchHooks(Protocol):

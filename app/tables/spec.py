@@ -59,6 +59,7 @@ class Seat:
             "name": self.name,
             "level": self.level,
             "player": self.principal.key if self.principal else None,
+            "guest": self.principal is not None and self.principal.is_guest,  # clients badge guests
             "connected": self.kind == "bot" or bool(self.connections),
         }
 

@@ -16,6 +16,7 @@ from app.db import accounts, passwords
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 from app.main import create_app
+from tests.limits import RELAXED_LIMITS
 
 SECRET = "tests-secret-key-0123456789abcdef"
 PASSWORD = "correct horse battery"
@@ -31,9 +32,10 @@ class Api:
         db: Database = self.app.state.db
         return db
 
-    def client(self) -> httpx.AsyncClient:
-        """A new client with its own cookie jar (one per person)."""
-        return httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://testserver")
+    def client(self, address: str = "127.0.0.1") -> httpx.AsyncClient:
+        """A new client with its own cookie jar (one per person), connecting from ``address``."""
+        transport = httpx.ASGITransport(app=self.app, client=(address, 50000))
+        return httpx.AsyncClient(transport=transport, base_url="http://testserver")
 
     async def signed_up(self, name: str, password: str = PASSWORD) -> httpx.AsyncClient:
         client = self.client()
@@ -70,7 +72,7 @@ def cheap_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 async def api(database_url: str, cheap_hashing: None) -> AsyncIterator[Api]:
-    settings = Settings(database_url=database_url, secret_key=SECRET, starting_balance=1000)
+    settings = Settings(database_url=database_url, secret_key=SECRET, starting_balance=1000, **RELAXED_LIMITS)
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         yield Api(app=app, settings=settings)

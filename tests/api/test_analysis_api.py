@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.bots import make_bot
-from app.db import analyses
+from app.db import analyses, stakes
 from app.db import matches as history
 from app.engine import Rules
 from bench._common import play_match
@@ -24,18 +24,20 @@ async def record(api: Api, match_id: str, seed: int) -> list[dict[str, Any]]:
     async def write(session: Any) -> None:
         await history.record_match(
             session,
-            match_id=match_id,
-            table_id="tbl",
-            rules=RULES.to_json(),
-            seed=seed,
-            dealer=0,
-            seats=[
-                {"seat": 0, "guest_name": "g", "display_name": "g"},
-                {"seat": 1, "bot_level": "normal", "display_name": "bot"},
-            ],
-            actions=played.actions,
-            result=played.outcome,
-            created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            stakes.MatchRecord(
+                match_id=match_id,
+                table_id="t-0123456789abcdef0123456789abcdef",
+                rules=RULES.to_json(),
+                seed=seed,
+                dealer=0,
+                seats=[
+                    {"seat": 0, "guest_name": "g", "display_name": "g"},
+                    {"seat": 1, "bot_level": "normal", "display_name": "bot"},
+                ],
+                actions=played.actions,
+                result=played.outcome,
+                created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            ),
         )
 
     await api.db.write(write)

@@ -17,7 +17,14 @@ async def test_signup_signs_in_with_a_starting_balance_and_a_safe_cookie(api: Ap
         response = await client.post("/api/auth/signup", json={"name": "Alice", "password": PASSWORD})
         assert response.status_code == 201
         body = response.json()
-        assert body == {"id": body["id"], "name": "Alice", "kind": "account", "balance": 1000, "is_admin": False}
+        assert body == {
+            "id": body["id"],
+            "name": "Alice",
+            "kind": "account",
+            "balance": 1000,
+            "is_admin": False,
+            "guest": False,
+        }
         cookie = response.headers["set-cookie"]
         assert cookie.startswith(f"{COOKIE_NAME}=") and "HttpOnly" in cookie and "SameSite=lax" in cookie
         assert (await client.get("/api/me")).json() == body
@@ -75,7 +82,14 @@ async def test_guest_session_holds_no_coins(api: Api) -> None:
     client = await api.guest("visitor")
     try:
         me = (await client.get("/api/me")).json()
-        assert me == {"id": None, "name": "visitor", "kind": "guest", "balance": None, "is_admin": False}
+        assert me == {
+            "id": None,
+            "name": "visitor",
+            "kind": "guest",
+            "balance": None,
+            "is_admin": False,
+            "guest": True,
+        }
         info = account_from_cookie(client.cookies[COOKIE_NAME], api.settings)
         assert info is not None and info.is_guest and info.guest_id and info.key == f"g:{info.guest_id}"
         assert (await client.get("/api/matches?account=me")).status_code == 404
@@ -193,4 +207,36 @@ async def test_admin_endpoints_need_an_admin(api: Api) -> None:
         assert (await guest.request(method, path, json=body)).status_code == 403
         assert (await admin.request(method, path, json=body)).status_code == 200
     for client in (player, guest, admin, anonymous):
+        await client.aclose()
+
+
+async def test_a_guest_cannot_take_a_registered_players_name(api: Api) -> None:
+    """Before: a guest could call himself after anyone, an admin included."""
+    root = await api.admin("Boss")
+    async with api.client() as client:
+        for name in ("Boss", "boss", "BOSS"):
+            refused = await client.post("/api/auth/guest", json={"name": name})
+            assert refused.status_code == 409
+            assert refused.json()["detail"] == f"name_registered: {name} is a registered player's name"
+            assert COOKIE_NAME not in client.cookies
+        made = await client.post("/api/auth/guest", json={"name": "Bossy"})
+        assert made.status_code == 200 and made.json()["guest"] is True
+    me = (await root.get("/api/me")).json()
+    assert me["name"] == "Boss" and me["guest"] is False and me["kind"] == "account"
+    await root.aclose()
+
+
+async def test_guests_are_marked_in_the_answers_that_carry_names(api: Api) -> None:
+    host = await api.signed_up("hostess")
+    visitor = await api.guest("visitor")
+    code = (await host.post("/api/tables", json={"bot_delay_ms": 0})).json()["code"]
+    for client in (host, visitor):
+        assert (await client.post(f"/api/tables/{code}/join", json={})).status_code == 200
+    info = (await host.get(f"/api/tables/{code}")).json()
+    seats = {seat["name"]: seat["guest"] for seat in info["seats"] if seat["kind"] == "human"}
+    assert seats == {"hostess": False, "visitor": True}
+    lobby = (await host.get("/api/tables")).json()
+    listed = [seat for row in lobby if row["code"] == code for seat in row["seats"] if seat["kind"] == "human"]
+    assert {seat["name"]: seat["guest"] for seat in listed} == {"hostess": False, "visitor": True}
+    for client in (host, visitor):
         await client.aclose()

@@ -1,14 +1,20 @@
-"""Match history over HTTP: the list, the detail and the replay of a match played by the engine."""
+"""Match history over HTTP: the list, the detail and the replay of a match played by the engine;
+who may see a private table's matches and whose coin results."""
 
 from __future__ import annotations
 
+import random
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from fastapi.testclient import TestClient
 
 from app.db import stakes
 from app.engine import Rules, action_from_json, action_to_json, apply, decision, legal_actions, new_match
 from app.engine.views import sort_hand
 from tests.api.support import Api
+from tests.tables.harness import Player, create_table, play_out, signup
 
 
 def play(rules: Rules, seed: int, dealer: int) -> tuple[list[dict[str, Any]], dict[str, Any], list[list[str]]]:
@@ -29,7 +35,9 @@ def sorted_hand(hand: Any, trump: str) -> list[str]:
     return [str(card) for card in sort_hand(hand, trump)]
 
 
-async def finish_staked_match(api: Api, match_id: str, ids: list[int], *, cheating: bool, minutes: int) -> Any:
+async def finish_staked_match(
+    api: Api, match_id: str, ids: list[int], *, cheating: bool, minutes: int, private: bool = False
+) -> Any:
     rules = Rules(deck=36, seats=2, stake=100, cheating=cheating)
     seed, dealer = 20250101 + minutes, 0
     actions, outcome, dealt = play(rules, seed, dealer)
@@ -50,6 +58,7 @@ async def finish_staked_match(api: Api, match_id: str, ids: list[int], *, cheati
         result=outcome,
         created_at=started,
         finished_at=started + timedelta(minutes=3),
+        private=private,
     )
     await stakes.settle_escrow(api.db, match_id=match_id, payouts=payouts, record=record)
     return outcome, dealt, actions
@@ -74,15 +83,20 @@ async def test_list_detail_and_replay(api: Api) -> None:
     assert "seed" not in detail  # the seed would reveal every hand
     durak = outcome["durak"]
     winner = 1 - durak
-    assert detail["coin_changes"] == {str(durak): -100, str(winner): 100}
+    ann_change = 100 if winner == 0 else -100
+    # Ann sees her own coin result only; Ben's seat shows his place.
+    assert detail["coin_changes"] == {"0": ann_change}
     assert [(s["seat"], s["account_id"], s["coin_change"]) for s in detail["seats"]] == [
-        (0, ids[0], detail["coin_changes"]["0"]),
-        (1, ids[1], detail["coin_changes"]["1"]),
+        (0, ids[0], ann_change),
+        (1, ids[1], None),
     ]
+    assert detail["seats"][1]["place"] == (1 if winner == 1 else 2)
     cheaty = (await ann.get("/api/matches/cheaty")).json()
     assert cheaty["cheating"] is True and detail["cheating"] is False
     for seat, client in enumerate((ann, ben)):
-        won = detail["coin_changes"][str(seat)] + cheaty["coin_changes"][str(seat)]
+        mine = [(await client.get(f"/api/matches/{m}")).json()["coin_changes"] for m in ("honest", "cheaty")]
+        assert all(list(changes) == [str(seat)] for changes in mine)
+        won = sum(changes[str(seat)] for changes in mine)
         assert (await client.get("/api/me")).json()["balance"] == 1000 + won
 
     replay = (await ann.get("/api/matches/honest/replay")).json()
@@ -105,3 +119,108 @@ async def test_list_detail_and_replay(api: Api) -> None:
     assert (await ann.get("/api/matches/nope/replay")).status_code == 404
     for client in (ann, ben):
         await client.aclose()
+
+
+async def test_coin_results_are_their_players_own_and_admins(api: Api) -> None:
+    ann, ben, cid = await api.signed_up("ann"), await api.signed_up("ben"), await api.signed_up("cid")
+    root, anonymous = await api.admin(), api.client()
+    ids = [(await c.get("/api/me")).json()["id"] for c in (ann, ben)]
+    outcome, _, _ = await finish_staked_match(api, "m1", ids, cheating=False, minutes=0)
+    everyone = {1 - outcome["durak"]: 100, outcome["durak"]: -100}
+
+    def changes(page: dict[str, Any]) -> list[int | None]:
+        return [seat["coin_change"] for seat in page["items"][0]["seats"]]
+
+    for viewer, seen in [
+        (ann, [everyone[0], None]),
+        (ben, [None, everyone[1]]),
+        (cid, [None, None]),
+        (anonymous, [None, None]),
+        (root, [everyone[0], everyone[1]]),
+    ]:
+        for query in ({}, {"account": str(ids[0])}, {"account": str(ids[1])}):
+            assert changes((await viewer.get("/api/matches", params=query)).json()) == seen
+        detail = (await viewer.get("/api/matches/m1")).json()
+        assert [seat["coin_change"] for seat in detail["seats"]] == seen
+        assert detail["coin_changes"] == {str(seat): coins for seat, coins in enumerate(seen) if coins is not None}
+        assert [seat["place"] for seat in detail["seats"]] == [1 if seat != outcome["durak"] else 2 for seat in (0, 1)]
+    for client in (ann, ben, cid, root, anonymous):
+        await client.aclose()
+
+
+async def test_a_private_tables_matches_are_shown_only_to_their_players_and_admins(api: Api) -> None:
+    ann, ben, cid = await api.signed_up("ann"), await api.signed_up("ben"), await api.signed_up("cid")
+    root, anonymous = await api.admin(), api.client()
+    ids = [(await c.get("/api/me")).json()["id"] for c in (ann, ben)]
+    await finish_staked_match(api, "open", ids, cheating=False, minutes=0)
+    await finish_staked_match(api, "secret", ids, cheating=False, minutes=10, private=True)
+
+    async def listed(client: Any, **query: str) -> list[str]:
+        page = (await client.get("/api/matches", params=query)).json()
+        assert page["total"] == len(page["items"])
+        return [item["id"] for item in page["items"]]
+
+    for client in (cid, anonymous):
+        assert await listed(client) == ["open"]
+        assert await listed(client, account=str(ids[0])) == ["open"]
+        for path in ("/api/matches/secret", "/api/matches/secret/replay"):
+            hidden = await client.get(path)
+            assert hidden.status_code == 404 and hidden.json()["detail"] == "no match secret"
+    for client in (ann, ben, root):
+        assert await listed(client) == ["secret", "open"]
+        assert await listed(client, account=str(ids[1])) == ["secret", "open"]
+        assert (await client.get("/api/matches/secret")).status_code == 200
+        assert (await client.get("/api/matches/secret/replay")).status_code == 200
+    assert await listed(ann, account="me") == ["secret", "open"]
+    for client in (ann, ben, cid, root, anonymous):
+        await client.aclose()
+
+
+def _finish_table(client: TestClient, *, private: bool) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    """A two-seat table opened by alice, played to the end by alice and bob over the websocket."""
+    alice, bob = signup(client, f"alice{int(private)}"), signup(client, f"bob{int(private)}")
+    table = create_table(client, alice, timer=0, private=private)
+    code = table["code"]
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as wa,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as wb,
+    ):
+        pa, pb = Player(wa, "a"), Player(wb, "b")
+        pa.hello()
+        pb.hello()
+        client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+        client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+        actor = client.app.state.tables.tables[code]  # type: ignore[attr-defined]
+        pb.until(lambda m: m["type"] == "update" and m["view"] is not None)
+        play_out([pa, pb], lambda: actor, random.Random(3))
+    for _ in range(100):
+        if client.get("/api/matches?account=me", headers=alice).json()["total"]:
+            break
+        time.sleep(0.05)
+    return table, alice, bob
+
+
+def test_match_history_never_shows_a_tables_invite_or_watch_code(client: TestClient) -> None:
+    """Before: GET /api/matches listed ``table_id`` = the invite code, and GET /api/tables/<code>
+    then gave away the watch code of a private table to anyone."""
+    public, _, _ = _finish_table(client, private=False)
+    private, alice, bob = _finish_table(client, private=True)
+    carol = signup(client, "carol")
+
+    anonymous = client.get("/api/matches").json()
+    assert anonymous["total"] == 1  # only the public table's match
+    assert client.get("/api/matches", headers=carol).json()["total"] == 1
+    mine = client.get("/api/matches", headers=alice).json()
+    assert mine["total"] == 2
+    texts = [client.get("/api/matches", headers=who).text for who in (alice, bob, carol)]
+    for item in mine["items"]:
+        texts += [client.get(f"/api/matches/{item['id']}", headers=alice).text]
+        texts += [client.get(f"/api/matches/{item['id']}/replay", headers=alice).text]
+    for table in (public, private):
+        for secret in (table["code"], table["watch_code"]):
+            assert all(secret not in text for text in texts)
+    private_match = next(item for item in mine["items"] if item["table_id"] != anonymous["items"][0]["table_id"])
+    for headers in ({}, carol):
+        for path in (f"/api/matches/{private_match['id']}", f"/api/matches/{private_match['id']}/replay"):
+            assert client.get(path, headers=headers).status_code == 404
+    assert client.get(f"/api/matches/{private_match['id']}", headers=bob).status_code == 200

@@ -25,6 +25,7 @@ from app.cli import create_admin
 from app.config import Settings
 from app.main import create_app
 from tests.api.support import PASSWORD, SECRET
+from tests.limits import RELAXED_LIMITS
 
 OUR_PATHS = r"^/api/(auth/|me$|matches|admin/)"
 EXAMPLES_PER_OPERATION = int(os.environ.get("DURAK_FUZZ_EXAMPLES", "40"))  # raise it to dig deeper
@@ -33,7 +34,7 @@ EXAMPLES_PER_OPERATION = int(os.environ.get("DURAK_FUZZ_EXAMPLES", "40"))  # rai
 @pytest.fixture
 def target(database_url: str, cheap_hashing: None) -> Iterator[tuple[schemathesis.BaseSchema, str]]:
     asyncio.run(create_admin(database_url, "fuzzadmin", PASSWORD, 1000))
-    app = create_app(Settings(database_url=database_url, secret_key=SECRET))
+    app = create_app(Settings(database_url=database_url, secret_key=SECRET, **RELAXED_LIMITS))
     try:
         with asgi.get_client(app) as client:
             response = client.post("/api/auth/login", json={"name": "fuzzadmin", "password": PASSWORD})

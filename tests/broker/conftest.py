@@ -9,6 +9,7 @@ afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -23,8 +24,10 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from app.broker import Broker, Event, Subscription, open_broker
+from app.broker import Broker, BrokerOptions, Event, Message, Subscription, open_broker
+from app.broker.memory import MemoryBroker
 from tests.services import require_redis
+from tests.support.clock import FakeClock
 
 MakeBroker = Callable[..., Awaitable[Broker]]
 
@@ -41,8 +44,24 @@ def backend_url(backend: str) -> str:
     return f"memory://test-{uuid.uuid4().hex}"
 
 
+class ServerTime:
+    """Time as a real server keeps it: Redis expires leases on its own clock, so a test waits."""
+
+    async def advance(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+LeaseTime = FakeClock | ServerTime
+
+
 @pytest.fixture
-async def make_broker(backend: str, backend_url: str) -> AsyncIterator[MakeBroker]:
+def lease_time(backend: str) -> LeaseTime:
+    """What lease expiry runs on: a fake clock for ``memory`` (no waiting), the server's for ``redis``."""
+    return FakeClock() if backend == "memory" else ServerTime()
+
+
+@pytest.fixture
+async def make_broker(backend: str, backend_url: str, lease_time: LeaseTime) -> AsyncIterator[MakeBroker]:
     default_prefix = f"test:{uuid.uuid4().hex}:"
     prefixes = {default_prefix}
     opened: list[Broker] = []
@@ -50,7 +69,11 @@ async def make_broker(backend: str, backend_url: str) -> AsyncIterator[MakeBroke
     async def make(**options: Any) -> Broker:
         options.setdefault("prefix", default_prefix)
         prefixes.add(options["prefix"])
-        broker = open_broker(backend_url, **options)
+        broker: Broker
+        if isinstance(lease_time, FakeClock):
+            broker = MemoryBroker(backend_url, BrokerOptions(**options), clock=lease_time)
+        else:
+            broker = open_broker(backend_url, BrokerOptions(**options))
         await broker.start()
         opened.append(broker)
         return broker
@@ -78,17 +101,16 @@ async def next_event(sub: Subscription, timeout: float = 2.0) -> Event:
     return await asyncio.wait_for(sub.receive(), timeout)
 
 
-async def assert_silent(sub: Subscription, wait: float = 0.15) -> None:
-    await asyncio.sleep(wait)
-    assert sub.qsize() == 0, f"unexpected events queued on {sub!r}"
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
-        await asyncio.sleep(0.02)
+async def assert_silent(sub: Subscription, via: Broker) -> Message:
+    """Nothing is on its way to ``sub``: a marker published on its channel through ``via`` now
+    arrives next. (A publish returns once the backend has handed the message to every subscriber's
+    connection, so anything sent before would arrive before the marker; no guessed wait.) Returns
+    the marker, which the channel's other subscribers receive too."""
+    marker = Message(sub.channel, f"marker-{uuid.uuid4().hex}".encode())
+    await via.publish(sub.channel, marker.data)
+    got = await next_event(sub)
+    assert got == marker, f"unexpected event on {sub!r}: {got!r}"
+    return marker
 
 
 def free_port() -> int:
@@ -100,8 +122,9 @@ def free_port() -> int:
 class OwnRedis:
     """A private redis-server on a free loopback port, which the test may kill and restart."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, extra_args: tuple[str, ...] = ()) -> None:
         self.binary = binary
+        self.extra_args = extra_args  # more redis-server options (TLS, say)
         self.port = free_port()
         self.socket = os.path.join(tempfile.mkdtemp(prefix="redis-"), "redis.sock")  # short: paths <108 bytes
         self.proc: subprocess.Popen[bytes] | None = None
@@ -127,6 +150,7 @@ class OwnRedis:
                 "--loglevel", "warning",
                 "--unixsocket", self.socket,
                 "--unixsocketperm", "700",
+                *self.extra_args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -161,15 +185,18 @@ class OwnRedis:
         self.proc.send_signal(signal.SIGCONT)
 
 
-@pytest.fixture
-def own_redis() -> Iterator[OwnRedis]:
+def redis_server_binary() -> str:
     binary = shutil.which("redis-server")
     if binary is None:
-        reason = "redis-server binary not found: cannot run the outage tests"
+        reason = "redis-server binary not found: cannot run the tests that need a private Redis"
         if os.environ.get("DURAK_REQUIRE_SERVICES") == "1":
             pytest.fail(f"{reason} and DURAK_REQUIRE_SERVICES=1", pytrace=False)
         pytest.skip(reason)
-    server = OwnRedis(binary)
+    return binary
+
+
+@contextlib.contextmanager
+def running(server: OwnRedis) -> Iterator[OwnRedis]:
     server.start()
     try:
         yield server
@@ -177,3 +204,9 @@ def own_redis() -> Iterator[OwnRedis]:
         if server.proc is not None:
             server.resume()
         server.kill()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[OwnRedis]:
+    with running(OwnRedis(redis_server_binary())) as server:
+        yield server

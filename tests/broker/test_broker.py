@@ -9,7 +9,8 @@ import pytest
 from redis.asyncio import Redis
 
 from app.broker import Broker, BrokerClosed, BrokerUnavailable, Gap, GapReason, LeaseHolder, Message
-from tests.broker.conftest import MakeBroker, assert_silent, next_event
+from tests.broker.conftest import LeaseTime, MakeBroker, assert_silent, next_event
+from tests.support.wait import eventually
 
 
 async def remote_subscriber_count(broker: Broker, channel: str) -> int:
@@ -71,7 +72,7 @@ async def test_publish_many_delivers_each_pair_in_order(make_broker: MakeBroker)
         for sub in (sub_a, other_a):
             assert [await next_event(sub) for _ in range(4)] == expected
         assert await next_event(sub_b) == Message("b", b"2")
-        await assert_silent(sub_b)
+        await assert_silent(sub_b, via=first)
 
 
 async def test_publish_many_checks_everything_before_sending(broker: Broker) -> None:
@@ -80,7 +81,7 @@ async def test_publish_many_checks_everything_before_sending(broker: Broker) -> 
             await broker.publish_many([("a", "x"), ("", "y")])
         with pytest.raises(TypeError):
             await broker.publish_many([("a", "x"), ("a", 42)])  # type: ignore[list-item]
-        await assert_silent(sub)
+        await assert_silent(sub, via=broker)
 
 
 async def test_concurrent_publishes_all_arrive_in_order_per_publisher(broker: Broker) -> None:
@@ -105,7 +106,7 @@ async def test_only_messages_after_subscribing_arrive(broker: Broker) -> None:
     async with broker.subscribe("c") as sub:
         await broker.publish("c", "in time")
         assert await next_event(sub) == Message("c", b"in time")
-        await assert_silent(sub)
+        await assert_silent(sub, via=broker)
 
 
 async def test_ordering_per_channel(broker: Broker) -> None:
@@ -122,7 +123,7 @@ async def test_channels_are_isolated(broker: Broker) -> None:
     async with broker.subscribe("table:1") as one, broker.subscribe("table:10") as ten:
         await broker.publish("table:1", "for one")
         assert await next_event(one) == Message("table:1", b"for one")
-        await assert_silent(ten)
+        await assert_silent(ten, via=broker)
 
 
 async def test_prefixes_are_isolated(make_broker: MakeBroker) -> None:
@@ -131,7 +132,7 @@ async def test_prefixes_are_isolated(make_broker: MakeBroker) -> None:
     async with ours.subscribe("c") as sub_ours, theirs.subscribe("c") as sub_theirs:
         await theirs.publish("c", "theirs")
         assert await next_event(sub_theirs) == Message("c", b"theirs")
-        await assert_silent(sub_ours)
+        await assert_silent(sub_ours, via=ours)
     await ours.hincrby("h", "f", 1)
     assert await theirs.hgetall("h") == {}
     assert await ours.acquire_lease("L", "me", 5) is not None
@@ -169,8 +170,11 @@ async def test_cancelled_consumer_still_unsubscribes(broker: Broker) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.05)
-    assert await remote_subscriber_count(broker, "c") == 0
+
+    async def unsubscribed() -> bool:
+        return await remote_subscriber_count(broker, "c") == 0
+
+    await eventually(unsubscribed, what="the backend drops the subscription")
 
 
 async def test_slow_subscriber_gets_overflow_gap_without_blocking_others(broker: Broker) -> None:
@@ -198,14 +202,13 @@ async def test_a_sink_gets_each_message_as_it_arrives_after_what_was_queued(make
         sub.set_sink(got.append)
         assert got == [Message("c", b"queued")]  # what waited in the queue comes first
         await publisher.publish_many([("c", "one"), ("c", "two")])
-        async with asyncio.timeout(5):
-            while len(got) < 3:
-                await asyncio.sleep(0.005)
+        await eventually(lambda: len(got) == 3, what="the sink gets both")
         assert got == [Message("c", b"queued"), Message("c", b"one"), Message("c", b"two")]
         assert sub.qsize() == 0
         assert await next_event(plain) == Message("c", b"one")  # other subscribers are unaffected
-    await publisher.publish("c", "after")
-    await asyncio.sleep(0.05)
+    async with receiver.subscribe("c") as probe:
+        await publisher.publish("c", "after")
+        assert await next_event(probe) == Message("c", b"after")  # it has arrived in this "process"
     assert len(got) == 3  # nothing after the subscription's context has ended
 
 
@@ -237,20 +240,17 @@ async def test_follow_keeps_a_sink_subscribed_through_outages(broker: Broker, mo
     with pytest.raises(BrokerUnavailable):  # never live: give up at once when asked to
         await broker.follow("c", got.append, give_up_at_first=True)
     following = asyncio.create_task(broker.follow("c", got.append, on_live=lives.append, retry_s=0.01))
-    async with asyncio.timeout(5):
-        while not lives:
-            await asyncio.sleep(0.005)
+    await eventually(lambda: bool(lives), what="the subscription is live")
     assert lives == [True]  # live after an outage: what was published meanwhile may be lost
     await broker.publish("c", "x")
-    async with asyncio.timeout(5):
-        while not got:
-            await asyncio.sleep(0.005)
+    await eventually(lambda: bool(got), what="the sink gets the message")
     assert got == [Message("c", b"x")]
     following.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await following
-    await broker.publish("c", "after")
-    await asyncio.sleep(0.05)
+    async with broker.subscribe("c") as probe:
+        await broker.publish("c", "after")
+        assert await next_event(probe) == Message("c", b"after")
     assert got == [Message("c", b"x")]  # cancelled: unsubscribed
 
 
@@ -260,7 +260,8 @@ async def test_deliver_here_reaches_only_this_processs_subscribers(make_broker: 
         here.deliver_here([("c", "one"), ("c", b"two")])
         assert await next_event(mine) == Message("c", b"one")
         assert await next_event(mine) == Message("c", b"two")
-        await assert_silent(theirs)
+        marker = await assert_silent(theirs, via=here)
+        assert await next_event(mine) == marker
         await here.publish("c", "three")  # a publish still reaches both
         assert await next_event(theirs) == Message("c", b"three")
         assert await next_event(mine) == Message("c", b"three")
@@ -271,8 +272,11 @@ async def test_broker_wide_max_queue(make_broker: MakeBroker) -> None:
     async with broker.subscribe("c") as sub:
         for i in range(3):
             await broker.publish("c", str(i))
-        await asyncio.sleep(0.1)
+        await broker.publish("c", "last")
+        # [0, 1] fill the queue, 2 overflows it (Gap of 3), "last" queues behind the gap.
+        await eventually(lambda: sub.qsize() == 2, what="all four have arrived")
         assert await next_event(sub) == Gap("c", GapReason.OVERFLOW, dropped=3)
+        assert await next_event(sub) == Message("c", b"last")
 
 
 # --- lifecycle ---
@@ -309,7 +313,7 @@ async def test_closing_the_broker_ends_subscriptions(make_broker: MakeBroker) ->
     task = asyncio.create_task(consume())
     await asyncio.wait_for(entered.wait(), 2)
     await broker.publish("c", "last")
-    await asyncio.sleep(0.1)
+    await eventually(lambda: received == [Message("c", b"last")], what="the consumer has the message")
     await broker.aclose()
     await asyncio.wait_for(task, 2)
     assert received == [Message("c", b"last")]
@@ -327,21 +331,26 @@ async def test_lease_acquire_and_conflicting_acquire(broker: Broker) -> None:
     assert await broker.lease_holder("table:8") is None
 
 
-async def test_lease_renew_only_by_holder_and_it_extends(broker: Broker) -> None:
+async def test_lease_renew_only_by_holder_and_it_extends(broker: Broker, lease_time: LeaseTime) -> None:
     token = await broker.acquire_lease("L", "a", 0.4)
     assert token is not None
     assert not await broker.renew_lease("L", "b", token, 5)
     assert not await broker.renew_lease("L", "a", token + 1, 5)
-    await asyncio.sleep(0.25)
+    await lease_time.advance(0.25)
     assert await broker.renew_lease("L", "a", token, 0.4)
-    await asyncio.sleep(0.25)  # past the first expiry, within the renewed one
+    await lease_time.advance(0.25)  # past the first expiry, within the renewed one
     assert await broker.lease_holder("L") == LeaseHolder("a", token)
+    await lease_time.advance(0.25)  # past the renewed one too
+    assert await broker.lease_holder("L") is None
+    assert not await broker.renew_lease("L", "a", token, 0.4)
 
 
-async def test_lease_expiry_then_takeover_with_larger_token(broker: Broker) -> None:
-    first = await broker.acquire_lease("L", "a", 0.15)
+async def test_lease_expiry_then_takeover_with_larger_token(broker: Broker, lease_time: LeaseTime) -> None:
+    first = await broker.acquire_lease("L", "a", 0.4)
     assert first is not None
-    await asyncio.sleep(0.3)
+    await lease_time.advance(0.1)
+    assert await broker.lease_holder("L") == LeaseHolder("a", first)
+    await lease_time.advance(0.4)
     assert await broker.lease_holder("L") is None
     second = await broker.acquire_lease("L", "b", 5)
     assert second is not None and second > first

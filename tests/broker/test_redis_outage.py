@@ -9,8 +9,9 @@ import asyncio
 
 import pytest
 
-from app.broker import BrokerUnavailable, Gap, GapReason, Message, open_broker
-from tests.broker.conftest import OwnRedis, assert_silent, next_event, wait_until
+from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, open_broker
+from tests.broker.conftest import OwnRedis, assert_silent, next_event
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.redis
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.redis
 async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRedis) -> None:
     # Default backoff (0.1 s doubling to 2 s): the outage lasts ~1.2 s, so recovery comes
     # within a few attempts.
-    broker = open_broker(own_redis.url, prefix="outage:")
+    broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:"))
     async with broker, broker.subscribe("table:1") as sub, broker.subscribe("table:2") as other:
         await broker.publish("table:1", "before")
         assert await next_event(sub) == Message("table:1", b"before")
@@ -26,7 +27,7 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         assert token is not None
 
         own_redis.kill()
-        await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
         with pytest.raises(BrokerUnavailable):
             await broker.publish("table:1", "lost")
         with pytest.raises(BrokerUnavailable):
@@ -44,13 +45,13 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         assert not broker.healthy
 
         own_redis.start()  # same port, empty dataset
-        await wait_until(lambda: broker.healthy, 6, "the broker reconnects by itself")
+        await eventually(lambda: broker.healthy, 6, "the broker reconnects by itself")
         for s, channel in ((sub, "table:1"), (other, "table:2")):
             assert await next_event(s) == Gap(channel, GapReason.RECONNECT, None)
 
         await broker.publish("table:1", "after")
         assert await next_event(sub) == Message("table:1", b"after")
-        await assert_silent(other)
+        await assert_silent(other, via=broker)
         await broker.publish_many([("table:2", "both"), ("table:1", "both")])
         assert await next_event(sub) == Message("table:1", b"both")
         assert await next_event(other) == Message("table:2", b"both")
@@ -66,44 +67,40 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
 
 
 async def test_channels_left_during_the_outage_are_not_resubscribed(own_redis: OwnRedis) -> None:
-    broker = open_broker(own_redis.url, prefix="outage:", reconnect_max_s=0.3)
+    broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:", reconnect_max_s=0.3))
     async with broker, broker.subscribe("kept") as kept:
         async with broker.subscribe("dropped"):
             own_redis.kill()
-            await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+            await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
         own_redis.start()
-        await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
+        await eventually(lambda: broker.healthy, 5, "the broker reconnects")
         assert await next_event(kept) == Gap("kept", GapReason.RECONNECT, None)
         numsub = dict(await broker._redis.pubsub_numsub(b"outage:ch:kept", b"outage:ch:dropped"))  # type: ignore[attr-defined]
         assert numsub == {b"outage:ch:kept": 1, b"outage:ch:dropped": 0}
 
 
 async def test_a_silent_server_is_detected_by_ping(own_redis: OwnRedis) -> None:
-    async with open_broker(
-        own_redis.url,
-        prefix="outage:",
-        health_interval_s=0.2,
-        connect_timeout_s=0.5,
-        command_timeout_s=0.5,
-        reconnect_max_s=0.4,
-    ) as broker, broker.subscribe("c") as sub:
+    options = BrokerOptions(
+        prefix="outage:", health_interval_s=0.2, connect_timeout_s=0.5, command_timeout_s=0.5, reconnect_max_s=0.4
+    )
+    async with open_broker(own_redis.url, options) as broker, broker.subscribe("c") as sub:
         own_redis.pause()  # sockets stay open, nothing answers
         try:
-            await wait_until(lambda: not broker.healthy, 3, "the watchdog notices the silence")
+            await eventually(lambda: not broker.healthy, 3, "the watchdog notices the silence")
             with pytest.raises(BrokerUnavailable):
                 await broker.publish("c", "into the void")
             with pytest.raises(BrokerUnavailable):
                 await broker.publish_many([("c", "into"), ("c", "the void")])
         finally:
             own_redis.resume()
-        await wait_until(lambda: broker.healthy, 5, "the broker reconnects")
+        await eventually(lambda: broker.healthy, 5, "the broker reconnects")
         assert await next_event(sub) == Gap("c", GapReason.RECONNECT, None)
         await broker.publish("c", "back")
         assert await next_event(sub) == Message("c", b"back")
 
 
 async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -> None:
-    async with open_broker(own_redis.url, prefix="outage:", command_timeout_s=1.0) as broker:
+    async with open_broker(own_redis.url, BrokerOptions(prefix="outage:", command_timeout_s=1.0)) as broker:
         await broker.publish("c", "warm")  # the command connection is open
         own_redis.pause()
         try:
@@ -115,18 +112,18 @@ async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -
         finally:
             own_redis.kill()
         own_redis.start()
-        await wait_until(lambda: broker.healthy, 6, "the broker reconnects")
+        await eventually(lambda: broker.healthy, 6, "the broker reconnects")
         async with broker.subscribe("c") as sub:
             await broker.publish("c", "again")
             assert await next_event(sub) == Message("c", b"again")
 
 
 async def test_closing_during_an_outage_leaves_no_tasks_behind(own_redis: OwnRedis) -> None:
-    broker = open_broker(own_redis.url, prefix="outage:", reconnect_max_s=0.2)
+    broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:", reconnect_max_s=0.2))
     await broker.start()
     async with broker.subscribe("c") as sub:
         own_redis.kill()
-        await wait_until(lambda: not broker.healthy, 2, "the broker notices the crash")
+        await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
         await asyncio.sleep(0.3)  # the supervisor is now retrying
         await asyncio.wait_for(broker.aclose(), 2)
         assert [event async for event in sub] == []

@@ -9,7 +9,8 @@ import pytest
 from redis.asyncio import Redis
 
 from app.broker import BrokerUnavailable
-from app.tables.store import Fenced, LogGap, RedisStore
+from app.store.redis import RedisStore
+from app.tables.store import Fenced, LogGap
 from tests.broker.conftest import OwnRedis
 
 pytestmark = pytest.mark.redis

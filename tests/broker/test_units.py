@@ -7,7 +7,7 @@ from itertools import islice
 
 import pytest
 
-from app.broker import BrokerUnavailable, Gap, GapReason, Message, Subscription, open_broker
+from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, Subscription, open_broker
 from app.broker.base import backoff_delays
 from app.broker.memory import MemoryBroker
 from app.broker.redis import RedisBroker
@@ -69,7 +69,8 @@ async def test_closed_subscription_drains_then_stops() -> None:
 async def test_receive_waits_for_delivery() -> None:
     sub = Subscription("c", max_queue=5)
     waiter = asyncio.create_task(sub.receive())
-    await asyncio.sleep(0.01)
+    for _ in range(3):
+        await asyncio.sleep(0)  # a few turns of the loop: the waiter runs and waits
     assert not waiter.done()
     sub._deliver(msg("x"))
     assert await asyncio.wait_for(waiter, 1) == msg("x")
@@ -79,7 +80,11 @@ def test_max_queue_must_be_positive() -> None:
     with pytest.raises(ValueError):
         Subscription("c", max_queue=0)
     with pytest.raises(ValueError):
-        open_broker("memory://", max_queue=0)
+        BrokerOptions(max_queue=0)
+    with pytest.raises(ValueError):
+        BrokerOptions(reconnect_initial_s=3, reconnect_max_s=1)
+    with pytest.raises(ValueError):
+        BrokerOptions(command_timeout_s=0)
 
 
 def test_backoff_doubles_up_to_the_cap() -> None:
@@ -110,7 +115,7 @@ async def test_named_memory_hubs_are_shared_and_plain_ones_private() -> None:
 
 async def test_unreachable_redis_fails_fast_at_start() -> None:
     port = free_port()  # nothing listens there
-    broker = open_broker(f"redis://127.0.0.1:{port}/0", connect_timeout_s=1)
+    broker = open_broker(f"redis://127.0.0.1:{port}/0", BrokerOptions(connect_timeout_s=1))
     loop = asyncio.get_running_loop()
     started = loop.time()
     with pytest.raises(BrokerUnavailable):

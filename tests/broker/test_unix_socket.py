@@ -8,10 +8,11 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from app.broker import open_broker
+from app.broker import BrokerOptions, open_broker
 from app.broker.redis import RedisBroker
 from app.config import Settings
-from app.tables.store import LogGap, RedisStore, open_store
+from app.store.redis import RedisStore
+from app.tables.store import LogGap, open_store
 from tests.broker.conftest import OwnRedis
 
 
@@ -25,9 +26,8 @@ def test_settings_and_factories_accept_a_unix_socket_url() -> None:
 
 
 async def test_pubsub_and_the_fenced_log_work_over_the_unix_socket(own_redis: OwnRedis) -> None:
-    async with open_broker(own_redis.unix_url, prefix="unix-test:") as one, open_broker(
-        own_redis.unix_url, prefix="unix-test:"
-    ) as two:
+    options = BrokerOptions(prefix="unix-test:")
+    async with open_broker(own_redis.unix_url, options) as one, open_broker(own_redis.unix_url, options) as two:
         async with two.subscribe("t:x:watch") as sub:
             await one.publish_many([("t:x:watch", "a"), ("t:x:watch", b"b")])
             got = [await asyncio.wait_for(sub.receive(), 2) for _ in range(2)]

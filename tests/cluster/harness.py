@@ -26,6 +26,7 @@ import websockets
 from sqlalchemy.engine import make_url
 
 from app.db import migrate
+from tests.limits import RELAXED_LIMITS_ENV
 from tests.services import require_postgres, require_redis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,6 +101,7 @@ class Cluster:
             "DURAK_WS_RATE_PER_S": "1000",
             "DURAK_NODE_NAME": name,
             "DURAK_LOG_LEVEL": "warning",
+            **RELAXED_LIMITS_ENV,
         }
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         self.procs[port] = subprocess.Popen(

@@ -118,7 +118,7 @@ async def test_settle_can_record_the_match_in_the_same_transaction(db: Database)
     )
     await stakes.settle_escrow(db, match_id="m7", payouts={a: 200, b: 0}, record=record)
     async with db.session() as session:
-        stored = await matches.get_match(session, "m7")
+        stored = await matches.get_match(session, "m7", viewer_id=a, viewer_is_admin=False)
         assert stored is not None
         assert stored.coin_changes == {"0": 100, "1": -100}
         assert stored.seed == "12345678901234567890"

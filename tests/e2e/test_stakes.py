@@ -68,6 +68,7 @@ async def test_staked_match_settles_by_place_and_is_recorded(
     # The stored match agrees with what the table pushed.
     assert detail["stake"] == stake and detail["draw"] == outcome["draw"] and detail["durak"] == outcome["durak"]
     assert detail["rules"]["seats"] == seats and detail["rules"]["stake"] == stake
-    assert [s["coin_change"] for s in detail["seats"]] == [paid[i] - stake for i in range(seats)]
+    # Each player's coin result is his own: the first player sees his, and the others' places only.
+    assert [s["coin_change"] for s in detail["seats"]] == [paid[0] - stake] + [None] * (seats - 1)
     assert [s["account_id"] for s in detail["seats"]] == [p.me["id"] for p in people]
     assert detail["actions"] > 0

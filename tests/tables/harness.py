@@ -15,6 +15,7 @@ from app.config import Settings
 from app.db import migrate
 from app.engine import decision
 from app.main import create_app
+from tests.limits import RELAXED_LIMITS
 
 ORIGIN = "http://127.0.0.1:8000"
 
@@ -34,6 +35,7 @@ def client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
         database_url=f"sqlite+aiosqlite:///{path}",
         secret_key="test-secret-key-0123456789",
         ws_rate_per_s=1000.0,
+        **RELAXED_LIMITS,
     )
     with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as test_client:
         yield test_client

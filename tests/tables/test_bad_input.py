@@ -32,8 +32,22 @@ def test_malformed_unknown_and_mistyped_messages(client: TestClient) -> None:
         assert _error(player)["code"] == "bad_message"
         ws.send_text(json.dumps({"type": "lead", "id": "x3", "cards": ["11z"]}))
         assert _error(player)["code"] == "bad_message"
-        ws.send_text(json.dumps(["lead"]))
-        assert _error(player)["code"] == "unknown_type"
+        for not_a_message in (["lead"], None, {"id": "x5", "cards": ["7h"]}, {"type": 7, "id": "x6"}, "lead"):
+            ws.send_text(json.dumps(not_a_message))
+            reply = _error(player)
+            assert reply["code"] == "bad_message", (not_a_message, reply)
+            assert "None" not in reply["message"]
+        ws.send_text(json.dumps({"id": "x5"}))
+        no_type = _error(player)
+        assert (no_type["id"], no_type["code"], no_type["message"]) == ("x5", "bad_message", "the message has no type")
+        ws.send_text(json.dumps({"type": "lead", "id": "x7", "cards": ["7h"], "version": 10**30}))
+        assert _error(player)["code"] == "bad_message"
+        ws.send_text(json.dumps({"type": "lead", "id": "x8", "cards": ["7h"], "version": -1}))
+        assert _error(player)["code"] == "bad_message"
+        ws.send_text(json.dumps({"type": "lead", "id": "x9", "cards": ["7h"], "version": "3"}))
+        assert _error(player)["code"] == "bad_message"
+        ws.send_text(json.dumps({"type": "cover", "id": "x10", "attack": 0.0, "card": "9h"}))
+        assert _error(player)["code"] == "bad_message"
         # A command that names another seat is not a thing: the seat comes from the session.
         ws.send_text(json.dumps({"type": "take", "id": "x4", "seat": 1}))
         assert _error(player)["code"] == "bad_message"
@@ -88,19 +102,6 @@ def test_oversized_frame_closes_with_1009(client: TestClient) -> None:
                 ws.receive_text()
         assert closed.value.code == 1009
     assert client.app.state.tables.tables[code].status == "playing"
-
-
-def test_flood_is_closed_with_4008(client: TestClient) -> None:
-    code, alice, _ = started_table(client)
-    client.app.state.settings.ws_rate_per_s = 10.0
-    client.app.state.settings.ws_burst = 20
-    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
-        for i in range(60):
-            ws.send_text(json.dumps({"type": "ping", "id": str(i)}))
-        with pytest.raises(WebSocketDisconnect) as closed:
-            while True:
-                ws.receive_text()
-        assert closed.value.code == 4008
 
 
 @pytest.mark.parametrize(
@@ -198,3 +199,39 @@ def test_a_spectator_link_never_reveals_the_invite_code(client: TestClient) -> N
         client.post(f"/api/tables/{code}/join", json={}, headers=alice)
         update = watcher.until(lambda m: m["type"] == "update" and m["version"] >= 1)
         assert update["table"]["code"] is None and code not in json.dumps(watcher.messages)
+
+
+def test_hello_beyond_the_tables_version_resyncs_from_the_real_one(client: TestClient) -> None:
+    code, alice, _ = started_table(client)
+    actor = client.app.state.tables.tables[code]
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        player = Player(ws, "a")
+        welcome = player.hello(last_version=100_000_000)
+        assert welcome["version"] == actor.version < 100_000_000
+        assert "resumed_from" not in welcome and "events" not in welcome
+        assert welcome["view"]["hand"]  # the snapshot itself
+        current = player.hello(last_version=actor.version)  # up to date: resumed, nothing missed
+        assert current["resumed_from"] == actor.version and current["events"] == []
+
+
+def test_a_refusal_names_the_real_reason(client: TestClient) -> None:
+    code, alice, bob = started_table(client)
+    actor = client.app.state.tables.tables[code]
+    defender = actor.game.defender
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice if defender == 0 else bob) as ws:
+        player = Player(ws, "d")
+        player.hello()
+        for command in ({"type": "take"}, {"type": "cover", "attack": 0, "card": player.view["hand"][0]}):
+            player.act(command)
+            reply = _error(player)
+            assert reply["code"] == "not_your_turn"
+            assert "nothing has been led" in reply["message"] and "only the defender" not in reply["message"]
+
+
+def test_a_handshake_without_origin_is_a_non_browser_client_and_is_accepted(client: TestClient) -> None:
+    """docs/protocol.md, Origin policy: browsers always send Origin; a client that leaves it out can
+    only be presenting a cookie it holds itself, so its session is honoured."""
+    code, alice, _ = started_table(client)
+    cookie_only = {"cookie": alice["cookie"]}
+    with client.websocket_connect(f"/ws/tables/{code}", headers=cookie_only) as ws:
+        assert Player(ws, "script").hello()["seat"] == 0

@@ -63,7 +63,8 @@ def test_a_fair_deal_from_commitment_to_reveal(
     actor = client.app.state.tables.tables[code]
     secret = actor.server_seed.hex()
     commitment = actor.commitment
-    assert commitment == fairness.commitment(actor.server_seed, code, 1)
+    assert commitment == fairness.commitment(actor.server_seed, actor.fair_table, 1)
+    assert code not in actor.fair_table  # the deal names the table by its opaque id, never the invite code
 
     every_text: list[str] = []  # everything anybody received before the match ended
     with (
@@ -148,7 +149,7 @@ def test_a_fair_deal_from_commitment_to_reveal(
     assert fairness.verify(revealed)[0] == []
     # The next match has its own secret and commitment.
     assert actor.fair_number == 2 and actor.server_seed.hex() != secret
-    assert actor.info()["fairness"]["commitment"] == fairness.commitment(actor.server_seed, code, 2)
+    assert actor.info()["fairness"]["commitment"] == fairness.commitment(actor.server_seed, actor.fair_table, 2)
 
     # Stored with the match: the REST answer, the replay's first position and the CLI agree.
     for _ in range(100):
@@ -158,7 +159,7 @@ def test_a_fair_deal_from_commitment_to_reveal(
         asyncio.run(asyncio.sleep(0.05))
     assert detail.status_code == 200, detail.text
     stored = detail.json()["fairness"]
-    assert stored == revealed
+    assert stored == revealed and stored["table"] == detail.json()["table_id"]
     replay = client.get(f"/api/matches/{match_id}/replay").json()
     dealt = replay[-1]["revealed_hands"]["dealt"]
     deck = stored["deck"]

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests.limits import RELAXED_LIMITS_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
 WEB_ROOT = ROOT / "web"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -85,6 +87,7 @@ def start_server(tmp: Path) -> Server:
         "DURAK_SECRET_KEY": secrets.token_hex(32),
         "DURAK_ALLOWED_ORIGINS": json.dumps([base, f"http://localhost:{port}"]),
         "DURAK_LOG_LEVEL": "warning",
+        **RELAXED_LIMITS_ENV,
     }
     log = tmp / "server.log"
     with log.open("wb") as out:

@@ -70,6 +70,10 @@ def test_guest_joins_in_two_clicks_and_spectator_never_sees_a_hand(new_context: 
     expect(watcher.locator("#felt .pair, #felt .zone-hint").first).to_be_visible()
     expect(watcher.locator("#opponents .seat")).to_have_count(2)
     expect(watcher.locator("#opponents .seat .name-text").nth(1)).to_have_text("Visitor_7")
+    # Guests are badged: on the table for everyone, in the guest's own header.
+    expect(watcher.locator("#opponents .seat").nth(1).locator(".badge.guest")).to_have_text("Guest")
+    expect(watcher.locator("#opponents .seat").nth(0).locator(".badge.guest")).to_have_count(0)
+    expect(guest.locator("#guest-badge")).to_be_visible()
     driver = Driver([host_page, guest])
     driver.play(until=lambda d: d.moves >= 4)
     expect(watcher.locator("#felt")).to_have_attribute(

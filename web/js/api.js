@@ -63,6 +63,8 @@ export function errorText(error) {
       return t('error.not_found') + detail;
     case 409:
       return t('error.conflict') + detail;
+    case 429:
+      return t('error.too_many') + detail;
     case 422:
       return t('error.invalid');
     case 503:
@@ -128,6 +130,8 @@ export function codeText(code) {
       return t('code.insufficient_funds');
     case 'no_match':
       return t('code.no_match');
+    case 'name_registered':
+      return t('error.name_registered');
     default:
       return null;
   }

@@ -58,7 +58,7 @@ export function renderHeader(route) {
             h('span', { class: 'coin', 'aria-hidden': 'true' }),
             h('span', { text: formatNumber(me.balance ?? 0) }),
           )
-        : h('span', { class: 'badge', text: t('header.guest') }),
+        : h('span', { class: 'badge guest', id: 'guest-badge', text: t('header.guest') }),
       h('button', { class: 'btn small ghost', type: 'button', id: 'logout', onclick: () => logOut().then(() => location.assign('/#/')), text: t('header.logout') }),
     );
   } else {

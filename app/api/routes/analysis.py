@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
 from pydantic import BaseModel
 
-from app.api.deps import SessionDep
+from app.api.deps import OptionalUser, SessionDep
 from app.api.errors import responses
 from app.bots.coach import DEFAULT_WORLDS
 from app.coaching import analyse_match
@@ -65,7 +65,11 @@ def match_input(match: Match) -> dict[str, Any]:
     responses={
         200: {"description": "The coach's report on the seat's decisions."},
         202: {"model": AnalysisOut, "description": "Being computed: the progress so far."},
-        **responses(404, r404="No finished match with this id (a running match cannot be analysed), or no such seat."),
+        **responses(
+            404,
+            r404="No finished match with this id (a running match cannot be analysed), a private table's match "
+            "the caller did not play, or no such seat.",
+        ),
     },
 )
 async def get_analysis(
@@ -74,8 +78,11 @@ async def get_analysis(
     request: Request,
     response: Response,
     session: SessionDep,
+    user: OptionalUser,
 ) -> AnalysisOut:
-    match = await history.get_match(session, match_id)
+    match = await history.get_match(
+        session, match_id, viewer_id=user.account_id if user else None, viewer_is_admin=bool(user and user.is_admin)
+    )
     if match is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,

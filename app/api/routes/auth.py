@@ -15,6 +15,7 @@ from app.api.deps import (
     SettingsDep,
     account_from_cookie,
     clear_session_cookie,
+    get_db,
     make_cookie,
     read_session_cookie,
     session_expires_at,
@@ -22,7 +23,7 @@ from app.api.deps import (
 )
 from app.api.errors import responses
 from app.api.schemas import GuestIn, LoginIn, MeOut, SignupIn
-from app.api.throttle import LoginThrottle
+from app.api.throttle import AuthThrottles, client_address
 from app.config import Settings
 from app.db import accounts, ledger, login_sessions
 from app.db.errors import NameTaken
@@ -37,11 +38,22 @@ router = APIRouter(prefix="/api/auth", tags=["auth"])
     status_code=status.HTTP_201_CREATED,
     responses={
         201: {"description": "Account created, signed in (sets the durak_session cookie)."},
-        **responses(400, 409, r409="The name is taken (names are compared case-insensitively)."),
+        **responses(
+            400,
+            409,
+            429,
+            r409="The name is taken (names are compared case-insensitively).",
+            r429="Too many sign-ups from this address lately; Retry-After says when to try again.",
+        ),
     },
 )
 async def signup(body: SignupIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
-    """Create an account credited with the starting balance, and sign in."""
+    """Create an account credited with the starting balance (`DURAK_STARTING_BALANCE`), and sign
+    in. Each address may sign up `DURAK_SIGNUPS_PER_IP` times per `DURAK_SIGNUP_WINDOW_S`."""
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    wait = await throttles.signup.admit(db, client_address(request))
+    if wait is not None:
+        raise _too_many(wait, "too many sign-ups from this address")
     password_hash = await hash_password(body.password)
 
     issued = time.time()
@@ -71,26 +83,29 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
             401,
             429,
             r401="Unknown name or wrong password.",
-            r429="Too many wrong passwords for this name lately; Retry-After says when to try again.",
+            r429="Too many log-ins from this address, or wrong passwords for this name from this address, "
+            "lately; Retry-After says when to try again.",
         ),
     },
 )
 async def login(body: LoginIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
-    throttle: LoginThrottle = request.app.state.login_throttle
-    wait = await throttle.retry_after(db, body.name)
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    address = client_address(request)
+    wait = await throttles.login.admit(db, address)
     if wait is not None:
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            detail=f"too many wrong passwords for this name; try again in {math.ceil(wait)} s",
-            headers={"Retry-After": str(math.ceil(wait))},
-        )
+        raise _too_many(wait, "too many log-ins from this address")
+    # Wrong passwords count per name and address: a stranger cannot lock the player out.
+    name_here = f"{address}:{body.name}"
+    wait = await throttles.wrong_password.retry_after(db, name_here)
+    if wait is not None:
+        raise _too_many(wait, "too many wrong passwords for this name")
     async with db.session() as session:
         account = await accounts.get_by_name(session, body.name) if "\x00" not in body.name else None
         stored_hash = account.password_hash if account else None
     if not await verify_password(stored_hash, body.password) or account is None:
-        await throttle.failed(db, body.name)
+        await throttles.wrong_password.hit(db, name_here)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="unknown name or wrong password")
-    await throttle.succeeded(db, body.name)
+    await throttles.wrong_password.clear(db, name_here)
     if needs_rehash(account.password_hash):
         new_hash = await hash_password(body.password)
         account_id = account.id
@@ -109,10 +124,33 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
 
 @router.post(
     "/guest",
-    responses={200: {"description": "A guest session (sets the durak_session cookie)."}, **responses(400)},
+    responses={
+        200: {"description": "A guest session (sets the durak_session cookie)."},
+        **responses(
+            400,
+            409,
+            429,
+            r409="The name is a registered player's (compared case-insensitively).",
+            r429="Too many guest sessions from this address lately; Retry-After says when to try again.",
+        ),
+    },
 )
 async def guest(body: GuestIn, request: Request, response: Response, settings: SettingsDep) -> MeOut:
-    """A session without an account: free tables and spectating only, no coins."""
+    """A session without an account: free tables and spectating only, no coins. The name must not
+    be a registered player's; answers and clients mark guests as such. Each address may start
+    `DURAK_GUESTS_PER_IP` guest sessions per `DURAK_GUEST_WINDOW_S`."""
+    db = get_db(request)
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    # Counted before the name check, so that it cannot tell registered names apart any faster
+    # than sign-up can.
+    wait = await throttles.guest.admit(db, client_address(request))
+    if wait is not None:
+        raise _too_many(wait, "too many guest sessions from this address")
+    async with db.session() as session:
+        if await accounts.get_by_name(session, body.name) is not None:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, detail=f"name_registered: {body.name} is a registered player's name"
+            )
     value, _ = make_cookie(settings, name=body.name)
     set_session_cookie(response, request, value, settings)
     return MeOut(id=None, name=body.name, kind="guest", balance=None, is_admin=False)
@@ -154,6 +192,15 @@ async def logout(
                 request.app.state.broker, account_id=account_id, session_id=None if everywhere else session_id
             )
     clear_session_cookie(response, request, settings)
+
+
+def _too_many(wait: float, what: str) -> HTTPException:
+    seconds = max(1, math.ceil(wait))
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        detail=f"{what}; try again in {seconds} s",
+        headers={"Retry-After": str(seconds)},
+    )
 
 
 async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str) -> str:

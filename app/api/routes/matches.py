@@ -1,4 +1,9 @@
-"""Match history: list (newest first), detail, and the public replay."""
+"""Match history: list (newest first), detail, and the replay.
+
+Who sees what: a private table's matches only their players and admins (``history.visible_to``;
+anyone else gets 404, as for a match that does not exist); a seat's coin result only the player
+in it and admins (everyone else sees ``coin_change`` null and places only).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, status
 
-from app.api.deps import OptionalUser, SessionDep
+from app.api.deps import OptionalUser, SessionDep, SessionInfo
 from app.api.errors import responses
 from app.api.schemas import FairnessOut, MatchDetail, MatchPage, MatchSummary, ReplayView, SeatOut
 from app.db import accounts
@@ -20,26 +25,35 @@ MatchId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9
 MAX_ID = 2**31 - 1
 
 
-def _seats(match: Match) -> list[SeatOut]:
+def _sees_coins(user: SessionInfo | None, account_id: int | None) -> bool:
+    """A seat's coin result is its player's own business (and admins')."""
+    if user is None:
+        return False
+    return user.is_admin or (account_id is not None and account_id == user.account_id)
+
+
+def _seats(match: Match, user: SessionInfo | None) -> list[SeatOut]:
     players = {p.seat: p for p in match.players}
     out = []
     for seat in match.seats:
         player = players.get(int(seat["seat"]))
+        coin_change = player.coin_change if player else 0
         out.append(
             SeatOut(
                 seat=seat["seat"],
                 account_id=seat.get("account_id"),
                 guest_name=seat.get("guest_name"),
+                guest=seat.get("guest_name") is not None,
                 bot_level=seat.get("bot_level"),
                 display_name=seat["display_name"],
                 place=player.place if player else None,
-                coin_change=player.coin_change if player else 0,
+                coin_change=coin_change if _sees_coins(user, seat.get("account_id")) else None,
             )
         )
     return out
 
 
-def _summary(match: Match) -> MatchSummary:
+def _summary(match: Match, user: SessionInfo | None) -> MatchSummary:
     return MatchSummary(
         id=match.id,
         table_id=match.table_id,
@@ -49,7 +63,7 @@ def _summary(match: Match) -> MatchSummary:
         cheating=match.cheating,
         draw=bool(match.result.get("draw")),
         durak=match.result.get("durak"),
-        seats=_seats(match),
+        seats=_seats(match, user),
         rules=dict(match.rules),
     )
 
@@ -91,28 +105,48 @@ async def list_matches(
         if account_id > MAX_ID or await accounts.get(session, account_id) is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no account {account}")
     rows, total = await history.list_matches(
-        session, account_id=account_id, offset=(page - 1) * page_size, limit=page_size
+        session,
+        account_id=account_id,
+        viewer_id=user.account_id if user else None,
+        viewer_is_admin=bool(user and user.is_admin),
+        offset=(page - 1) * page_size,
+        limit=page_size,
     )
-    return MatchPage(items=[_summary(row) for row in rows], page=page, page_size=page_size, total=total)
+    return MatchPage(items=[_summary(row, user) for row in rows], page=page, page_size=page_size, total=total)
 
 
-async def _load(session: SessionDep, match_id: str) -> Match:
-    match = await history.get_match(session, match_id)
+async def _load(session: SessionDep, match_id: str, user: SessionInfo | None) -> Match:
+    """The match if the user may see it; 404 alike for a match that does not exist and a private
+    one he did not play (the answer does not tell them apart)."""
+    match = await history.get_match(
+        session,
+        match_id,
+        viewer_id=user.account_id if user else None,
+        viewer_is_admin=bool(user and user.is_admin),
+    )
     if match is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no match {match_id}")
     return match
 
 
-@router.get("/{match_id}", responses={200: {"description": "One finished match."}, **responses(404)})
-async def get_match(match_id: MatchId, session: SessionDep) -> MatchDetail:
-    """A finished match: seats, places, coin changes, rules and result, and ``fairness``: the
-    revealed deal (server seed, client seeds, deck) that anyone can recompute (docs/fairness.md)."""
-    match = await _load(session, match_id)
+@router.get(
+    "/{match_id}",
+    responses={
+        200: {"description": "One finished match."},
+        **responses(404, r404="No such match, or a private table's match the caller did not play."),
+    },
+)
+async def get_match(match_id: MatchId, session: SessionDep, user: OptionalUser) -> MatchDetail:
+    """A finished match: seats, places, the caller's own coin change (all of them for admins), rules
+    and result, and ``fairness``: the revealed deal (server seed, client seeds, deck) that anyone who
+    may see the match can recompute (docs/fairness.md). The engine seed of older matches stays secret."""
+    match = await _load(session, match_id, user)
+    summary = _summary(match, user)
     return MatchDetail(
-        **_summary(match).model_dump(),
+        **summary.model_dump(),
         dealer=match.dealer,
         result=match.result,
-        coin_changes=match.coin_changes,
+        coin_changes={str(seat.seat): seat.coin_change for seat in summary.seats if seat.coin_change is not None},
         actions=len(match.actions),
         fairness=FairnessOut.model_validate(match.fairness) if match.fairness else None,
     )
@@ -144,12 +178,17 @@ def build_replay(match: Match) -> list[dict[str, Any]]:
     response_model=list[ReplayView],
     response_model_exclude_unset=True,
     responses={
-        200: {"description": "The public replay: a list of spectator views."},
-        **responses(404, 503, r503="The rules engine is not available."),
+        200: {"description": "The replay: a list of spectator views."},
+        **responses(
+            404,
+            503,
+            r404="No such match, or a private table's match the caller did not play.",
+            r503="The rules engine is not available.",
+        ),
     },
 )
-async def get_replay(match_id: MatchId, session: SessionDep) -> list[dict[str, Any]]:
-    match = await _load(session, match_id)
+async def get_replay(match_id: MatchId, session: SessionDep, user: OptionalUser) -> list[dict[str, Any]]:
+    match = await _load(session, match_id, user)
     try:
         return await asyncio.to_thread(build_replay, match)
     except ImportError as exc:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import secrets
 import time
 from collections import deque
@@ -27,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api import signouts
 from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, resolve_info
 from app.api.outgoing import TEXT_FRAMES, Outgoing
-from app.api.protocol import PLAY_COMMANDS, client_message
+from app.api.protocol import CLIENT_TYPES, client_message
 from app.api.routes.tables import principal_of
 from app.api.security import origin_allowed
 from app.api.signouts import OpenSessions
@@ -44,26 +45,46 @@ PATH_PREFIX = "/ws/tables/"
 MAX_FRAME = 64 * 1024
 BURST = 20
 RATE_PER_S = 10.0
+# Over the limit, each message is refused on its own (error ``rate_limited``); a connection still
+# being refused after this long (no pause of REFUSAL_GAP_S without a refusal) is closed with 4008.
+ABUSE_CLOSE_S = 10.0
+REFUSAL_GAP_S = 1.0
 
 
 _COMMAND_COUNTERS: dict[str, Any] = {}  # COMMANDS by type, looked up once
 
 
 class TokenBucket:
-    def __init__(self, burst: int = BURST, rate: float = RATE_PER_S) -> None:
+    """``burst`` messages at once, ``rate`` per second sustained; every new table version the
+    connection receives gives one back (:meth:`credit`), so a client that answers each update at
+    once is never limited however fast the match goes: only messages nobody asked for count."""
+
+    def __init__(
+        self, burst: int = BURST, rate: float = RATE_PER_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.capacity = float(burst)
         self.tokens = float(burst)
         self.rate = rate
-        self.stamp = time.monotonic()
+        self.clock = clock
+        self.stamp = clock()
 
-    def take(self) -> bool:
-        now = time.monotonic()
+    def _refill(self) -> None:
+        now = self.clock()
         self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
+
+    def take(self) -> float:
+        """Take a token: 0.0, or (none left) the seconds until there is one."""
+        self._refill()
         if self.tokens < 1:
-            return False
+            return (1 - self.tokens) / self.rate
         self.tokens -= 1
-        return True
+        return 0.0
+
+    def credit(self) -> None:
+        """One token back, up to the burst: the table moved on, and an answer to that is due."""
+        self._refill()
+        self.tokens = min(self.capacity, self.tokens + 1)
 
 
 class TableSockets:
@@ -193,9 +214,12 @@ class Connection:
         self.principal = principal
         self.conn = conn
         self.seated = False
+        self.welcomed = False  # updates and presence reach the client only after its welcome
         self.last_version = -1
         self.sent_at: dict[str, float] = {}
         self.bucket = TokenBucket()
+        self.refused_since: float | None = None  # when the current run of rate-limit refusals began
+        self.last_refused = 0.0
         self.watching: asyncio.Task[None] | None = None
         # Commands for an actor in another process, in order, each with whether a failure to send it
         # is told to the client.
@@ -296,9 +320,15 @@ class Connection:
                 self._seat_changed(frame.seat is not None)
         elif self.seated:
             return
+        if kind == "update" or kind == "presence":
+            if not self.welcomed:
+                return  # the welcome, when it comes, holds all of it
+        elif kind == "welcome":
+            self.welcomed = True
         if kind == "update" or kind == "welcome":
             if frame.version > self.last_version:
                 self.last_version = frame.version
+                self.bucket.credit()
         elif (kind == "ack" or kind == "error") and frame.cmd_id:
             started = self.sent_at.pop(frame.cmd_id, None)
             if started is not None:
@@ -333,12 +363,39 @@ class Connection:
         if len(text) > MAX_FRAME:
             self._close(1009, "frame larger than 64 KiB")
             return
-        if not self.bucket.take():
-            ERRORS.labels("rate_limited").inc()
-            self.send({"type": "bye", "code": "rate_limited", "message": "too many messages"})
-            self._close(4008, "rate limit exceeded")
+        wait = self.bucket.take()
+        if wait:
+            self.rate_limited(text, wait)
             return
         self.handle(text)
+
+    def rate_limited(self, text: str, wait: float) -> None:
+        """Refuse one message over the limit, saying how long to wait; close the connection when it
+        has been over the limit for ABUSE_CLOSE_S without a pause."""
+        now = time.monotonic()
+        if self.refused_since is None or now - self.last_refused > REFUSAL_GAP_S:
+            self.refused_since = now
+        self.last_refused = now
+        if now - self.refused_since >= ABUSE_CLOSE_S:
+            ERRORS.labels("rate_limited").inc()
+            self.send({"type": "bye", "code": "rate_limited", "message": "too many messages for too long"})
+            self._close(4008, "rate limit exceeded")
+            return
+        cmd_id = None
+        with contextlib.suppress(ValueError):
+            raw = orjson.loads(text)
+            cmd_id = raw.get("id") if isinstance(raw, dict) else None
+        retry_after_ms = max(1, math.ceil(wait * 1000))
+        ERRORS.labels("rate_limited").inc()
+        self.send(
+            {
+                "type": "error",
+                "id": cmd_id if isinstance(cmd_id, str) else None,
+                "code": "rate_limited",
+                "message": f"too many messages: wait {retry_after_ms} ms, then send it again",
+                "retry_after_ms": retry_after_ms,
+            }
+        )
 
     def _close(self, code: int, reason: str) -> None:
         async def close() -> None:
@@ -398,23 +455,46 @@ class Connection:
             self.publisher = None
 
     def refuse(self, text: str) -> None:
-        """Say precisely what is wrong with a frame that is not a valid message."""
+        """Say precisely what is wrong with a frame that is not a valid message: ``unknown_type`` only
+        for an object whose ``type`` names no message, ``bad_message`` for every other shape."""
         try:
             raw = json.loads(text)
         except ValueError:
             self.error(None, "bad_json", "the frame is not valid JSON")
             return
-        cmd_id = raw.get("id") if isinstance(raw, dict) else None
-        kind = raw.get("type") if isinstance(raw, dict) else None
+        if not isinstance(raw, dict):
+            self.error(None, "bad_message", f"a message is a JSON object, not {_json_kind(raw)}")
+            return
+        cmd_id, kind = raw.get("id"), raw.get("type")
+        if "type" not in raw:
+            self.error(cmd_id, "bad_message", "the message has no type")
+            return
+        if not isinstance(kind, str):
+            self.error(cmd_id, "bad_message", f"type must be a string, not {_json_kind(kind)}")
+            return
+        if kind not in CLIENT_TYPES:
+            self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
+            return
         try:
-            client_message.validate_python(raw)
+            client_message.validate_python(raw, strict=True)
         except ValidationError as exc:
-            known = (*PLAY_COMMANDS, "hello", "leave", "rematch", "client_seed", "ping")
-            if not isinstance(raw, dict) or kind not in known:
-                self.error(cmd_id, "unknown_type", f"unknown message type {kind!r}")
-            else:
-                first = exc.errors()[0]
-                where = ".".join(str(part) for part in first["loc"][1:]) or kind
-                self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"][1:]) or kind
+            self.error(cmd_id, "bad_message", f"{kind}: {where}: {first['msg']}")
             return
         self.error(cmd_id, "bad_message", "the frame does not match the protocol")
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -3,7 +3,7 @@ import { errorText, get } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatSigned, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
-import { displayName } from '../table/describe.js';
+import { namesWithBadges } from '../table/render.js';
 import { currentUser, onUserChange } from '../session.js';
 
 const PAGE_SIZE = 20;
@@ -45,13 +45,13 @@ export function mount(root) {
     else if (durak) result = t('history.durak');
     else if (mine && mine.place === 1) result = t('history.won');
     else result = t('history.safe');
-    const change = mine ? mine.coin_change : 0;
+    const change = (mine && mine.coin_change) || 0; // the server gives each player his own coin result
     return h(
       'tr',
       { class: ['match-row', durak && 'lost'], dataset: { match: item.id } },
       h('td', { 'data-label': t('history.date') }, h('time', { datetime: item.finished_at, text: formatDate(item.finished_at) })),
       h('td', { 'data-label': t('history.rules') }, detail ? rulesChips(detail.rules, { compact: false }) : null),
-      h('td', { 'data-label': t('history.players'), text: item.seats.map(displayName).join(', ') }),
+      h('td', { 'data-label': t('history.players') }, namesWithBadges(item.seats)),
       h('td', { 'data-label': t('history.place') }, h('span', { class: 'place', text: mine && mine.place ? t('results.place', { place: mine.place }) : '\u2014' }), ' ', h('span', { class: 'muted', text: result })),
       h('td', { 'data-label': t('history.coins') }, h('span', { class: ['coins', change > 0 ? 'up' : change < 0 ? 'down' : 'even'], dataset: { change: String(change) }, text: formatSigned(change) })),
       h('td', {}, h('a', { class: 'btn small', href: `/#/replay/${encodeURIComponent(item.id)}`, text: t('history.replay') })),

@@ -3,7 +3,7 @@ import { authPanel } from '../auth.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
-import { displayName } from '../table/describe.js';
+import { namesWithBadges } from '../table/render.js';
 import { currentUser, onUserChange } from '../session.js';
 
 const FILTER_KEY = 'durak.lobby.filters';
@@ -100,7 +100,7 @@ export function mount(root) {
           ' · ',
           h('span', { class: ['status', `status-${row.status}`], text: statusText(row.status) }),
         ),
-        seated.length ? h('p', { class: 'players muted', text: seated.map(displayName).join(', ') }) : null,
+        seated.length ? h('p', { class: 'players muted' }, namesWithBadges(seated)) : null,
       ),
       h(
         'div',

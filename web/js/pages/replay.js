@@ -76,7 +76,7 @@ export function mount(root, { id }) {
       const view = views[step];
       const revealed = view.revealed_hands ? view.revealed_hands.final : null;
       const dealt = view.revealed_hands ? view.revealed_hands.dealt : null;
-      const seats = match.seats.map((seat) => ({ seat: seat.seat, name: seat.display_name, kind: seat.bot_level ? 'bot' : 'human', level: seat.bot_level, connected: true }));
+      const seats = match.seats.map((seat) => ({ seat: seat.seat, name: seat.display_name, kind: seat.bot_level ? 'bot' : 'human', level: seat.bot_level, guest: seat.guest, connected: true }));
       const controls = h(
         'div',
         { class: 'replay-controls', role: 'group', 'aria-label': t('replay.controls') },

@@ -9,7 +9,7 @@ import { rulesChips } from '../rules.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { botLevelText, clockText, countdownText, displayName, eventText, moveText, reasonText, seatName, seatNames } from '../table/describe.js';
-import { discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
+import { discardPile, guestBadge, pairsZone, seatBox, stockPile } from '../table/render.js';
 import { TableSocket } from '../table/socket.js';
 
 const LOG_LIMIT = 120;
@@ -111,6 +111,13 @@ export function mount(root, { code, watch }) {
         render();
         break;
       }
+      case 'presence':
+        // Someone connected or left: the same version, new table facts (who is online, spectators).
+        if (message.version < st.version || !message.table) return;
+        st.table = message.table;
+        st.deadlineAt = message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null;
+        render();
+        break;
       case 'ack':
         if (message.id === st.busy) clearBusy();
         render();
@@ -615,6 +622,7 @@ export function mount(root, { code, watch }) {
             h('span', { class: 'seat-no', text: t('table.seat_n', { n: seat.seat + 1 }) }),
             seat.kind === 'human' ? h('span', { class: ['conn', seat.connected ? 'online' : 'offline'], role: 'img', 'aria-label': seat.connected ? t('table.online') : t('table.offline'), title: seat.connected ? t('table.online') : t('table.offline') }) : null,
             h('span', { class: 'seat-who', text: seat.kind === 'empty' ? t('table.free_seat') : displayName(seat) }),
+            guestBadge(seat),
             seat.kind === 'empty' && canSit && me && !(stake > 0 && me.kind === 'guest')
               ? h('button', { type: 'button', class: 'btn small primary', dataset: { key: `sit:${seat.seat}`, action: 'sit' }, onclick: () => join(seat.seat), text: t('waiting.sit_here') })
               : null,

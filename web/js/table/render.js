@@ -5,6 +5,16 @@ import { h } from '../dom.js';
 import { t } from '../i18n.js';
 import { displayName } from './describe.js';
 
+/** The "Guest" badge after a guest's name (`seat.guest` from the server), or null. */
+export function guestBadge(seat) {
+  return seat && seat.guest ? h('span', { class: 'badge guest', text: t('header.guest') }) : null;
+}
+
+/** Seat names separated by commas, each guest's with its badge (the lobby, the history). */
+export function namesWithBadges(seats) {
+  return seats.map((seat, i) => [i ? ', ' : null, displayName(seat), seat.guest ? [' ', guestBadge(seat)] : null]);
+}
+
 export function roleText(role) {
   switch (role) {
     case 'attacker':
@@ -54,7 +64,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
       h(
         'div',
         { class: 'seat-info' },
-        h('div', { class: 'seat-name' }, connection, h('span', { class: 'name-text', text: me ? t('table.you_name', { name }) : name })),
+        h('div', { class: 'seat-name' }, connection, h('span', { class: 'name-text', text: me ? t('table.you_name', { name }) : name }), guestBadge(seat)),
         h(
           'div',
           { class: 'seat-sub' },

@@ -1,5 +1,6 @@
 // The table websocket with silent reconnects: exponential backoff with jitter, then
-// {"type":"hello","last_version":n} so the server sends only what was missed.
+// {"type":"hello","last_version":n} so the server sends only what was missed. A command refused
+// with `rate_limited` is sent again after the wait the server names (once the socket is open).
 
 const PING_EVERY_MS = 15000;
 const SILENCE_LIMIT_MS = 40000;
@@ -19,6 +20,7 @@ export class TableSocket {
     this.pingTimer = null;
     this.lastSeen = Date.now();
     this.prefix = Math.random().toString(36).slice(2, 8);
+    this.unanswered = new Map(); // command id -> message, until its ack or error
   }
 
   url() {
@@ -66,6 +68,14 @@ export class TableSocket {
       } catch {
         return;
       }
+      if (message.type === 'error' && message.code === 'rate_limited' && this.unanswered.has(message.id)) {
+        const again = this.unanswered.get(message.id);
+        setTimeout(() => {
+          if (this.ws === ws && !this.send(again)) this.unanswered.delete(again.id);
+        }, message.retry_after_ms || 100);
+        return; // not the player's mistake: no toast
+      }
+      if ((message.type === 'ack' || message.type === 'error') && message.id) this.unanswered.delete(message.id);
       if ((message.type === 'welcome' || message.type === 'update') && typeof message.version === 'number') {
         if (message.version < this.lastVersion && message.type === 'update') return; // stale
         this.lastVersion = Math.max(this.lastVersion, message.version);
@@ -75,6 +85,7 @@ export class TableSocket {
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
       this.stopPings();
+      this.unanswered.clear(); // never answered now: the page's busy timer gives up on them
       if (this.stopped) return;
       if (event.code === 4004) {
         this.setState('gone');
@@ -131,7 +142,10 @@ export class TableSocket {
     const id = `${this.prefix}-${this.counter}`;
     const message = { type, id, ...fields };
     if (this.lastVersion >= 0) message.version = this.lastVersion;
-    return this.send(message) ? id : null;
+    if (!this.send(message)) return null;
+    this.unanswered.set(id, message);
+    if (this.unanswered.size > 64) this.unanswered.delete(this.unanswered.keys().next().value);
+    return id;
   }
 
   /** Open a fresh connection now (after signing in, so the new cookie is used). */

@@ -2,8 +2,8 @@
 client seeds, dealt deck; docs/fairness.md) and ``match_analyses``, the coach's reports cached per
 match and seat.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 Create Date: 2026-12-01
 """
 
@@ -19,8 +19,8 @@ from app.db.base import UTCDateTime
 
 Json = sa.JSON().with_variant(JSONB(), "postgresql")
 
-revision: str = "0003"
-down_revision: str | None = "0002"
+revision: str = "0004"
+down_revision: str | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

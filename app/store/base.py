@@ -1,0 +1,56 @@
+"""What every table store offers (:class:`TableStore`) and the errors its writes raise.
+
+Every table has a *record* (its parameters, seats, status, version, the match's seed and dealer,
+the decision deadline...) and, while a match runs, an *action log*. The owning actor writes both
+before it pushes anything to clients, and every write carries the owner's fencing token: a write
+with a token older than the newest one seen for that table is refused (``Fenced``), so a process
+that lost its lease can never overwrite its successor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Fenced(Exception):
+    """A newer owner holds this table; this process must stop writing to it."""
+
+
+class TableStore(Protocol):
+    async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
+        """Write the record; with ``log`` also make the action log exactly that list."""
+
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+        """Put ``entry`` at position ``index`` of the action log and note ``live`` (the version and
+        the decision deadline after it), which ``load`` lays over the last saved record."""
+
+    async def claim(self, code: str, token: int) -> None:
+        """Refuse every later write with a token older than ``token`` (``Fenced`` if a newer one was
+        seen already). A new owner claims the table before it loads it, so that nothing the old
+        owner writes afterwards can be missing from what it loaded."""
+
+    async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None: ...
+
+    async def codes(self) -> list[str]: ...
+
+    async def resolve_watch(self, watch_code: str) -> str | None: ...
+
+    async def lobby(self) -> list[dict[str, Any]]:
+        """The records of every public table (any process)."""
+
+    async def remove(self, code: str, token: int) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class LogGap(Exception):
+    """The stored action log is shorter than the owner's (the store lost data): write it whole."""
+
+
+
+def overlay(record: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+    """The saved record with the version and deadline of the moves appended since."""
+    if live is None or live.get("version", -1) <= record.get("version", -1):
+        return record
+    return {**record, "version": live["version"], "deadline": live["deadline"]}
+

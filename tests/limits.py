@@ -1,0 +1,7 @@
+"""The per-address limits of the auth routes, raised for test set-ups: every test signs its people up
+from one address (127.0.0.1 or the test client's). The tests of the limits use the defaults."""
+
+from __future__ import annotations
+
+RELAXED_LIMITS = {"logins_per_ip": 100_000, "signups_per_ip": 100_000, "guests_per_ip": 100_000}
+RELAXED_LIMITS_ENV = {f"DURAK_{name.upper()}": str(value) for name, value in RELAXED_LIMITS.items()}
