@@ -104,6 +104,11 @@ def test_a_fair_deal_from_commitment_to_reveal(
         # During the match: no client seed, and the seed stays secret everywhere.
         second.send({"type": "client_seed", "id": "s4", "seed": CLIENT_SEED, "commitment": commitment})
         assert second.until(lambda m: m["type"] == "error")["code"] == "match_running"
+        # Nothing of the replay, the revealed hands or the coach exists for a running match.
+        for path in (f"/api/matches/{match_id}", f"/api/matches/{match_id}/replay"):
+            assert client.get(path, headers=alice).status_code == 404
+        refused = client.get(f"/api/matches/{match_id}/analysis", params={"seat": 0}, headers=alice)
+        assert refused.status_code == 404 and "only finished matches" in refused.json()["detail"]
         for path in (f"/api/tables/{code}", "/api/tables", "/metrics", "/api/lobby"):
             answer = client.get(path, headers=alice)
             every_text.append(answer.text)
