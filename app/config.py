@@ -68,6 +68,28 @@ class Settings(BaseSettings):
     idle_limit_s: float = Field(
         default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
     )
+    # Bounded resources (docs/architecture.md, "Limits and eviction"). Counted per server process.
+    max_waiting_tables_per_account: int = Field(
+        default=3, ge=1, description="Tables one player (account or guest) may have open and waiting for players."
+    )
+    max_waiting_tables_per_ip: int = Field(
+        default=10, ge=1, description="Tables waiting for players that may be opened from one IP address."
+    )
+    max_bot_tables_per_account: int = Field(
+        default=1, ge=0, description="Matches of bots only (no person seated) one player may have running at once."
+    )
+    bot_table_unwatched_s: float = Field(
+        default=60.0, gt=0, description="A match of bots only that nobody watches for this long is stopped."
+    )
+    bot_match_max_s: float = Field(default=1800.0, gt=0, description="A match of bots only is stopped after this long.")
+    max_lobby_streams_per_ip: int = Field(default=8, ge=1, description="Open /api/lobby/stream feeds per IP address.")
+    max_table_sockets_per_ip: int = Field(default=32, ge=1, description="Open table websockets per IP address.")
+    finished_table_ttl_s: float = Field(
+        default=600.0, gt=0, description="A finished table nobody is connected to leaves memory after this long."
+    )
+    idle_table_ttl_s: float = Field(
+        default=1800.0, gt=0, description="A waiting table unchanged and unvisited leaves memory after this long."
+    )
 
     @field_validator("cookie_secure", mode="before")
     @classmethod

@@ -22,6 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
+from app.api.limits import PerAddress
 from app.api.routes import accounts, admin, analysis, auth, health, matches, play, tables
 from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
@@ -34,7 +35,7 @@ from app.metrics import LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
 from app.tables.recovery import refund_abandoned_escrows
-from app.tables.registry import TableRegistry
+from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import DecisionLimits
 from app.tables.store import open_store
 
@@ -57,8 +58,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             store = open_store(settings.broker_url)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
             limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
-            owner = f"{node}-{uuid.uuid4().hex[:8]}"
-            registry = TableRegistry(broker, DbHooks(db), BotRunner(), store, owner=owner, limits=limits)
+            registry = TableRegistry(
+                broker,
+                DbHooks(db),
+                BotRunner(),
+                store,
+                owner=f"{node}-{uuid.uuid4().hex[:8]}",
+                limits=limits,
+                table_limits=TableLimits.from_settings(settings),
+            )
             async with registry, OpenSessions(db).following(broker) as open_sessions:
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions
@@ -96,6 +104,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Durak Peak", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.auth_throttles = AuthThrottles(settings)
+    app.state.lobby_streams = PerAddress(settings.max_lobby_streams_per_ip)
+    app.state.table_sockets = PerAddress(settings.max_table_sockets_per_ip)
     app.include_router(health.router)
     app.include_router(auth.router)
     app.include_router(accounts.router)

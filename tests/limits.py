@@ -1,7 +1,15 @@
-"""The per-address limits of the auth routes, raised for test set-ups: every test signs its people up
+"""The per-address limits of the auth routes and of tables, raised for test set-ups: every test signs its people up
 from one address (127.0.0.1 or the test client's). The tests of the limits use the defaults."""
 
 from __future__ import annotations
 
-RELAXED_LIMITS = {"logins_per_ip": 100_000, "signups_per_ip": 100_000, "guests_per_ip": 100_000}
+RELAXED_LIMITS = {
+    "logins_per_ip": 100_000,
+    "signups_per_ip": 100_000,
+    "guests_per_ip": 100_000,
+    # the tables' per-address limits (issue 14.4)
+    "max_waiting_tables_per_ip": 100_000,
+    "max_lobby_streams_per_ip": 100_000,
+    "max_table_sockets_per_ip": 100_000,
+}
 RELAXED_LIMITS_ENV = {f"DURAK_{name.upper()}": str(value) for name, value in RELAXED_LIMITS.items()}

@@ -295,6 +295,7 @@ class SeatInfo(_Shape):
     name: str | None = Field(description="The player's display name; Bot (level) for a bot; null when empty.")
     level: str | None = Field(description="A bot's level (easy, normal, hard); null otherwise.")
     player: str | None = Field(description="The seated person's key (compare with table.you); null for bots.")
+    guest: bool = Field(default=False, description="The seated person is a guest (clients show a badge).")
     connected: bool = Field(description="The player has a connection open (always true for a bot).")
     deadline_ms: int | None = Field(
         default=None,
@@ -334,7 +335,7 @@ class Results(_Shape):
     """``table.results``: the last finished match of this table."""
 
     outcome: OutcomeView
-    coin_changes: dict[str, int] = Field(description="Seat number -> coins won (+) or lost (-); all 0 at free tables.")
+    coin_changes: dict[int, int] = Field(description="Seat number -> coins won (+) or lost (-); all 0 at free tables.")
     match_id: str
     fairness: FairDeal | None = Field(default=None, description="The match's deal, revealed.")
 
@@ -360,7 +361,7 @@ class TableInfo(_Shape):
     creator: str = Field(description="The creator's person key (only the creator seats bots and starts early).")
     seats: list[SeatInfo]
     spectators: int = Field(description="Open spectator connections.")
-    series: dict[str, list[int]] = Field(
+    series: dict[int, list[int]] = Field(
         description="Seat number -> [wins, losses] of the person (or bot) in that seat, over all matches at "
         "this table: a win for the first player out, a loss for the durak; a draw counts for nobody."
     )
@@ -706,6 +707,9 @@ CLOSE_CODES: dict[int, str] = {
     4001: "The session was signed out (after bye signed_out): sign in again.",
     4004: "No table with that code.",
     4008: "Rate limit abused: still over the limit after 10 s of rate_limited refusals (after bye rate_limited).",
+    4010: "The table was closed (idle, finished and left, or a match of bots nobody watched); "
+    "its finished matches are in the match history.",
+    4029: "Too many table connections from this IP address (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
 }
 
 
@@ -734,7 +738,7 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
             SeatInfo(seat=1, kind="human", name="bob", level=None, player="a:23", connected=True),
         ],
         spectators=1,
-        series={"0": [1, 0], "1": [0, 1]},
+        series={0: [1, 0], 1: [0, 1]},
         deadline_ms=29000,
         fairness=TableFairness(
             algorithm="durak-peak/v1",

@@ -269,7 +269,7 @@ def render() -> str:
         protocol.Results: [
             protocol.Results(
                 outcome=protocol._OUTCOME,
-                coin_changes={"0": 100, "1": -100},
+                coin_changes={0: 100, 1: -100},
                 match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
             )
         ],

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 from pydantic.config import JsonDict
 
+from app.api import protocol
 from app.db.accounts import NAME_MAX, NAME_MIN, name_problem
 
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
@@ -266,62 +267,14 @@ class RulesOut(BaseModel):
     preset: str = Field(description="`durak_peak`, `classic36` or `durac1993` (GET /api/presets).")
 
 
-class TableSeatOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    seat: int
-    kind: str = Field(description="`empty`, `human` or `bot`.")
-    name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
-    level: str | None = Field(description="A bot's level (`easy`, `normal`, `hard`); null otherwise.")
-    player: str | None = Field(description="The seated session's key (`a:<account id>` or `g:<guest id>`).")
-    connected: bool = Field(description="The player has a table socket open (bots always count as connected).")
+class TableOut(protocol.TableInfo):
+    """A table: its seats, status and rules. The same object as ``table`` in the websocket messages
+    (one model, ``protocol.TableInfo``, documented field by field in docs/protocol.md)."""
 
 
-class TableResultsOut(BaseModel):
-    """The last finished match of the table."""
+class TableWithLinks(TableOut):
+    """GET /api/tables/{code}: the table, and whether the code was a spectator link."""
 
-    model_config = ConfigDict(extra="allow")
-    outcome: dict[str, Any] = Field(
-        description="`{draw, durak, order, places, forfeit, reason, detail}`: places groups seats by place "
-        "(ties share one), the durak last."
-    )
-    coin_changes: dict[int, int] = Field(description="Coins won (positive) or lost, by seat.")
-    match_id: str | None
-    fairness: FairnessOut | None = Field(
-        default=None, description="The match's deal revealed: server seed, client seeds, deck (docs/fairness.md)."
-    )
-
-
-class TableFairnessOut(BaseModel):
-    """The commitment of the table's current deal (docs/fairness.md); its seed stays secret."""
-
-    algorithm: str = Field(description="`durak-peak/v1`.")
-    match_number: int = Field(description="The match the commitment is for: the running one, or the next.")
-    commitment: str = Field(description="SHA-256 hex of the secret server seed (with the table and match number).")
-    client_seeds: list[int] = Field(description="The seats whose players sent a client seed for it.")
-
-
-class TableOut(BaseModel):
-    """A table: its seats, status and rules; the same object as `table` in the websocket messages."""
-
-    model_config = ConfigDict(extra="allow")
-    code: str | None = Field(description="The invite code (null when reached through a spectator link).")
-    name: str
-    private: bool = Field(description="Private tables are not listed in the lobby; the invite link is the way in.")
-    status: str = Field(description="`waiting` (seats open), `playing` or `finished` (until a rematch).")
-    rules: RulesOut
-    creator: str = Field(description="The creator's session key (`a:<account id>` or `g:<guest id>`).")
-    seats: list[TableSeatOut]
-    spectators: int = Field(description="Open spectator connections.")
-    series: dict[int, tuple[int, int]] = Field(description="Wins and losses at this table so far, by seat.")
-    deadline_ms: int | None = Field(description="Milliseconds left for the current decision; null when none runs.")
-    match_id: str | None = Field(description="The running or last match.")
-    results: TableResultsOut | None
-    fairness: TableFairnessOut | None = Field(default=None, description="The commitment of the current deal.")
-    version: int = Field(description="Bumped by every change; the websocket's `update` messages carry it.")
-    you: str | None = Field(description="The asking session's key, null without a session.")
-
-
-class TableInfo(TableOut):
     watch_only: bool = Field(description="True when the code in the path is a spectator link.")
     watch_code: str | None = Field(
         default=None, description="The spectator link's code; only for those who hold the invite code."
@@ -336,11 +289,34 @@ class TableCreated(BaseModel):
     table: TableOut
 
 
-class LobbyTable(TableOut):
-    """A row of the lobby: an open public table."""
+class LobbySeat(BaseModel):
+    seat: int
+    kind: Literal["empty", "human", "bot"]
+    name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
+    level: str | None = Field(description="A bot's level; null otherwise.")
 
+
+class LobbyRow(BaseModel):
+    """A table as the lobby shows it (also the `data` of the feed's `added` and `changed` events)."""
+
+    code: str
+    name: str
+    status: Literal["waiting", "playing"]
+    rules: dict[str, Any]
+    seats: list[LobbySeat]
     free_seats: int
+    spectators: int
     created: float = Field(description="When the table was opened (Unix time, seconds).")
+
+
+class LobbyPage(BaseModel):
+    """One page of the lobby: ``total`` tables match the filters, ``tables`` are those from
+    ``offset`` on (at most ``limit``), newest first."""
+
+    tables: list[LobbyRow]
+    total: int
+    offset: int
+    limit: int
 
 
 class TableAck(BaseModel):

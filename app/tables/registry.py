@@ -13,12 +13,17 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
-from app.broker import Broker, BrokerError, Gap
+import orjson
+
+from app.broker import Broker, BrokerError, Event, Gap
 from app.tables import channels
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
@@ -31,10 +36,136 @@ log = logging.getLogger("durak.registry")
 CALL_TIMEOUT_S = 10.0
 LEASE_TTL_S = 3.0  # a dead owner's tables are taken over within about this long plus SUPERVISE_S
 SUPERVISE_S = 1.0
+SWEEP_S = 5.0  # how often idle tables are looked for
+LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
+CLOSED_REMEMBERED = 100_000  # codes of closed tables kept to answer "closed" rather than "no such table"
+LISTED = ("waiting", "playing")  # the statuses a public table is listed in the lobby with
 
 
 class TableGone(Exception):
     """No live table answers to that code."""
+
+
+class TableClosed(TableGone):
+    """The table existed here but was closed (idle, finished, or a match of bots nobody watched)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class TooMany(Exception):
+    """A limit on tables (docs/architecture.md, "Limits and eviction") refuses the request."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class TableLimits:
+    """The table limits and eviction delays (settings ``DURAK_*``, app/config.py)."""
+
+    waiting_per_account: int = 3
+    waiting_per_ip: int = 10
+    bot_tables_per_account: int = 1
+    bot_table_unwatched_s: float = 60.0
+    bot_match_max_s: float = 1800.0
+    finished_ttl_s: float = 600.0
+    idle_ttl_s: float = 1800.0
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> TableLimits:
+        return cls(
+            waiting_per_account=settings.max_waiting_tables_per_account,
+            waiting_per_ip=settings.max_waiting_tables_per_ip,
+            bot_tables_per_account=settings.max_bot_tables_per_account,
+            bot_table_unwatched_s=settings.bot_table_unwatched_s,
+            bot_match_max_s=settings.bot_match_max_s,
+            finished_ttl_s=settings.finished_table_ttl_s,
+            idle_ttl_s=settings.idle_table_ttl_s,
+        )
+
+
+def bots_only(actor: TableActor) -> bool:
+    return all(seat.kind == "bot" for seat in actor.seats)
+
+
+def connected(actor: TableActor) -> bool:
+    return bool(actor.spectators) or any(seat.connections for seat in actor.seats)
+
+
+def lobby_row(actor: TableActor) -> dict[str, Any]:
+    """What the lobby shows of a table: no version, timers or results, which change with every move."""
+    return {
+        "code": actor.code,
+        "name": actor.spec.name,
+        "status": actor.status,
+        "rules": actor.rules.to_json(),
+        "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name, "level": s.level} for s in actor.seats],
+        "free_seats": sum(1 for seat in actor.seats if seat.kind == "empty"),
+        "spectators": len(actor.spectators),
+        "created": actor.created,
+    }
+
+
+def _row_of_record(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The lobby row of a stored table record (a table of another process), if it is listed."""
+    info = record["info"]
+    if info.get("private") or info.get("status") not in LISTED:
+        return None
+    seats = [{k: seat.get(k) for k in ("seat", "kind", "name", "level")} for seat in info["seats"]]
+    return {
+        "code": info["code"],
+        "name": info["name"],
+        "status": info["status"],
+        "rules": info["rules"],
+        "seats": seats,
+        "free_seats": sum(1 for seat in seats if seat["kind"] == "empty"),
+        "spectators": info.get("spectators", 0),
+        "created": record["created"],
+    }
+
+
+def sse(event: str, data: Any) -> bytes:
+    """One server-sent event, encoded once: every feed sends the same bytes object."""
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+class LobbyViewer:
+    """One lobby feed's queue of server-sent-event texts. A viewer that falls ``MAX_QUEUED`` behind
+    loses its queue and gets a fresh snapshot instead."""
+
+    MAX_QUEUED = 2000
+
+    def __init__(self, snapshot: Callable[[], bytes]) -> None:
+        self.snapshot = snapshot
+        self.queue: deque[bytes] = deque([snapshot()])
+        self.ready = asyncio.Event()
+        self.ready.set()
+
+    def push(self, text: bytes) -> None:
+        if len(self.queue) >= self.MAX_QUEUED:
+            self.queue.clear()
+            text = self.snapshot()
+        self.queue.append(text)
+        self.ready.set()
+
+    async def texts(self, keepalive_s: float) -> AsyncIterator[bytes]:
+        """The queued texts as they come; a comment line after ``keepalive_s`` of quiet (so that a
+        client that is gone is noticed)."""
+        while True:
+            try:
+                async with asyncio.timeout(keepalive_s):
+                    await self.ready.wait()
+            except TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            self.ready.clear()
+            while self.queue:
+                yield self.queue.popleft()
 
 
 def lease_name(code: str) -> str:
@@ -52,6 +183,8 @@ class TableRegistry:
         owner: str | None = None,
         supervise: bool = True,
         limits: DecisionLimits | None = None,
+        table_limits: TableLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.broker = broker
         self.hooks = hooks
@@ -62,11 +195,44 @@ class TableRegistry:
         self.limits = limits or DecisionLimits()  # idle limit and disconnect grace of every table
         self.tables: dict[str, TableActor] = {}
         self.watch_codes: dict[str, str] = {}
+        self.table_limits = table_limits or TableLimits()
+        self.clock = clock
+        self.created_from: dict[str, str] = {}  # table code -> the IP address it was opened from
+        self._pending: list[tuple[str, str | None]] = []  # tables being opened: (creator key, address)
+        self._changed_at: dict[str, float] = {}  # table code -> its last change (clock)
+        self._seen_at: dict[str, float] = {}  # table code -> when someone was last connected to it
+        self._bots_since: dict[str, float] = {}  # table code -> when its match of bots only started
+        self.closed: OrderedDict[str, str] = OrderedDict()  # closed table's code or watch code -> why
+        # The lobby: rows of every process's listed tables, what this process last published of its
+        # own, its changed tables not published yet, deltas for the other processes, the feeds.
+        self.lobby_rows: dict[str, dict[str, Any]] = {}
+        self._published: dict[str, dict[str, Any]] = {}
+        self._lobby_dirty_codes: set[str] = set()
+        self._lobby_outgoing: list[dict[str, Any]] = []
         self._lobby_dirty = asyncio.Event()
+        self._viewers: set[LobbyViewer] = set()
+        self._snapshot_text: bytes | None = None
+        self._lobby_reload: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     async def __aenter__(self) -> TableRegistry:
         self._tasks.append(asyncio.create_task(self._publish_lobby()))
+        subscribed = asyncio.Event()
+
+        def lobby_live(after_outage: bool) -> None:
+            if subscribed.is_set():
+                self._lobby_live(after_outage)
+            subscribed.set()
+
+        self._tasks.append(
+            asyncio.create_task(self.broker.follow(channels.LOBBY, self._on_lobby_event, on_live=lobby_live))
+        )
+        # The other processes' tables: from the store once the lobby channel is subscribed (what
+        # changes after this comes as deltas). A broker that is down now is not waited for.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(subscribed.wait(), 5)
+        await self._reload_lobby()
+        self._tasks.append(asyncio.create_task(self._sweep_forever()))
         self._tasks.append(asyncio.create_task(self._keep_leases()))
         if self.supervise:
             self._tasks.append(asyncio.create_task(self._supervise()))
@@ -76,6 +242,8 @@ class TableRegistry:
         await self.close()
 
     async def close(self, release: bool = True) -> None:
+        if self._lobby_reload is not None:
+            self._tasks.append(self._lobby_reload)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -92,29 +260,83 @@ class TableRegistry:
 
     # ------------------------------------------------------------------ creating and finding tables
 
-    async def create(self, spec: TableSpec) -> TableActor:
-        token = await self.broker.acquire_lease(lease_name(spec.code), self.owner, LEASE_TTL_S)
-        if token is None:  # pragma: no cover - a fresh random code is never held
-            raise RuntimeError("table code collision")
-        actor = TableActor(
-            spec,
-            self.broker,
-            self.hooks,
-            self.bots,
-            on_change=self._on_change,
-            store=self.store,
-            token=token,
-            limits=self.limits,
-        )
-        await actor.save_now()
-        await self._adopt(actor)
+    async def create(self, spec: TableSpec, address: str | None = None) -> TableActor:
+        """Open a table; ``address`` is the IP address it is opened from. Raises ``TooMany`` when its
+        creator or that address has the limit of tables waiting for players already."""
+        self._check_can_open(spec.creator.key, address)
+        self._pending.append((spec.creator.key, address))
+        try:
+            token = await self.broker.acquire_lease(lease_name(spec.code), self.owner, LEASE_TTL_S)
+            if token is None:  # pragma: no cover - a fresh random code is never held
+                raise RuntimeError("table code collision")
+            actor = TableActor(
+                spec,
+                self.broker,
+                self.hooks,
+                self.bots,
+                on_change=self._on_change,
+                store=self.store,
+                token=token,
+                limits=self.limits,
+            )
+            await actor.save_now()
+            if address is not None:
+                self.created_from[spec.code] = address
+            await self._adopt(actor)
+        finally:
+            self._pending.remove((spec.creator.key, address))
         return actor
+
+    def _check_can_open(self, creator: str, address: str | None) -> None:
+        waiting = [actor for actor in self.tables.values() if actor.status == "waiting"]
+        mine = sum(1 for actor in waiting if actor.spec.creator.key == creator)
+        mine += sum(1 for key, _ in self._pending if key == creator)
+        limit = self.table_limits.waiting_per_account
+        if mine >= limit:
+            raise TooMany(
+                "too_many_tables",
+                f"you have {mine} tables waiting for players and may have at most {limit}: "
+                "start one, or wait until one fills or is closed for idleness",
+            )
+        if address is None:
+            return
+        from_there = sum(1 for actor in waiting if self.created_from.get(actor.code) == address)
+        from_there += sum(1 for _, where in self._pending if where == address)
+        limit = self.table_limits.waiting_per_ip
+        if from_there >= limit:
+            raise TooMany(
+                "too_many_tables",
+                f"{from_there} tables opened from your address are waiting for players; at most {limit} may",
+            )
+
+    def check_bot_table(self, code: str, principal_key: str) -> None:
+        """Refuse ``principal_key`` a bot or a match at table ``code`` (no person seated there) when
+        he runs the limit of matches of bots only already (tables of this process)."""
+        actor = self.tables.get(code)
+        if actor is None or any(seat.kind == "human" for seat in actor.seats):
+            return
+        running = sum(
+            1
+            for other in self.tables.values()
+            if other.code != code
+            and other.status == "playing"
+            and other.spec.creator.key == principal_key
+            and bots_only(other)
+        )
+        limit = self.table_limits.bot_tables_per_account
+        if running >= limit:
+            raise TooMany(
+                "too_many_bot_tables",
+                f"you have {running} matches of bots only running and may have at most {limit}: "
+                "wait until one ends, or take a seat yourself",
+            )
 
     async def _adopt(self, actor: TableActor) -> None:
         await actor.start()
         self.tables[actor.code] = actor
         self.watch_codes[actor.spec.watch_code] = actor.code
-        self._lobby_dirty.set()
+        self._seen_at[actor.code] = self._changed_at[actor.code] = self.clock()
+        self._on_change(actor)
 
     async def resolve(self, code: str) -> tuple[str, bool]:
         """(table code, watch only) for an invite code or a spectator code, on any process."""
@@ -122,6 +344,8 @@ class TableRegistry:
             return code, False
         if code in self.watch_codes:
             return self.watch_codes[code], True
+        if code in self.closed:
+            raise TableClosed(code, self.closed[code])
         try:
             if await self.store.load(code) is not None:
                 return code, False
@@ -148,7 +372,7 @@ class TableRegistry:
             await asyncio.sleep(LEASE_TTL_S / 3)
             for code, actor in list(self.tables.items()):
                 if actor.fenced:
-                    self._drop(code)
+                    self._drop(code, unlist=False)
                     continue
                 try:
                     if await self.broker.renew_lease(lease_name(code), self.owner, actor.token, LEASE_TTL_S):
@@ -162,17 +386,89 @@ class TableRegistry:
                 if token is None:
                     log.warning("table %s: lease lost to another process; stopping here", code[:8])
                     await actor.stop()
-                    self._drop(code)
+                    self._drop(code, unlist=False)
                 else:
                     actor.token = token
                     with contextlib.suppress(Exception):
                         await actor.save_now()
 
-    def _drop(self, code: str) -> None:
+    def _drop(self, code: str, *, unlist: bool = True) -> None:
+        """Forget a table of this process. With ``unlist`` its lobby row goes too; not when another
+        process took it over (that one lists it now)."""
         actor = self.tables.pop(code, None)
         if actor is not None:
             self.watch_codes.pop(actor.spec.watch_code, None)
             self.bots.forget(code)
+        for facts in (self.created_from, self._changed_at, self._seen_at, self._bots_since):
+            facts.pop(code, None)
+        if unlist:
+            self._mark_lobby(code)
+        else:
+            self._published.pop(code, None)
+
+    # ------------------------------------------------------------------ eviction
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            try:
+                await self.sweep()
+            except Exception:  # pragma: no cover - one bad table must not stop the sweeping
+                log.exception("sweeping idle tables failed")
+
+    async def sweep(self) -> list[str]:
+        """Close the tables that have been idle too long; returns their codes. A waiting table with
+        no change and nobody connected for ``idle_ttl_s``, a finished one likewise for
+        ``finished_ttl_s``, and a match of bots only nobody watches for ``bot_table_unwatched_s`` or
+        that has run ``bot_match_max_s``. Running matches of people are never closed here: their
+        timers end them."""
+        now = self.clock()
+        limits = self.table_limits
+        closing: list[tuple[str, str]] = []
+        for code, actor in list(self.tables.items()):
+            if connected(actor):
+                self._seen_at[code] = now
+            quiet_s = now - max(self._seen_at.get(code, now), self._changed_at.get(code, now))
+            unwatched_s = now - self._seen_at.get(code, now)
+            if actor.status == "waiting" and quiet_s >= limits.idle_ttl_s:
+                closing.append((code, f"it waited {_minutes(limits.idle_ttl_s)} for players and nobody came"))
+            elif actor.status == "finished" and quiet_s >= limits.finished_ttl_s:
+                closing.append(
+                    (code, f"its match ended and nobody was at the table for {_minutes(limits.finished_ttl_s)}")
+                )
+            elif actor.status == "playing" and bots_only(actor):
+                since = self._bots_since.setdefault(code, now)
+                if unwatched_s >= limits.bot_table_unwatched_s:
+                    closing.append((code, "its match of bots only was stopped: nobody was watching it"))
+                elif now - since >= limits.bot_match_max_s:
+                    closing.append(
+                        (code, f"its match of bots only was stopped after {_minutes(limits.bot_match_max_s)}")
+                    )
+            else:
+                self._bots_since.pop(code, None)
+        for code, why in closing:
+            await self.close_table(code, why)
+        return [code for code, _ in closing]
+
+    async def close_table(self, code: str, why: str) -> None:
+        """Stop a table of this process and forget it (its finished matches are in the database);
+        later requests for its codes are told it was closed, and why."""
+        actor = self.tables.get(code)
+        if actor is None:
+            return
+        # One string per reason, however many tables it closes: the codes are what is remembered.
+        message = sys.intern(f"this table was closed: {why}; its finished matches stay in the match history")
+        for closed_code in (code, actor.spec.watch_code):
+            self.closed[closed_code] = message
+        while len(self.closed) > CLOSED_REMEMBERED:
+            self.closed.popitem(last=False)
+        self._drop(code)
+        await actor.stop()
+        with contextlib.suppress(Exception):
+            await self.store.remove(code, actor.token)
+        with contextlib.suppress(Exception):
+            await self.broker.release_lease(lease_name(code), self.owner, actor.token)
+        log.info("table %s: closed (%s)", code[:8], why)
 
     async def _supervise(self) -> None:
         while True:
@@ -227,42 +523,122 @@ class TableRegistry:
     # ------------------------------------------------------------------ lobby
 
     def _on_change(self, actor: TableActor) -> None:
+        self._changed_at[actor.code] = self.clock()
+        if actor.status == "playing" and actor.code not in self._bots_since and bots_only(actor):
+            self._bots_since[actor.code] = self.clock()
+        self._mark_lobby(actor.code)
+
+    def _mark_lobby(self, code: str) -> None:
+        self._lobby_dirty_codes.add(code)
         self._lobby_dirty.set()
 
-    async def lobby(self) -> list[dict[str, Any]]:
-        """Open public tables of every process, newest first."""
-        try:
-            records = await self.store.lobby()
-        except BrokerError:
-            records = [actor.record() for actor in self.tables.values() if not actor.spec.private]
-        rows = []
-        for record in records:
-            code = record["spec"]["code"]
-            info = self.tables[code].info() if code in self.tables else record["info"]  # local: live
-            free = sum(1 for seat in info["seats"] if seat["kind"] == "empty")
-            rows.append({**info, "free_seats": free, "created": record["created"]})
-        rows.sort(key=lambda row: -row["created"])
-        return rows
+    def _flush_lobby(self) -> None:
+        """Turn the changed tables of this process into deltas: applied here at once (so that this
+        process's lobby is exact for its own tables), queued for the other processes."""
+        codes, self._lobby_dirty_codes = self._lobby_dirty_codes, set()
+        for code in codes:
+            actor = self.tables.get(code)
+            listed = actor is not None and not actor.spec.private and actor.status in LISTED
+            row = lobby_row(actor) if listed and actor is not None else None
+            if row == self._published.get(code):
+                continue
+            if row is None:
+                del self._published[code]
+                delta: dict[str, Any] = {"op": "removed", "code": code}
+            else:
+                self._published[code] = row
+                delta = {"op": "upsert", "table": row}
+            self._apply_delta(delta)
+            self._lobby_outgoing.append(delta)
+        if self._lobby_outgoing:
+            self._lobby_dirty.set()
+
+    def _apply_delta(self, delta: dict[str, Any]) -> None:
+        """One table's change to the lobby, encoded once and queued for every feed."""
+        if delta["op"] == "removed":
+            code = delta["code"]
+            if self.lobby_rows.pop(code, None) is None:
+                return
+            text = sse("removed", {"code": code})
+        else:
+            row = delta["table"]
+            event = "changed" if row["code"] in self.lobby_rows else "added"
+            self.lobby_rows[row["code"]] = row
+            text = sse(event, row)
+        self._snapshot_text = None
+        for viewer in self._viewers:
+            viewer.push(text)
 
     async def _publish_lobby(self) -> None:
         while True:
             await self._lobby_dirty.wait()
             self._lobby_dirty.clear()
-            with contextlib.suppress(Exception):
-                await self.broker.publish(channels.LOBBY, json.dumps({"type": "lobby_changed", "at": time.time()}))
-            await asyncio.sleep(0.1)  # coalesce bursts of changes
+            self._flush_lobby()
+            outgoing, self._lobby_outgoing = self._lobby_outgoing, []
+            if outgoing:
+                # Lost while the broker is down: the other processes reload when it is back.
+                with contextlib.suppress(Exception):
+                    await self.broker.publish(channels.LOBBY, orjson.dumps({"from": self.owner, "deltas": outgoing}))
+            await asyncio.sleep(LOBBY_COALESCE_S)  # a burst of changes of one table: one delta
+
+    def _on_lobby_event(self, item: Event) -> None:
+        if isinstance(item, Gap):
+            self._lobby_live(True)
+            return
+        try:
+            message = orjson.loads(item.data)
+            if message.get("from") == self.owner:
+                return  # applied when they were published
+            for delta in message["deltas"]:
+                self._apply_delta(delta)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            log.warning("lobby: ignoring a malformed message")
+
+    def _lobby_live(self, after_outage: bool) -> None:
+        """The lobby channel is (again) subscribed: read every process's listed tables from the store."""
+        if self._lobby_reload is None or self._lobby_reload.done():
+            self._lobby_reload = asyncio.get_running_loop().create_task(self._reload_lobby())
+
+    async def _reload_lobby(self) -> None:
+        try:
+            records = await self.store.lobby()
+        except BrokerError:
+            records = []
+        rows: dict[str, dict[str, Any]] = {}
+        for record in records:
+            row = _row_of_record(record)
+            if row is not None and row["code"] not in self.tables:
+                rows[row["code"]] = row
+        rows.update(self._published)  # this process's own tables, as they are now
+        self.lobby_rows = rows
+        self._snapshot_text = None
+        for viewer in self._viewers:
+            viewer.queue.clear()
+            viewer.push(self.lobby_snapshot())
+
+    async def lobby(self) -> list[dict[str, Any]]:
+        """Open and running public tables of every process, newest first."""
+        self._flush_lobby()
+        return sorted(self.lobby_rows.values(), key=lambda row: -row["created"])
+
+    def lobby_snapshot(self) -> bytes:
+        """The ``snapshot`` event a lobby feed starts with: every listed table, newest first."""
+        if self._snapshot_text is None:
+            tables = sorted(self.lobby_rows.values(), key=lambda row: -row["created"])
+            self._snapshot_text = sse("snapshot", {"tables": tables})
+        return self._snapshot_text
 
     @contextlib.asynccontextmanager
-    async def lobby_feed(self) -> AsyncIterator[AsyncIterator[list[dict[str, Any]]]]:
-        """The open tables now, then again whenever any process reports a change."""
-        async with self.broker.subscribe(channels.LOBBY) as sub:
-
-            async def feed() -> AsyncIterator[list[dict[str, Any]]]:
-                yield await self.lobby()
-                async for _ in sub:
-                    yield await self.lobby()
-
-            yield feed()
+    async def lobby_feed(self, keepalive_s: float = 15.0) -> AsyncIterator[AsyncIterator[bytes]]:
+        """Server-sent events: a ``snapshot`` of the listed tables, then one ``added``, ``changed``
+        or ``removed`` event per table change."""
+        self._flush_lobby()
+        viewer = LobbyViewer(self.lobby_snapshot)
+        self._viewers.add(viewer)
+        try:
+            yield viewer.texts(keepalive_s)
+        finally:
+            self._viewers.discard(viewer)
 
     # ------------------------------------------------------------------ calls
 
@@ -279,3 +655,9 @@ class TableRegistry:
                     reply: dict[str, Any] = json.loads(item.data)
                     return reply
         raise TableGone(code)
+
+
+def _minutes(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:g} s"
+    return f"{seconds / 60:g} minutes"

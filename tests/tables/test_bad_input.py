@@ -176,11 +176,11 @@ def test_lobby_lists_public_tables_with_filters(client: TestClient) -> None:
     public = create_table(client, alice, deck=52, seats=4, transfer=True)["code"]
     create_table(client, alice, private=True)
     free = create_table(client, alice, deck=36, stake=0)["code"]
-    codes = [row["code"] for row in client.get("/api/tables").json()]
+    codes = [row["code"] for row in client.get("/api/tables").json()["tables"]]
     assert set(codes) == {public, free}
-    assert [r["code"] for r in client.get("/api/tables?deck=52&transfer=true").json()] == [public]
-    assert [r["code"] for r in client.get("/api/tables?seats=2").json()] == [free]
-    row = next(r for r in client.get("/api/tables").json() if r["code"] == public)
+    assert [r["code"] for r in client.get("/api/tables?deck=52&transfer=true").json()["tables"]] == [public]
+    assert [r["code"] for r in client.get("/api/tables?seats=2").json()["tables"]] == [free]
+    row = next(r for r in client.get("/api/tables").json()["tables"] if r["code"] == public)
     assert row["free_seats"] == 4
 
 

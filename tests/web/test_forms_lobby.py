@@ -135,7 +135,9 @@ def test_lobby_updates_live_and_filters(new_context: Any) -> None:
     filters.locator("select[name=seats]").select_option("3")
     expect(row).to_be_visible()
     # The filters match the server's own (GET /api/tables with the same query).
-    listed = api(viewer, "GET", "/api/tables?deck=52&seats=3&stake_min=15&stake_max=15&transfer=true&circle=all")
+    listed = api(viewer, "GET", "/api/tables?deck=52&seats=3&stake_min=15&stake_max=15&transfer=true&circle=all")[
+        "tables"
+    ]
     assert table["code"] in [item["code"] for item in listed]
     shown = page.locator("#lobby-tables .table-row").evaluate_all("rows => rows.map(row => row.dataset.code)")
     assert set(shown) == {item["code"] for item in listed}

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import signouts
 from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, resolve_info
+from app.api.limits import PerAddress, address_of
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import CLIENT_TYPES, client_message
 from app.api.routes.tables import principal_of
@@ -35,7 +36,7 @@ from app.api.signouts import OpenSessions
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
 from app.tables import channels
-from app.tables.registry import TableGone, TableRegistry
+from app.tables.registry import TableClosed, TableGone, TableRegistry
 from app.tables.spec import Principal
 
 log = logging.getLogger("durak.play")
@@ -132,9 +133,12 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
             return
         try:
             table_code, watch_only = await registry.resolve(code)
-        except TableGone:
+        except TableGone as gone:
             await websocket.accept()
-            await websocket.close(code=4004, reason="no table with that code")
+            if isinstance(gone, TableClosed):
+                await websocket.close(code=4010, reason="table closed (idle or finished); see the match history")
+            else:
+                await websocket.close(code=4004, reason="no table with that code")
             return
         conn = secrets.token_hex(8)
         if user is None or watch_only:
@@ -145,7 +149,15 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
         if open_sessions.signed_out(websocket):  # during the handshake
             await signouts.say_signed_out(websocket)
             return
-        await _serve(websocket, receive, send, registry, table_code, principal, conn)
+        table_sockets: PerAddress = app.state.table_sockets
+        address = address_of(websocket.client)
+        if not table_sockets.take(address):
+            await websocket.close(code=4029, reason="too many table connections from your address")
+            return
+        try:
+            await _serve(websocket, receive, send, registry, table_code, principal, conn)
+        finally:
+            table_sockets.give_back(address)
     finally:
         open_sessions.discard(websocket)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -12,23 +11,28 @@ from pydantic import Field
 
 from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.errors import responses
+from app.api.limits import PerAddress, address_of
 from app.api.schemas import (
-    LobbyTable,
+    LobbyPage,
+    LobbyRow,
     Preset,
     RequestBody,
     SeatAck,
     StartAck,
     TableAck,
     TableCreated,
-    TableInfo,
     TableOut,
+    TableWithLinks,
 )
 from app.db import accounts
 from app.engine import PRESET_LABELS, Rules, RulesError
-from app.tables.registry import TableGone, TableRegistry
+from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
+
+LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
+LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
 
 
 def get_registry(request: Request) -> TableRegistry:
@@ -83,6 +87,16 @@ def _validation_error(field: str, message: str) -> HTTPException:
     return HTTPException(422, detail=[{"loc": ["body", field], "msg": message, "type": "value_error"}])
 
 
+def _too_many(refused: TooMany) -> HTTPException:
+    return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail=f"{refused.code}: {refused.message}")
+
+
+def _gone(exc: TableGone) -> HTTPException:
+    if isinstance(exc, TableClosed):
+        return HTTPException(status.HTTP_410_GONE, detail=f"table_closed: {exc.message}")
+    return HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code")
+
+
 def _urls(request: Request, code: str, watch_code: str) -> tuple[str, str]:
     base = str(request.base_url).rstrip("/")
     return f"{base}/t/{code}", f"{base}/w/{watch_code}"
@@ -117,7 +131,10 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
         private=body.private,
         bot_delay_ms=body.bot_delay_ms,
     )
-    actor = await registry.create(spec)
+    try:
+        actor = await registry.create(spec, address_of(request.client))
+    except TooMany as refused:
+        raise _too_many(refused) from None
     invite, watch = _urls(request, spec.code, spec.watch_code)
     return TableCreated(
         code=spec.code,
@@ -129,17 +146,21 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
 
 
 @router.get(
-    "/tables", response_model=list[LobbyTable], responses={200: {"description": "Open public tables, newest first."}}
+    "/tables",
+    response_model=LobbyPage,
+    responses={200: {"description": "Open and running public tables, newest first, a page."}},
 )
 async def list_tables(
     registry: RegistryDep,
+    offset: Annotated[int, Query(ge=0, description="Tables to skip.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=LOBBY_PAGE_MAX, description="Tables in the page.")] = 50,
     deck: Annotated[int | None, Query(description="24, 36 or 52")] = None,
     seats: Annotated[int | None, Query(ge=2, le=6)] = None,
     stake_min: Annotated[int | None, Query(ge=0)] = None,
     stake_max: Annotated[int | None, Query(ge=0)] = None,
     transfer: Annotated[bool | None, Query()] = None,
     circle: Annotated[Literal["neighbours", "all"] | None, Query()] = None,
-) -> list[dict[str, Any]]:
+) -> LobbyPage:
     rows = []
     for row in await registry.lobby():
         rules = row["rules"]
@@ -156,14 +177,23 @@ async def list_tables(
         if circle is not None and rules["circle"] != circle:
             continue
         rows.append(row)
-    return rows
+    page = [LobbyRow.model_validate(row) for row in rows[offset : offset + limit]]
+    return LobbyPage(tables=page, total=len(rows), offset=offset, limit=limit)
+
+
+def _check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> None:
+    """A match of bots only costs a core while it runs: a player may run only so many at once."""
+    try:
+        registry.check_bot_table(code, user.key)
+    except TooMany as refused:
+        raise _too_many(refused) from None
 
 
 async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo | None, **args: Any) -> dict[str, Any]:
     try:
         table_code, watch_only = await registry.resolve(code)
-    except TableGone:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
+    except TableGone as exc:
+        raise _gone(exc) from None
     if watch_only and op != "info":
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
     principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
@@ -185,7 +215,7 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
 
 
 @router.get(
-    "/tables/{code}", response_model=TableInfo, response_model_exclude_unset=True, responses=responses(404, 503)
+    "/tables/{code}", response_model=TableWithLinks, response_model_exclude_unset=True, responses=responses(404, 503)
 )
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     reply = await _call(registry, code, "info", None)
@@ -214,8 +244,8 @@ async def join_table(
     try:
         table_code, _ = await registry.resolve(code)
         stake = int((await registry.rules_of(table_code))["stake"])
-    except TableGone:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code") from None
+    except TableGone as exc:
+        raise _gone(exc) from None
     if stake > 0 and user.account_id is not None:
         async with db.session() as session:
             found = await accounts.view(session, user.account_id)
@@ -247,6 +277,7 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     },
 )
 async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    _check_bot_table(registry, code, user)
     return await _call(registry, code, "add_bot", user, seat=body.seat, level=body.level)
 
 
@@ -268,6 +299,7 @@ async def remove_bot(code: str, seat: int, user: CurrentUser, registry: Registry
     },
 )
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    _check_bot_table(registry, code, user)
     return await _call(registry, code, "start", user)
 
 
@@ -277,6 +309,7 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     responses={200: {"description": "The table reopens for the next match."}, **responses(401, 403, 404, 409, 503)},
 )
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    _check_bot_table(registry, code, user)
     return await _call(registry, code, "rematch", user)
 
 
@@ -285,18 +318,28 @@ async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[s
     response_class=StreamingResponse,
     responses={
         200: {
-            "description": "Server-sent events: the open tables whenever they change. The `data` of each "
-            "`lobby` event is the JSON of this schema.",
-            "content": {
-                "text/event-stream": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/LobbyTable"}}}
-            },
-        }
+            "description": "Server-sent events: `snapshot` (every open and running public table) when it "
+            "connects, then `added`, `changed` (a table's row) and `removed` (`{code}`), one table each.",
+            "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/LobbyRow"}}},
+        },
+        429: {"description": "`too_many_streams`: this IP address has the limit of lobby feeds open."},
     },
 )
-async def lobby_stream(registry: RegistryDep) -> StreamingResponse:
-    async def events() -> AsyncIterator[str]:
-        async with registry.lobby_feed() as feed:
-            async for tables in feed:
-                yield f"event: lobby\ndata: {json.dumps(tables)}\n\n"
+async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResponse:
+    streams: PerAddress = request.app.state.lobby_streams
+    address = address_of(request.client)
+    if not streams.take(address):
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            detail=f"too_many_streams: your address has {streams.limit} lobby feeds open already; close one",
+        )
+
+    async def events() -> AsyncIterator[bytes]:
+        try:
+            async with registry.lobby_feed(keepalive_s=LOBBY_KEEPALIVE_S) as feed:
+                async for text in feed:
+                    yield text
+        finally:
+            streams.give_back(address)
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})

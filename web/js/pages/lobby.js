@@ -1,4 +1,5 @@
-// The lobby: open public tables, live from /api/lobby/stream, with filters.
+// The lobby: open and running public tables, live from /api/lobby/stream (a snapshot when it
+// connects, then one delta per table change), with filters, a page at a time.
 import { authPanel } from '../auth.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
@@ -7,6 +8,7 @@ import { namesWithBadges } from '../table/render.js';
 import { currentUser, onUserChange } from '../session.js';
 
 const FILTER_KEY = 'durak.lobby.filters';
+const PAGE_SIZE = 20;
 
 function loadFilters() {
   try {
@@ -14,6 +16,22 @@ function loadFilters() {
   } catch {
     return {};
   }
+}
+
+/**
+ * Apply one lobby event to the tables (code -> row): `snapshot` replaces them all, `added` and
+ * `changed` put one table's row, `removed` takes one table away.
+ */
+export function applyLobbyEvent(tables, kind, data) {
+  if (kind === 'snapshot') {
+    tables.clear();
+    for (const row of data.tables) tables.set(row.code, row);
+  } else if (kind === 'added' || kind === 'changed') {
+    tables.set(data.code, data);
+  } else if (kind === 'removed') {
+    tables.delete(data.code);
+  }
+  return tables;
 }
 
 /** The server's own filter semantics (GET /api/tables), applied to the live feed. */
@@ -30,7 +48,8 @@ export function matches(row, filters) {
 }
 
 export function mount(root) {
-  let tables = null;
+  let tables = null; // code -> row, once the snapshot came
+  let page = 0;
   let live = false;
   let filters = loadFilters();
   let source = null;
@@ -41,11 +60,13 @@ export function mount(root) {
 
   function connect() {
     source = new EventSource('/api/lobby/stream');
-    source.addEventListener('lobby', (event) => {
-      tables = JSON.parse(event.data);
-      live = true;
-      renderList();
-    });
+    for (const kind of ['snapshot', 'added', 'changed', 'removed']) {
+      source.addEventListener(kind, (event) => {
+        tables = applyLobbyEvent(tables || new Map(), kind, JSON.parse(event.data));
+        live = true;
+        renderList();
+      });
+    }
     source.onerror = () => {
       live = false;
       renderStatus();
@@ -66,14 +87,33 @@ export function mount(root) {
       list.replaceChildren(h('p', { class: 'muted', text: t('common.loading') }));
       return;
     }
-    const shown = tables.filter((row) => matches(row, filters));
+    const shown = [...tables.values()].filter((row) => matches(row, filters)).sort((a, b) => b.created - a.created);
     if (!shown.length) {
       list.replaceChildren(
-        h('div', { class: 'empty-state' }, h('p', { text: tables.length ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
+        h('div', { class: 'empty-state' }, h('p', { text: tables.size ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
       );
       return;
     }
-    list.replaceChildren(...shown.map(tableRow));
+    const pages = Math.ceil(shown.length / PAGE_SIZE);
+    page = Math.min(page, pages - 1);
+    const first = page * PAGE_SIZE;
+    const rows = shown.slice(first, first + PAGE_SIZE).map(tableRow);
+    if (pages > 1) rows.push(pager(first, Math.min(first + PAGE_SIZE, shown.length), shown.length, pages));
+    list.replaceChildren(...rows);
+  }
+
+  function pager(from, to, total, pages) {
+    const turn = (by) => () => {
+      page += by;
+      renderList();
+    };
+    return h(
+      'nav',
+      { class: 'pager', id: 'lobby-pager', 'aria-label': t('lobby.pages') },
+      h('button', { type: 'button', class: 'btn ghost', id: 'lobby-prev', disabled: page === 0, onclick: turn(-1), text: t('lobby.page_prev') }),
+      h('span', { class: 'page-range muted', text: t('lobby.page_range', { from: from + 1, to, total }) }),
+      h('button', { type: 'button', class: 'btn ghost', id: 'lobby-next', disabled: page >= pages - 1, onclick: turn(1), text: t('lobby.page_next') }),
+    );
   }
 
   function tableRow(row) {
@@ -133,6 +173,7 @@ export function mount(root) {
     const data = new FormData(form);
     filters = Object.fromEntries([...data.entries()].filter(([, value]) => value !== ''));
     sessionStorage.setItem(FILTER_KEY, JSON.stringify(filters));
+    page = 0;
     renderList();
   }
 

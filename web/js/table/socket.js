@@ -87,7 +87,7 @@ export class TableSocket {
       this.stopPings();
       this.unanswered.clear(); // never answered now: the page's busy timer gives up on them
       if (this.stopped) return;
-      if (event.code === 4004) {
+      if (event.code === 4004 || event.code === 4010) {
         this.setState('gone');
         return;
       }

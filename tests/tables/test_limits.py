@@ -1,0 +1,241 @@
+"""Bounded resources: tables waiting for players per player and per address, matches of bots only,
+table sockets per address; idle, finished and unwatched tables leave memory and say so when asked."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from app.broker import open_broker
+from app.config import Settings
+from app.engine import Rules
+from app.main import create_app
+from app.tables.hooks import MemoryHooks
+from app.tables.registry import TableClosed, TableLimits, TableRegistry, TooMany
+from app.tables.spec import Principal, TableSpec
+from app.tables.store import MemoryStore
+from tests.tables.actors import ALICE, BOB
+from tests.tables.harness import Player, create_table, signup
+
+CAROL = Principal("a:3", "carol", 3)
+RULES = Rules(deck=36, seats=2, timer=0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@asynccontextmanager
+async def registry_with(limits: TableLimits, clock: Clock | None = None) -> AsyncIterator[TableRegistry]:
+    name = f"memory://limits-{uuid.uuid4().hex}"
+    async with open_broker(name) as broker:
+        registry = TableRegistry(
+            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, table_limits=limits, clock=clock or Clock()
+        )
+        async with registry:
+            yield registry
+
+
+def spec(creator: Principal, **changes: Any) -> TableSpec:
+    return TableSpec(rules=RULES.with_changes(**changes) if changes else RULES, creator=creator, bot_delay_ms=0)
+
+
+# ---------------------------------------------------------------------------- waiting tables
+
+
+async def test_a_player_may_have_only_so_many_tables_waiting() -> None:
+    async with registry_with(TableLimits(waiting_per_account=3)) as registry:
+        tables = [await registry.create(spec(ALICE)) for _ in range(3)]
+        with pytest.raises(TooMany) as refused:
+            await registry.create(spec(ALICE))
+        assert refused.value.code == "too_many_tables" and "at most 3" in refused.value.message
+        await registry.create(spec(BOB))  # somebody else is not held back
+        await registry.call(tables[0].code, "join", ALICE)
+        await registry.call(tables[0].code, "join", BOB)  # full: the match starts, the table waits no more
+        assert tables[0].status == "playing"
+        await registry.create(spec(ALICE))
+
+
+async def test_tables_opened_at_once_cannot_slip_past_the_limit() -> None:
+    async with registry_with(TableLimits(waiting_per_account=3)) as registry:
+        results = await asyncio.gather(*(registry.create(spec(ALICE)) for _ in range(8)), return_exceptions=True)
+        assert sum(not isinstance(r, BaseException) for r in results) == 3
+        assert all(isinstance(r, TooMany) for r in results if isinstance(r, BaseException))
+
+
+async def test_an_address_may_have_only_so_many_tables_waiting() -> None:
+    async with registry_with(TableLimits(waiting_per_account=10, waiting_per_ip=2)) as registry:
+        await registry.create(spec(ALICE), "10.0.0.1")
+        await registry.create(spec(BOB), "10.0.0.1")
+        with pytest.raises(TooMany, match="from your address"):
+            await registry.create(spec(CAROL), "10.0.0.1")
+        await registry.create(spec(CAROL), "10.0.0.2")
+
+
+def test_the_fourth_waiting_table_is_refused_over_rest(client: TestClient) -> None:
+    alice = signup(client, "alice")
+    for _ in range(3):
+        create_table(client, alice)
+    response = client.post("/api/tables", json={}, headers=alice)
+    assert response.status_code == 429
+    assert response.json()["detail"].startswith("too_many_tables: you have 3 tables waiting for players")
+
+
+# ---------------------------------------------------------------------------- bots only
+
+
+def test_a_player_runs_one_match_of_bots_only_at_a_time(client: TestClient) -> None:
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    first = create_table(client, alice, bot_delay_ms=5000)["code"]  # slow bots: the match keeps running
+    for _ in range(2):
+        assert client.post(f"/api/tables/{first}/bots", json={}, headers=alice).status_code == 200
+    assert client.get(f"/api/tables/{first}").json()["status"] == "playing"
+    second = create_table(client, alice)["code"]
+    response = client.post(f"/api/tables/{second}/bots", json={}, headers=alice)
+    assert response.status_code == 429
+    assert response.json()["detail"].startswith("too_many_bot_tables:")
+    assert client.post(f"/api/tables/{second}/start", headers=alice).status_code == 429
+    # With a person at the table it is not a match of bots only.
+    assert client.post(f"/api/tables/{second}/join", json={}, headers=alice).status_code == 200
+    assert client.post(f"/api/tables/{second}/bots", json={}, headers=alice).status_code == 200
+    # Somebody else still may.
+    third = create_table(client, bob, bot_delay_ms=5000)["code"]
+    assert client.post(f"/api/tables/{third}/bots", json={}, headers=bob).status_code == 200
+
+
+async def test_matches_of_bots_are_stopped_when_nobody_watches_or_they_run_too_long() -> None:
+    clock = Clock()
+    limits = TableLimits(bot_table_unwatched_s=60, bot_match_max_s=600)
+    async with registry_with(limits, clock) as registry:
+        unwatched = await registry.create(TableSpec(rules=RULES, creator=ALICE, bot_delay_ms=5000))
+        watched = await registry.create(TableSpec(rules=RULES, creator=BOB, bot_delay_ms=5000))
+        for actor in (unwatched, watched):
+            for _ in range(2):
+                assert (await registry.call(actor.code, "add_bot", actor.spec.creator, level="easy"))["type"] == "ack"
+            assert actor.status == "playing"
+        await registry.call(watched.code, "hello", CAROL, conn="carol-1")  # a spectator stays
+        clock.now += 59
+        assert await registry.sweep() == []
+        clock.now += 2
+        assert await registry.sweep() == [unwatched.code]
+        assert unwatched.code not in registry.tables and unwatched._task is not None and unwatched._task.done()
+        with pytest.raises(TableClosed, match="nobody was watching"):
+            await registry.resolve(unwatched.code)
+        clock.now += 540
+        assert await registry.sweep() == [watched.code]
+        with pytest.raises(TableClosed, match="stopped after 10 minutes"):
+            await registry.resolve(watched.code)
+
+
+# ---------------------------------------------------------------------------- eviction
+
+
+async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
+    clock = Clock()
+    async with registry_with(TableLimits(idle_ttl_s=1800, finished_ttl_s=600), clock) as registry:
+        hooks = registry.hooks
+        assert isinstance(hooks, MemoryHooks)
+        idle = await registry.create(spec(ALICE))
+        finished = await registry.create(spec(ALICE))
+        running = await registry.create(spec(BOB))
+        for actor in (finished, running):
+            await registry.call(actor.code, "join", ALICE)
+            await registry.call(actor.code, "join", BOB)
+        await registry.call(finished.code, "leave", BOB)  # a forfeit ends it
+        assert finished.status == "finished"
+        clock.now += 599
+        assert await registry.sweep() == []
+        clock.now += 1
+        assert await registry.sweep() == [finished.code]
+        assert finished.match_id in hooks.finished  # its match stays in the history
+        assert await registry.store.load(finished.code) is None
+        clock.now += 1200
+        await registry.call(idle.code, "hello", CAROL, conn="carol-1")  # a visitor keeps it a while
+        idle.post({"op": "bye", "conn": "carol-1"})
+        await registry.call(idle.code, "info", CAROL)  # handled after the bye
+        assert not idle.spectators
+        clock.now += 1799
+        assert await registry.sweep() == []
+        clock.now += 1
+        assert await registry.sweep() == [idle.code]
+        clock.now += 10**6
+        assert await registry.sweep() == []  # a running match of people: its timers end it
+        assert set(registry.tables) == {running.code}
+        assert set(registry.created_from) | set(registry._changed_at) | set(registry._seen_at) <= {running.code}
+        for code in (idle.code, idle.spec.watch_code, finished.code):
+            with pytest.raises(TableClosed):
+                await registry.resolve(code)
+
+
+async def test_a_finished_table_someone_sits_at_stays() -> None:
+    clock = Clock()
+    async with registry_with(TableLimits(finished_ttl_s=600), clock) as registry:
+        actor = await registry.create(spec(ALICE))
+        await registry.call(actor.code, "join", ALICE)
+        await registry.call(actor.code, "join", BOB)
+        await registry.call(actor.code, "hello", ALICE, conn="alice-1")
+        await registry.call(actor.code, "leave", BOB)
+        assert actor.status == "finished"
+        clock.now += 10**5
+        assert await registry.sweep() == []
+
+
+def test_a_closed_table_answers_410_and_its_socket_closes_with_4010(client: TestClient) -> None:
+    alice = signup(client, "alice")
+    table = create_table(client, alice)
+    registry: TableRegistry = client.app.state.tables  # type: ignore[attr-defined]
+    client.portal.call(registry.close_table, table["code"], "test")  # type: ignore[union-attr]
+    for path in (f"/api/tables/{table['code']}", f"/api/tables/{table['watch_code']}"):
+        response = client.get(path)
+        assert response.status_code == 410
+        assert response.json()["detail"].startswith("table_closed: this table was closed")
+    assert client.post(f"/api/tables/{table['code']}/join", json={}, headers=alice).status_code == 410
+    with (
+        pytest.raises(WebSocketDisconnect) as closed,
+        client.websocket_connect(f"/ws/tables/{table['code']}", headers=alice) as ws,
+    ):
+        ws.receive_text()
+    assert closed.value.code == 4010
+    assert client.get("/api/tables/never-was").status_code == 404
+
+
+# ---------------------------------------------------------------------------- table sockets
+
+
+@pytest.fixture
+def two_sockets_client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
+    path = tmp_path / "durak.sqlite3"
+    path.write_bytes(migrated_template.read_bytes())
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{path}", secret_key="test-secret-key-0123456789", max_table_sockets_per_ip=2
+    )
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as test_client:
+        yield test_client
+
+
+def test_table_sockets_per_address_are_limited(two_sockets_client: TestClient) -> None:
+    client = two_sockets_client
+    alice = signup(client, "alice")
+    code = create_table(client, alice)["code"]
+    url = f"/ws/tables/{code}"
+    with client.websocket_connect(url, headers=alice) as one, client.websocket_connect(url, headers=alice) as two:
+        Player(one, "one").hello()
+        Player(two, "two").hello()
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(url, headers=alice) as three:
+            three.receive_text()
+        assert refused.value.code == 4029
+    with client.websocket_connect(url, headers=alice) as again:  # closed sockets give their places back
+        assert Player(again, "again").hello()["type"] == "welcome"
+    assert dict(client.app.state.table_sockets.open) == {}  # type: ignore[attr-defined]
