@@ -743,7 +743,7 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
         fairness=TableFairness(
             algorithm="durak-peak/v1",
             match_number=1,
-            commitment="a9babd21d05c3a31290c122008237a1db7781f673874966d7ccae30e7b79ca48",
+            commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
             client_seeds=[0, 1],
         ),
         match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
@@ -773,7 +773,7 @@ def examples() -> list[BaseModel]:
             type="client_seed",
             id="c11",
             seed="00112233445566778899aabbccddeeff",
-            commitment="a9babd21d05c3a31290c122008237a1db7781f673874966d7ccae30e7b79ca48",
+            commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
         ),
         Ping(type="ping", id="p1"),
         Welcome(
@@ -823,7 +823,7 @@ _FAIR_DEAL = FairDeal(
     table="t-0123456789abcdef0123456789abcdef",
     match_number=1,
     deck_size=36,
-    commitment="a9babd21d05c3a31290c122008237a1db7781f673874966d7ccae30e7b79ca48",
+    commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
     server_seed="9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     client_seeds=["00112233445566778899aabbccddeeff", ""],
     deck=["8c", "7d", "10d", "Kh", "Qs", "Qd", "…"],

@@ -72,6 +72,7 @@ def doc_deal(server_seed: bytes, code: str, number: int, size: int, seeds: list[
 
 # ---------------------------------------------------------------------- the worked example
 
+EXAMPLE_TABLE = "t-e3b0c44298fc1c149afbf4c8996fb924"
 EXAMPLE_SEED = bytes.fromhex("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
 EXAMPLE_SEEDS = [bytes.fromhex("00112233445566778899aabbccddeeff"), b""]
 
@@ -85,9 +86,9 @@ def example_deck_from_doc() -> list[str]:
 
 def test_worked_example_matches_the_document() -> None:
     text = DOC.read_text(encoding="utf-8")
-    deal = fair_deal(EXAMPLE_SEED, "tbl_Example-Code", 1, 36, EXAMPLE_SEEDS, 2)
-    assert commitment(EXAMPLE_SEED, "tbl_Example-Code", 1) in text
-    key = deal_key(EXAMPLE_SEED, "tbl_Example-Code", 1, 36, EXAMPLE_SEEDS)
+    deal = fair_deal(EXAMPLE_SEED, EXAMPLE_TABLE, 1, 36, EXAMPLE_SEEDS, 2)
+    assert commitment(EXAMPLE_SEED, EXAMPLE_TABLE, 1) in text
+    key = deal_key(EXAMPLE_SEED, EXAMPLE_TABLE, 1, 36, EXAMPLE_SEEDS)
     assert f"K           = {key.hex()}" in text
     block0 = hmac.new(key, bytes(8), hashlib.sha256).hexdigest()
     assert f"block 0     = {block0}" in text
