@@ -6,19 +6,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import gzip
 import logging
 import os
 import socket
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from os import PathLike
 from pathlib import Path
 
-from fastapi import FastAPI, WebSocket
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.datastructures import Headers
+from starlette.staticfiles import NotModifiedResponse
+from starlette.types import Scope
 
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
@@ -130,13 +135,88 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def metrics() -> Response:
         return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
+    # --- the static web client: gzip and revalidated caching (WebFiles below, docs/web.md)
     if WEB_DIR.is_dir():
         index = WEB_DIR / "index.html"
+        web_files = WebFiles(directory=WEB_DIR, html=True)
 
         @app.get("/t/{code}", include_in_schema=False)
         @app.get("/w/{code}", include_in_schema=False)
-        async def table_page(code: str) -> FileResponse:
-            return FileResponse(index)
+        async def table_page(code: str, request: Request) -> Response:
+            return web_files.file_response(index, index.stat(), request.scope)
 
-        app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")
+        app.mount("/", web_files, name="web")
+    # --- end of the static web client
     return app
+
+
+# --- the static web client: served compressed, cached until the next deploy (docs/web.md).
+# The files are ES modules loaded by their plain names (no version in the URL), so every answer is
+# ``Cache-Control: no-cache``: the browser keeps its copy and revalidates it with ``If-None-Match``,
+# which costs a 304 without a body and picks up a deploy at once. A text file goes out gzipped when
+# the browser accepts it (compressed once per file version and kept in memory; the web client is
+# about 300 KB), under its own ETag so a cache never mixes the two encodings. Only this mount and
+# the table pages are compressed: the API, the lobby's event stream and the websocket are untouched.
+COMPRESSIBLE_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
+MIN_COMPRESSED_BYTES = 512
+WEB_CACHE_CONTROL = "no-cache"
+_GZIPPED: dict[str, tuple[tuple[int, int], bytes]] = {}  # path -> ((mtime, size), gzipped bytes)
+
+
+class WebFiles(StaticFiles):
+    """``StaticFiles`` with gzip (``Content-Encoding``, ``Vary: Accept-Encoding``) and
+    ``Cache-Control: no-cache`` plus the ETag (a strong one per encoding) on every file."""
+
+    def file_response(
+        self, full_path: PathLike[str] | str, stat_result: os.stat_result, scope: Scope, status_code: int = 200
+    ) -> Response:
+        plain = FileResponse(full_path, status_code=status_code, stat_result=stat_result)
+        plain.headers["cache-control"] = WEB_CACHE_CONTROL
+        request_headers = Headers(scope=scope)
+        content_type = plain.headers.get("content-type", "")
+        compressible = content_type.startswith(COMPRESSIBLE_TYPES) and stat_result.st_size >= MIN_COMPRESSED_BYTES
+        if compressible:
+            plain.headers["vary"] = "Accept-Encoding"
+        if not compressible or not _accepts_gzip(request_headers.get("accept-encoding", "")):
+            if self.is_not_modified(plain.headers, request_headers):
+                return NotModifiedResponse(plain.headers)
+            return plain
+        headers = {
+            "etag": plain.headers["etag"][:-1] + '-gzip"',
+            "last-modified": plain.headers["last-modified"],
+            "cache-control": WEB_CACHE_CONTROL,
+            "vary": "Accept-Encoding",
+            "content-encoding": "gzip",
+        }
+        response = Response(b"", status_code=status_code, headers=headers, media_type=None)
+        if self.is_not_modified(response.headers, request_headers):
+            return NotModifiedResponse(response.headers)
+        body = self._gzip(str(full_path), stat_result)
+        return Response(body, status_code=status_code, headers={**headers, "content-type": content_type})
+
+    def _gzip(self, path: str, stat_result: os.stat_result) -> bytes:
+        version = (stat_result.st_mtime_ns, stat_result.st_size)
+        cached = _GZIPPED.get(path)
+        if cached is None or cached[0] != version:
+            cached = (version, gzip.compress(Path(path).read_bytes(), compresslevel=9, mtime=0))
+            _GZIPPED[path] = cached
+        return cached[1]
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether ``Accept-Encoding`` lists gzip (or ``*``) without ``q=0``."""
+    for item in accept_encoding.lower().split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip() not in ("gzip", "*"):
+            continue
+        quality = params.strip()
+        if not quality.startswith("q="):
+            return True
+        try:
+            return float(quality[2:]) > 0
+        except ValueError:
+            return False
+    return False
+
+
+# --- end of the static web client

@@ -294,6 +294,7 @@ class LobbySeat(BaseModel):
     kind: Literal["empty", "human", "bot"]
     name: str | None = Field(description="The player's or bot's display name; null for an empty seat.")
     level: str | None = Field(description="A bot's level; null otherwise.")
+    guest: bool = Field(default=False, description="The seated person is a guest (clients show a badge).")
 
 
 class LobbyRow(BaseModel):

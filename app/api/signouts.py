@@ -74,7 +74,9 @@ class OpenSessions:
             return 0
         async with self.db.session() as session:
             live = await login_sessions.live_ids(session, held)
-        doomed = [ws for ws, (_, session_id) in self._sockets.items() if session_id not in live]
+        # Only the sessions just checked: a socket registered while the query ran (a reconnect right
+        # after a broker outage) holds a session nobody looked up, not a revoked one.
+        doomed = [ws for ws, (_, session_id) in self._sockets.items() if session_id in held and session_id not in live]
         for ws in doomed:
             self._close(ws)
         return len(doomed)

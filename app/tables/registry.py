@@ -104,7 +104,16 @@ def lobby_row(actor: TableActor) -> dict[str, Any]:
         "name": actor.spec.name,
         "status": actor.status,
         "rules": actor.rules.to_json(),
-        "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name, "level": s.level} for s in actor.seats],
+        "seats": [
+            {
+                "seat": s.seat,
+                "kind": s.kind,
+                "name": s.name,
+                "level": s.level,
+                "guest": s.principal is not None and s.principal.is_guest,
+            }
+            for s in actor.seats
+        ],
         "free_seats": sum(1 for seat in actor.seats if seat.kind == "empty"),
         "spectators": len(actor.spectators),
         "created": actor.created,
@@ -117,6 +126,8 @@ def _row_of_record(record: dict[str, Any]) -> dict[str, Any] | None:
     if info.get("private") or info.get("status") not in LISTED:
         return None
     seats = [{k: seat.get(k) for k in ("seat", "kind", "name", "level")} for seat in info["seats"]]
+    for seat, stored in zip(seats, info["seats"], strict=True):
+        seat["guest"] = bool(stored.get("guest"))
     return {
         "code": info["code"],
         "name": info["name"],

@@ -235,7 +235,7 @@ async def test_guests_are_marked_in_the_answers_that_carry_names(api: Api) -> No
     info = (await host.get(f"/api/tables/{code}")).json()
     seats = {seat["name"]: seat["guest"] for seat in info["seats"] if seat["kind"] == "human"}
     assert seats == {"hostess": False, "visitor": True}
-    lobby = (await host.get("/api/tables")).json()
+    lobby = (await host.get("/api/tables")).json()["tables"]
     listed = [seat for row in lobby if row["code"] == code for seat in row["seats"] if seat["kind"] == "human"]
     assert {seat["name"]: seat["guest"] for seat in listed} == {"hostess": False, "visitor": True}
     for client in (host, visitor):

@@ -135,3 +135,40 @@ def test_a_sign_out_during_the_handshake_is_not_missed(client: TestClient, monke
         pass
     assert refused.value.code == 1008
     assert len(open_sessions) == 0  # nothing left registered
+
+
+async def test_a_socket_registered_during_the_catch_up_is_not_taken_for_revoked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a broker outage every open socket's session is checked in the database. A player who
+    reconnects while that query runs registers a session the query did not look up: it must not be
+    refused as signed out (a Redis-outage cluster test was refused with HTTP 403 this way)."""
+
+    class Handshaking:  # a socket still in its handshake
+        application_state = signouts.WebSocketState.CONNECTING
+
+    class FakeDb:
+        def session(self) -> Any:
+            return _NoSession()
+
+    open_sessions = signouts.OpenSessions(FakeDb())  # type: ignore[arg-type]
+    before, during = Handshaking(), Handshaking()
+    open_sessions.add(before, account_id=1, session_id="s-live")  # type: ignore[arg-type]
+
+    async def live_ids(session: Any, held: set[str]) -> set[str]:
+        assert held == {"s-live"}
+        open_sessions.add(during, account_id=2, session_id="s-new")  # type: ignore[arg-type]
+        return {"s-live"}
+
+    monkeypatch.setattr(login_sessions, "live_ids", live_ids)
+    assert await open_sessions.close_revoked() == 0
+    assert not open_sessions.signed_out(during) and not open_sessions.signed_out(before)  # type: ignore[arg-type]
+    assert len(open_sessions) == 2
+
+
+class _NoSession:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None

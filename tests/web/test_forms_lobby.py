@@ -92,7 +92,7 @@ def test_guest_cannot_open_a_staked_table(new_context: Any) -> None:
     form.locator("input[name=stake]").fill("5")
     form.locator("input[name=stake]").blur()
     form.locator("#create-submit").click()
-    expect(form.locator("[data-field=stake] .field-error")).to_contain_text("guests can open only free tables")
+    expect(form.locator("[data-field=stake] .field-error")).to_contain_text("Guests can only play at free tables.")
 
 
 def test_lobby_updates_live_and_filters(new_context: Any) -> None:

@@ -1,26 +1,110 @@
 // REST calls to the server (same origin, session cookie).
 import { t } from './i18n.js';
 
+// Server answers that carry no error code of their own, by the start of their English detail.
+const DETAIL_CODES = [
+  ['not signed in', 'not_signed_in'],
+  ['account=me needs a signed-in session', 'not_signed_in'],
+  ['guests cannot do this', 'guests_cannot'],
+  ['guests can open only free tables', 'guests_free_tables_only'],
+  ['guests have no match history', 'guests_no_history'],
+  ['admins only', 'admins_only'],
+  ['no table with that code', 'no_table'],
+  ['a spectator link can only watch', 'spectator_link'],
+  ['the table did not answer in time', 'timeout'],
+  ['no account', 'no_account'],
+  ['no match', 'no_such_match'],
+  ['the rules engine is not available', 'unavailable'],
+  ['request body too large', 'body_too_large'],
+  ['too many wrong passwords', 'login_throttled'],
+  ['unknown name or wrong password', 'wrong_password'],
+  ['insufficient funds', 'insufficient_funds'],
+];
+
+/** The error's stable code: the body's `code`, a "code: message" detail, or a known detail. */
+function errorCode(body) {
+  if (!body) return null;
+  if (typeof body.code === 'string') return body.code;
+  const detail = body.detail;
+  if (typeof detail !== 'string') return null;
+  const prefixed = detail.match(/^([a-z_]+): /);
+  if (prefixed) return prefixed[1];
+  const known = DETAIL_CODES.find(([start]) => detail.startsWith(start));
+  return known ? known[1] : null;
+}
+
 export class ApiError extends Error {
-  constructor(status, detail) {
+  constructor(status, body) {
+    const detail = body ? body.detail : null;
     super(typeof detail === 'string' ? detail : `HTTP ${status}`);
     this.status = status;
     this.detail = detail;
-    // Table routes answer "code: message"; keep the code for a translated message.
-    this.code = typeof detail === 'string' && /^[a-z_]+: /.test(detail) ? detail.split(':')[0] : null;
+    this.code = errorCode(body);
   }
 
-  /** 422 bodies: {field: message} from FastAPI's detail[].loc. */
+  /** 422 bodies: {field: translated message} from FastAPI's detail[] (loc, type, ctx). */
   fieldErrors() {
     const out = {};
     if (Array.isArray(this.detail)) {
       for (const item of this.detail) {
         const loc = Array.isArray(item.loc) ? item.loc : [];
         const field = loc.length > 1 ? loc[loc.length - 1] : loc[0] || '_';
-        out[field] = out[field] ? `${out[field]}; ${item.msg}` : item.msg;
+        const message = validationText(item);
+        out[field] = out[field] ? `${out[field]}; ${message}` : message;
       }
     }
     return out;
+  }
+}
+
+/** One validation error (pydantic's `type` and `ctx`) in words; the server's English otherwise. */
+export function validationText(item) {
+  const ctx = item.ctx || {};
+  switch (item.type) {
+    case 'missing':
+      return t('validation.missing');
+    case 'string_too_short':
+      return t('validation.too_short', { min: ctx.min_length });
+    case 'string_too_long':
+      return t('validation.too_long', { max: ctx.max_length });
+    case 'string_pattern_mismatch':
+      return t('validation.pattern');
+    case 'greater_than_equal':
+      return t('validation.at_least', { limit: ctx.ge });
+    case 'greater_than':
+      return t('validation.more_than', { limit: ctx.gt });
+    case 'less_than_equal':
+      return t('validation.at_most', { limit: ctx.le });
+    case 'less_than':
+      return t('validation.less_than', { limit: ctx.lt });
+    case 'int_parsing':
+    case 'int_type':
+    case 'int_from_float':
+      return t('validation.whole_number');
+    case 'literal_error':
+    case 'enum':
+      return t('validation.choice');
+    default:
+      return String(item.msg || '').replace(/^Value error, /, '') || t('error.invalid');
+  }
+}
+
+function fieldLabel(field) {
+  switch (field) {
+    case 'name':
+      return t('field.name');
+    case 'password':
+      return t('field.password');
+    case 'amount':
+      return t('field.amount');
+    case 'reason':
+      return t('field.reason');
+    case 'seat':
+      return t('field.seat');
+    case 'stake':
+      return t('field.stake');
+    default:
+      return field;
   }
 }
 
@@ -38,7 +122,7 @@ export async function api(method, path, body, headers = {}) {
   }
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data ? data.detail : null);
+  if (!response.ok) throw new ApiError(response.status, data);
   return data;
 }
 
@@ -46,31 +130,42 @@ export const get = (path) => api('GET', path);
 export const post = (path, body, headers) => api('POST', path, body ?? {}, headers);
 export const del = (path) => api('DELETE', path);
 
-/** A translated sentence for a failed request; the server's own words follow in parentheses. */
+/** A translated sentence for a failed request: from its code, its validation errors or its
+ * status; the server's English words only when none of those is known. */
 export function errorText(error) {
   if (!(error instanceof ApiError)) return t('error.generic');
   const known = error.code ? codeText(error.code) : null;
   if (known) return known;
-  const detail = typeof error.detail === 'string' ? ` (${error.detail})` : '';
+  if (error.status === 422 && Array.isArray(error.detail) && error.detail.length) {
+    return error.detail
+      .map((item) => {
+        const loc = Array.isArray(item.loc) ? item.loc : [];
+        const field = loc.length > 1 ? loc[loc.length - 1] : null;
+        return field ? t('validation.field', { field: fieldLabel(field), message: validationText(item) }) : validationText(item);
+      })
+      .join(' ');
+  }
   switch (error.status) {
     case 0:
       return t('error.network');
     case 401:
-      return t('error.unauthorized') + detail;
+      return t('error.unauthorized');
     case 403:
-      return t('error.forbidden') + detail;
+      return t('error.forbidden');
     case 404:
-      return t('error.not_found') + detail;
+      return t('error.not_found');
     case 409:
-      return t('error.conflict') + detail;
-    case 429:
-      return t('error.too_many') + detail;
+      return t('error.conflict');
+    case 413:
+      return t('code.body_too_large');
     case 422:
       return t('error.invalid');
+    case 429:
+      return t('error.too_many');
     case 503:
       return t('error.unavailable');
     default:
-      return t('error.generic') + detail;
+      return typeof error.detail === 'string' ? `${t('error.generic')} (${error.detail})` : t('error.generic');
   }
 }
 
@@ -130,8 +225,42 @@ export function codeText(code) {
       return t('code.insufficient_funds');
     case 'no_match':
       return t('code.no_match');
+    case 'cross_site_request':
+      return t('code.cross_site_request');
+    case 'unsupported_media_type':
+      return t('code.unsupported_media_type');
+    case 'not_signed_in':
+      return t('error.unauthorized');
+    case 'guests_cannot':
+      return t('code.guests_cannot');
+    case 'guests_no_history':
+      return t('code.guests_no_history');
+    case 'admins_only':
+      return t('code.admins_only');
+    case 'no_table':
+      return t('code.no_table');
+    case 'spectator_link':
+      return t('code.spectator_link');
+    case 'no_account':
+      return t('code.no_account');
+    case 'no_such_match':
+      return t('code.no_such_match');
+    case 'body_too_large':
+      return t('code.body_too_large');
+    case 'login_throttled':
+      return t('code.login_throttled');
+    case 'wrong_password':
+      return t('auth.wrong_password');
     case 'name_registered':
       return t('error.name_registered');
+    case 'table_closed':
+      return t('code.table_closed');
+    case 'too_many_tables':
+      return t('code.too_many_tables');
+    case 'too_many_bot_tables':
+      return t('code.too_many_bot_tables');
+    case 'too_many_streams':
+      return t('code.too_many_streams');
     default:
       return null;
   }

@@ -24,6 +24,21 @@ export function suitName(suit) {
   }
 }
 
+/** The suit as a card name says it ("Queen of hearts", ru "дама червей"; suitName is the
+ * suit on its own, ru "Козырь: черви"). */
+function suitOfName(suit) {
+  switch (suit) {
+    case 'c':
+      return t('suit_of.clubs');
+    case 'd':
+      return t('suit_of.diamonds');
+    case 'h':
+      return t('suit_of.hearts');
+    default:
+      return t('suit_of.spades');
+  }
+}
+
 function rankName(rank) {
   switch (rank) {
     case 'J':
@@ -42,7 +57,7 @@ function rankName(rank) {
 /** "10 of hearts", "Queen of spades" in the current language. */
 export function cardName(text) {
   const card = parseCard(text);
-  return t('card.name', { rank: rankName(card.rank), suit: suitName(card.suit) });
+  return t('card.name', { rank: rankName(card.rank), suit: suitOfName(card.suit) });
 }
 
 /** Short visual text: "10♥". */

@@ -1,4 +1,4 @@
-// Who is signed in (GET /api/me), shared by the header and every page.
+// Who is signed in (GET /api/session), shared by the header and every page.
 import { ApiError, get, post } from './api.js';
 
 let me = null;
@@ -24,7 +24,8 @@ export function onUserChange(listener) {
 
 export async function refreshMe() {
   try {
-    me = await get('/api/me');
+    // GET /api/session answers 200 {user: null} to an anonymous visitor (no 401 in the console).
+    me = (await get('/api/session')).user;
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 401) {
       loaded = true;

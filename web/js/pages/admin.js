@@ -1,5 +1,5 @@
 // Admin: search accounts, read a ledger, adjust a balance with a reason.
-import { errorText, get, post } from '../api.js';
+import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
 import { currentUser, onUserChange, refreshMe } from '../session.js';
@@ -80,7 +80,8 @@ export function mount(root) {
       await open(selected);
       return;
     } catch (failure) {
-      adjustError = errorText(failure);
+      // Taking more coins than the account holds: the ledger's insufficient_funds, said for this form.
+      adjustError = failure instanceof ApiError && failure.code === 'insufficient_funds' ? t('admin.below_zero') : errorText(failure);
     }
     render();
   }

@@ -222,7 +222,7 @@ export function mount(root) {
         const known = Object.keys(errors).filter((name) => name in state);
         if (known.length < Object.keys(errors).length) formError = t('error.invalid');
       } else if (failure instanceof ApiError && failure.status === 403 && state.stake > 0) {
-        errors = { stake: failure.detail };
+        errors = { stake: errorText(failure) };
       } else {
         formError = errorText(failure);
       }

@@ -36,6 +36,8 @@ export function applyLobbyEvent(tables, kind, data) {
 
 /** The server's own filter semantics (GET /api/tables), applied to the live feed. */
 export function matches(row, filters) {
+  // A finished table stays in the feed while its players look at the result; nobody can join it.
+  if (row.status === 'finished') return false;
   const rules = row.rules;
   if (filters.deck && rules.deck !== Number(filters.deck)) return false;
   if (filters.seats && rules.seats !== Number(filters.seats)) return false;

@@ -1,0 +1,273 @@
+"""The screenshot gallery of the web client: every page on a phone (375x812) and a desktop (1280x800).
+
+    python -m bench.screens                 # writes docs/screens/{phone,desktop}-<page>.png
+    python -m bench.screens --out /tmp/x    # somewhere else
+    python -m bench.screens --only table-4  # some pages only (repeatable)
+
+It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker), makes the
+people and tables the pages need (a player with a finished match for the history, the replay and the
+results screen; open tables for the lobby; an admin; matches against bots with 2, 4 and 6 seats, a
+card already on the table) and photographs each page with Debian's Chromium through Playwright,
+animations finished. The PNGs are made small in the browser: the screenshot is reduced to at most
+256 colours there (canvas pixels, a 32-level-per-channel histogram, nearest-colour mapping) and
+written here as an 8-bit palette PNG (zlib level 9). A page that fails is reported and skipped; the
+exit status is 1 when any did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench._server import ROOT, ServerProcess, durak_server
+from bench.web import (
+    CHROME_FLAGS,
+    CHROMIUM,
+    PASSWORD,
+    WAITING_FOR_ME,
+    Player,
+    play_a_card,
+    session_cookies,
+    sign_up,
+    table_against_bots,
+)
+
+OUT = ROOT / "docs" / "screens"
+DEVICES = {"phone": (375, 812), "desktop": (1280, 800)}
+
+# In a blank page (no CSP): PNG bytes in, at most 256 colours out as {width, height, palette, indices}.
+QUANTIZE = """async (base64png) => {
+  const bytes = Uint8Array.from(atob(base64png), (c) => c.charCodeAt(0));
+  const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(bitmap, 0, 0);
+  const { data, width, height } = ctx.getImageData(0, 0, bitmap.width, bitmap.height);
+  const n = width * height;
+  const bucketOf = new Uint16Array(n);
+  const count = new Uint32Array(32768), sumR = new Float64Array(32768), sumG = new Float64Array(32768),
+    sumB = new Float64Array(32768);
+  for (let i = 0; i < n; i++) {
+    const r = data[4 * i], g = data[4 * i + 1], b = data[4 * i + 2];
+    const k = ((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3);
+    bucketOf[i] = k; count[k]++; sumR[k] += r; sumG[k] += g; sumB[k] += b;
+  }
+  const used = [];
+  for (let k = 0; k < 32768; k++) if (count[k]) used.push(k);
+  used.sort((a, b) => count[b] - count[a]);
+  const chosen = used.slice(0, 256);
+  const palette = chosen.map((k) => [sumR[k] / count[k], sumG[k] / count[k], sumB[k] / count[k]].map(Math.round));
+  const indexOf = new Int16Array(32768).fill(-1);
+  chosen.forEach((k, index) => { indexOf[k] = index; });
+  for (const k of used.slice(256)) {
+    const r = sumR[k] / count[k], g = sumG[k] / count[k], b = sumB[k] / count[k];
+    let best = 0, bestDistance = Infinity;
+    for (let p = 0; p < palette.length; p++) {
+      const [pr, pg, pb] = palette[p];
+      const d = 2 * (r - pr) ** 2 + 4 * (g - pg) ** 2 + 3 * (b - pb) ** 2;
+      if (d < bestDistance) { bestDistance = d; best = p; }
+    }
+    indexOf[k] = best;
+  }
+  const indices = new Uint8Array(n);
+  for (let i = 0; i < n; i++) indices[i] = indexOf[bucketOf[i]];
+  let binary = '';
+  for (let i = 0; i < n; i += 0x8000) binary += String.fromCharCode.apply(null, indices.subarray(i, i + 0x8000));
+  return { width, height, palette, indices: btoa(binary) };
+}"""
+
+
+def palette_png(width: int, height: int, palette: list[list[int]], indices: bytes) -> bytes:
+    """An 8-bit indexed PNG (no filter, deflate level 9)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + indices[y * width : (y + 1) * width] for y in range(height))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0))
+        + chunk(b"PLTE", bytes(value for colour in palette for value in colour))
+        + chunk(b"IDAT", zlib.compress(rows, 9))
+        + chunk(b"IEND", b"")
+    )
+
+
+@dataclass
+class Scene:
+    """What the pages show: who looks, at which address, when it is ready."""
+
+    name: str
+    who: str  # "player", "admin" or "anonymous"
+    path: str
+    ready: Callable[[Any], None]
+
+
+def ready_selector(selector: str) -> Callable[[Any], None]:
+    def wait(page: Any) -> None:
+        page.locator(selector).first.wait_for(state="visible", timeout=15_000)
+
+    return wait
+
+
+def ready_table(page: Any) -> None:
+    page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+    play_a_card(page)
+
+
+def ready_results(page: Any) -> None:
+    results = page.locator("#results")
+    results.wait_for(state="visible", timeout=15_000)
+    results.scroll_into_view_if_needed()  # a panel under the felt today, an overlay after issue 16
+
+
+def ready_admin(account: str) -> Callable[[Any], None]:
+    def wait(page: Any) -> None:
+        page.locator("input[name=q]").fill(account)
+        page.locator(".search-form button[type=submit]").click()
+        page.locator(f"#accounts button[data-account='{account}']").click()
+        page.locator("#ledger").wait_for(state="visible", timeout=15_000)
+
+    return wait
+
+
+def finished_match(player: Player) -> tuple[str, str]:
+    """A 2-seat match against a bot that the player left (a forfeit): its table code and match id."""
+    table = table_against_bots(player, 2, "Yesterday's match")
+    deadline = time.monotonic() + 20
+    while player.http.get(f"/api/tables/{table['code']}").json().get("status") != "playing":
+        if time.monotonic() > deadline:
+            raise RuntimeError("the match did not start")
+        time.sleep(0.1)
+    player.http.post(f"/api/tables/{table['code']}/leave", json={}).raise_for_status()
+    while True:
+        items = player.http.get("/api/matches?account=me").json()["items"]
+        if items:
+            return table["code"], str(items[0]["id"])
+        if time.monotonic() > deadline:
+            raise RuntimeError("the finished match is not in the history")
+        time.sleep(0.2)
+
+
+def make_admin(server: ServerProcess, name: str) -> Player:
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "create-admin", name, "--password", PASSWORD],
+        env=server.env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return sign_in(server.base_url, name)
+
+
+def sign_in(base: str, name: str) -> Player:
+    import httpx
+
+    http = httpx.Client(base_url=base, timeout=10)
+    http.post("/api/auth/login", json={"name": name, "password": PASSWORD}).raise_for_status()
+    return Player(name, "; ".join(f"{k}={v}" for k, v in http.cookies.items()), http)
+
+
+def make_scenes(server: ServerProcess) -> list[Scene]:
+    host = sign_up(server.base_url, "marta")
+    for index, (seats, deck) in enumerate(((3, 36), (4, 52), (2, 24))):
+        body = {"name": f"Evening table {index + 1}", "deck": deck, "seats": seats, "timer": 30}
+        code = host.http.post("/api/tables", json=body).json()["code"]
+        host.http.post(f"/api/tables/{code}/join", json={}).raise_for_status()
+    player = sign_up(server.base_url, "alice")
+    results_code, match_id = finished_match(player)
+    admin_name = "admin"
+    make_admin(server, admin_name)
+    tables = {seats: table_against_bots(player, seats, f"{seats} players") for seats in (2, 4, 6)}
+    return [
+        Scene("lobby", "player", "/", ready_selector("#lobby-tables .table-row")),
+        Scene("create", "player", "/#/create", ready_selector("#create-form")),
+        Scene("login", "anonymous", "/#/login", ready_selector(".auth-form input[name=name]")),
+        Scene("history", "player", "/#/history", ready_selector("#history .match-row")),
+        Scene("replay", "player", f"/#/replay/{match_id}", ready_selector("#replay")),
+        Scene("admin", "admin", "/#/admin", ready_admin("alice")),
+        *(Scene(f"table-{seats}", "player", f"/t/{table['code']}", ready_table) for seats, table in tables.items()),
+        Scene("results", "player", f"/t/{results_code}", ready_results),
+    ]
+
+
+def shoot(server: ServerProcess, scenes: list[Scene], out: Path, only: set[str]) -> list[str]:
+    from playwright.sync_api import sync_playwright
+
+    failed: list[str] = []
+    out.mkdir(parents=True, exist_ok=True)
+    people = {"player": sign_in(server.base_url, "alice"), "admin": sign_in(server.base_url, "admin")}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROME_FLAGS.replace("--headless ", "").split()
+        )
+        try:
+            workshop = browser.new_page()  # about:blank, where the PNGs are made small
+            for scene in scenes:
+                if only and scene.name not in only:
+                    continue
+                for device, (width, height) in DEVICES.items():
+                    target = out / f"{device}-{scene.name}.png"
+                    context = browser.new_context(
+                        base_url=server.base_url, viewport={"width": width, "height": height}, locale="en-US"
+                    )
+                    try:
+                        if scene.who in people:
+                            context.add_cookies(session_cookies(people[scene.who], server.base_url))
+                        page = context.new_page()
+                        page.goto(scene.path)
+                        scene.ready(page)
+                        page.wait_for_timeout(400)
+                        png = page.screenshot(animations="disabled")
+                        small = workshop.evaluate(QUANTIZE, base64.b64encode(png).decode())
+                        data = palette_png(
+                            small["width"], small["height"], small["palette"], base64.b64decode(small["indices"])
+                        )
+                        target.write_bytes(data)
+                        print(
+                            f"{target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}: "
+                            f"{len(data) // 1024} KiB (Chromium's PNG {len(png) // 1024} KiB)",
+                            flush=True,
+                        )
+                    except Exception:
+                        failed.append(f"{device}-{scene.name}")
+                        print(f"FAILED {device}-{scene.name}:\n{traceback.format_exc()}", flush=True)
+                    finally:
+                        context.close()
+        finally:
+            browser.close()
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=OUT, help="where the PNGs go (default docs/screens)")
+    parser.add_argument("--only", action="append", default=[], help="a page name (lobby, table-4, results, ...)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-screens-") as tmp:
+        server = durak_server(Path(tmp)).start()
+        try:
+            failed = shoot(server, make_scenes(server), args.out.resolve(), set(args.only))
+        finally:
+            server.stop()
+    if failed:
+        print(f"screens: {len(failed)} failed: {', '.join(failed)}")
+        return 1
+    print(f"screens: written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
