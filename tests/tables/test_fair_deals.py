@@ -5,7 +5,6 @@ revealed with the results, stored with the match, and appears nowhere before."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import random
@@ -157,11 +156,11 @@ def test_a_fair_deal_from_commitment_to_reveal(
     assert actor.info()["fairness"]["commitment"] == fairness.commitment(actor.server_seed, actor.fair_table, 2)
 
     # Stored with the match: the REST answer, the replay's first position and the CLI agree.
-    for _ in range(100):
+    for _ in range(600):  # the match is stored by a task after the results went out
         detail = client.get(f"/api/matches/{match_id}")
         if detail.status_code == 200:
             break
-        asyncio.run(asyncio.sleep(0.05))
+        time.sleep(0.05)
     assert detail.status_code == 200, detail.text
     stored = detail.json()["fairness"]
     assert stored == revealed and stored["table"] == detail.json()["table_id"]
