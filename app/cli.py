@@ -1,7 +1,12 @@
-"""Operator commands: ``python -m app.cli create-admin NAME [--password PASSWORD]``.
+"""Operator commands.
 
-``create-admin`` creates an admin account (prompting for the password unless given) or, when the
-name exists, promotes that account to admin. The database is migrated to head first.
+``python -m app.cli create-admin NAME [--password PASSWORD]`` creates an admin account (prompting
+for the password unless given) or, when the name exists, promotes that account to admin. The
+database is migrated to head first.
+
+``python -m app.cli verify-deal MATCH_ID`` (from the database) or ``verify-deal --file match.json``
+(the answer of ``GET /api/matches/{id}``, or its ``fairness`` object alone) recomputes a match's
+commitment and deck (docs/fairness.md) and prints the deck and ``ok``, or what differs (exit 1).
 """
 
 from __future__ import annotations
@@ -9,7 +14,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import sys
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -76,13 +84,62 @@ async def create_admin(database_url: str, name: str, password: str | None, start
         await db.dispose()
 
 
+def verify_deal(data: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a match's published ``fairness`` checks out, and the report to print."""
+    from app.engine.cards import cards_text
+    from app.engine.fairness import verify
+
+    fairness = data.get("fairness", data) if isinstance(data, dict) else None
+    if not isinstance(fairness, dict):
+        return False, "no fairness record (a match dealt before provably fair deals, or not a match)"
+    if fairness.get("server_seed") is None:
+        return False, "the server seed is not revealed yet: the match is not over"
+    problems, order = verify(fairness)
+    lines = [f"deck: {cards_text(order)}"] if order is not None else []
+    lines.extend(problems or ["ok"])
+    return not problems, "\n".join(lines)
+
+
+async def load_fairness(database_url: str, match_id: str) -> dict[str, Any]:
+    from app.db import matches as history
+
+    db = Database(database_url)
+    try:
+        async with db.session() as session:
+            match = await history.get_match(session, match_id, viewer_id=None, viewer_is_admin=True)
+    finally:
+        await db.dispose()
+    if match is None:
+        raise SystemExit(f"no match {match_id}")
+    fairness = getattr(match, "fairness", None)
+    if not fairness:
+        raise SystemExit(f"match {match_id} has no fairness record (dealt before provably fair deals)")
+    return dict(fairness)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app.cli", description="Durak Peak operator commands.")
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("create-admin", help="create an admin account, or promote an existing one")
     create.add_argument("name")
     create.add_argument("--password", help="the new account's password (prompted for when omitted)")
+    check = commands.add_parser("verify-deal", help="recompute a finished match's deal (docs/fairness.md)")
+    check.add_argument("match_id", nargs="?", help="a match in the database")
+    check.add_argument("--file", type=Path, help="a JSON file: GET /api/matches/{id}, or its fairness object")
     args = parser.parse_args(argv)
+    if args.command == "verify-deal":
+        if (args.match_id is None) == (args.file is None):
+            parser.error("verify-deal takes a MATCH_ID or --file, one of the two")
+        if args.file is not None:
+            try:
+                data = json.loads(args.file.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise SystemExit(f"cannot read {args.file}: {exc}") from exc
+        else:
+            data = asyncio.run(load_fairness(get_settings().database_url, args.match_id))
+        ok, report = verify_deal(data)
+        print(report)
+        return 0 if ok else 1
     settings = get_settings()
     if args.command == "create-admin":
         message = asyncio.run(

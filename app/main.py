@@ -28,11 +28,12 @@ from starlette.types import Scope
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.limits import PerAddress
-from app.api.routes import accounts, admin, auth, health, matches, play, players, quickplay, tables
+from app.api.routes import accounts, admin, analysis, auth, health, matches, play, players, quickplay, tables
 from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import AuthThrottles
 from app.broker import open_broker
+from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.session import Database
 from app.metrics import LIVE_TABLES, REGISTRY
@@ -90,6 +91,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                     await _say_goodbye(app.state.sockets)
             await store.close()
     finally:
+        shutdown_pool()
         await db.dispose()
 
 
@@ -113,6 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(accounts.router)
     app.include_router(matches.router)
+    app.include_router(analysis.router)
     app.include_router(admin.router)
     app.include_router(tables.router)
     app.include_router(quickplay.router)

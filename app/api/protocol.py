@@ -109,6 +109,20 @@ class RematchCmd(_Command):
     type: Literal["rematch"]
 
 
+class ClientSeedCmd(_Command):
+    """A seated player's own randomness for the next deal (docs/fairness.md): 128 bits made in the
+    browser (``crypto.getRandomValues``), sent only after the table's commitment and naming it.
+    Accepted between matches only (refused with ``match_running`` during one, ``stale_commitment``
+    when it names another commitment); sending again replaces it. The deal reveals every seed when
+    the match ends."""
+
+    type: Literal["client_seed"]
+    seed: str = Field(pattern=r"^[0-9a-fA-F]{32}$", description="32 hex digits (128 bits).")
+    commitment: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="The table's current commitment (`table.fairness.commitment`)."
+    )
+
+
 class Ping(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["ping"]
@@ -127,6 +141,7 @@ ClientMessage = Annotated[
     | ExchangeTrumpCmd
     | LeaveCmd
     | RematchCmd
+    | ClientSeedCmd
     | Ping,
     Field(discriminator="type"),
 ]
@@ -309,12 +324,36 @@ class SeatInfo(_Shape):
     )
 
 
+class FairDeal(_Shape):
+    """A finished match's deal, revealed (docs/fairness.md): anyone can recompute ``commitment`` from
+    ``server_seed`` and the deck from everything."""
+
+    algorithm: Literal["durak-peak/v1"]
+    table: str = Field(description="The table code that went into the commitment and the deal.")
+    match_number: int = Field(description="The table's match number, from 1.")
+    deck_size: int
+    commitment: str = Field(description="SHA-256 hex; the table showed it before any client seed was accepted.")
+    server_seed: str = Field(description="The server's 256-bit secret (hex), revealed now that the match is over.")
+    client_seeds: list[str] = Field(description="Each seat's client seed in seat order (hex); empty: none (bots).")
+    deck: list[Card] = Field(description="The dealt deck, first card dealt first.")
+
+
+class TableFairness(_Shape):
+    """``table.fairness``: the commitment to the secret seed of the current deal (see Provably fair deals)."""
+
+    algorithm: Literal["durak-peak/v1"]
+    match_number: int = Field(description="The match it is for: the running one, or the next.")
+    commitment: str = Field(description="SHA-256 hex of the table code, match number and secret server seed.")
+    client_seeds: list[Seat] = Field(description="The seats whose players sent a client seed for it.")
+
+
 class Results(_Shape):
     """``table.results``: the last finished match of this table."""
 
     outcome: OutcomeView
     coin_changes: dict[int, int] = Field(description="Seat number -> coins won (+) or lost (-); all 0 at free tables.")
     match_id: str
+    fairness: FairDeal | None = Field(default=None, description="The match's deal, revealed.")
 
 
 class RematchProposalInfo(_Shape):
@@ -352,6 +391,7 @@ class TableInfo(_Shape):
     rematch: RematchProposalInfo | None = Field(
         default=None, description="An open rematch proposal (see Rematch); null when there is none."
     )
+    fairness: TableFairness = Field(description="The commitment of the current deal (see Provably fair deals).")
     match_id: str | None = Field(description="The current or last match; its record is /api/matches/{id}.")
     results: Results | None = Field(
         description="The last finished match; null before the first one ends and again once the next one starts."
@@ -503,12 +543,28 @@ class RematchEvent(_Event):
 
 
 class ResultsEvent(_Event):
-    """The finished match's results (also in ``table.results`` from now on)."""
+    """The finished match's results (also in ``table.results`` from now on), with its deal revealed."""
 
     type: Literal["results"]
     outcome: OutcomeView
     coin_changes: dict[str, int]
     match_id: str
+    fairness: FairDeal | None = Field(default=None, description="The match's deal, revealed.")
+
+
+class ClientSeedEvent(_Event):
+    """A seated player sent his client seed for the next deal (the seed itself is revealed with it)."""
+
+    type: Literal["client_seed"]
+    seat: Seat
+
+
+class CommitmentEvent(_Event):
+    """As a match ends: the commitment to the next match's secret seed (also in ``table.fairness``)."""
+
+    type: Literal["commitment"]
+    match_number: int
+    commitment: str
 
 
 Event = Annotated[
@@ -527,7 +583,9 @@ Event = Annotated[
     | SeatEvent
     | MatchStartEvent
     | RematchEvent
-    | ResultsEvent,
+    | ResultsEvent
+    | ClientSeedEvent
+    | CommitmentEvent,
     Field(discriminator="type"),
 ]
 event_adapter = TypeAdapter(Event)
@@ -661,6 +719,8 @@ ERROR_CODES: dict[str, str] = {
     "not_enough_players": "REST start: a match needs at least 2 seated players.",
     "bad_rules": "REST start: the table's rules do not fit the seated players.",
     "no_match": "REST rematch: there is no finished match to rematch.",
+    "stale_commitment": "client_seed / REST join: the client seed names a commitment that is not the table's "
+    "current one.",
 }
 
 CLOSE_CODES: dict[int, str] = {
@@ -704,6 +764,12 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
         spectators=1,
         series={0: [1, 0], 1: [0, 1]},
         deadline_ms=29000,
+        fairness=TableFairness(
+            algorithm="durak-peak/v1",
+            match_number=1,
+            commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
+            client_seeds=[0, 1],
+        ),
         match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
         results=None,
         version=version,
@@ -727,6 +793,12 @@ def examples() -> list[BaseModel]:
         ExchangeTrumpCmd(type="exchange_trump", id="c8", version=2),
         LeaveCmd(type="leave", id="c9"),
         RematchCmd(type="rematch", id="c10"),
+        ClientSeedCmd(
+            type="client_seed",
+            id="c11",
+            seed="00112233445566778899aabbccddeeff",
+            commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
+        ),
         Ping(type="ping", id="p1"),
         Welcome(
             type="welcome",
@@ -770,6 +842,18 @@ def examples() -> list[BaseModel]:
 _OUTCOME = OutcomeView(draw=False, durak=1, order=[0], places=[[0], [1]], forfeit=None, reason=None, detail="")
 
 
+_FAIR_DEAL = FairDeal(
+    algorithm="durak-peak/v1",
+    table="t-0123456789abcdef0123456789abcdef",
+    match_number=1,
+    deck_size=36,
+    commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
+    server_seed="9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    client_seeds=["00112233445566778899aabbccddeeff", ""],
+    deck=["8c", "7d", "10d", "Kh", "Qs", "Qd", "…"],
+)
+
+
 def event_examples() -> list[_Event]:
     """One example of every event type, as it appears in ``update.events``."""
     return [
@@ -797,8 +881,16 @@ def event_examples() -> list[_Event]:
             outcome=_OUTCOME,
             coin_changes={"0": 100, "1": -100},
             match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
+            fairness=_FAIR_DEAL,
             version=61,
         ),
+        CommitmentEvent(
+            type="commitment",
+            match_number=2,
+            commitment="5b0c7c2d3f0e4a8a9f1d2e3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978",
+            version=61,
+        ),
+        ClientSeedEvent(type="client_seed", seat=0, version=63),
         RematchEvent(type="rematch", seat=0, version=62),
         SeatEvent(type="seat", seat=1, name="bob", kind="human", version=2),
     ]

@@ -120,6 +120,24 @@ A rematch is a proposal; nobody's coins are staked without his own click.
   have not agreed are freed (`seat` events), the proposal ends and the table is `waiting` again:
   the players who agreed keep their seats and the match starts when the free seats fill.
 - `start` is refused after a match (`match_over`): only the players' own clicks start a rematch.
+
+## Provably fair deals
+
+Every deal is committed to before the players add their own randomness and revealed after the last
+card ([fairness.md](fairness.md) has the algorithm and a worked example).
+
+- `table.fairness` is `{"algorithm": "durak-peak/v1", "match_number": 1, "commitment": "<64 hex>",
+  "client_seeds": [seats that sent one]}`: the commitment to the secret server seed of match
+  `match_number` (during a match: the running one's; after it: the next one's). Everyone, seats
+  and spectators, has it from the first `welcome` on.
+- After the commitment, each seated player sends `client_seed` naming it (the web client makes the
+  seed with `crypto.getRandomValues`). A `client_seed` event `{"type": "client_seed", "seat": 0}`
+  says who did (not the seed). Bots, and players who send none, contribute an empty seed.
+- When the match ends, however it ends, the `results` event and `table.results` carry `fairness`:
+  the revealed record `{algorithm, table, match_number, deck_size, commitment, server_seed,
+  client_seeds, deck}`; the same update has a `commitment` event `{"type": "commitment",
+  "match_number": 2, "commitment": "…"}` for the next match. The server seed appears nowhere
+  before that.
 """
 
 # How the documentation names the objects inside messages (a section each).

@@ -137,11 +137,30 @@ class MatchSummary(BaseModel):
     rules: dict[str, Any] = Field(description="The table parameters of the match (rule book §1).")
 
 
+class FairnessOut(BaseModel):
+    """A provably fair deal, revealed (docs/fairness.md): recompute ``commitment`` from
+    ``server_seed`` and the deck from everything, e.g. ``python -m app.cli verify-deal --file``."""
+
+    algorithm: str = Field(description="`durak-peak/v1`.")
+    table: str = Field(description="The table code that went into the commitment and the deal.")
+    match_number: int = Field(description="The table's match number (from 1).")
+    deck_size: int
+    commitment: str = Field(description="SHA-256 hex, sent to the table before any client seed.")
+    server_seed: str = Field(description="The server's 256-bit secret, hex; revealed when the match ended.")
+    client_seeds: list[str] = Field(
+        description="Each seat's seed in seat order, hex; empty for bots and silent players."
+    )
+    deck: list[str] = Field(description="The dealt deck, first card dealt first.")
+
+
 class MatchDetail(MatchSummary):
     dealer: int
     result: dict[str, Any]
     coin_changes: dict[str, int] = Field(description="Seat -> coins won or lost: the caller's seat only (admins: all).")
     actions: int = Field(description="Number of actions in the log; the replay shows them.")
+    fairness: FairnessOut | None = Field(
+        default=None, description="The revealed deal; null for matches dealt before provably fair deals."
+    )
 
 
 class MatchPage(BaseModel):
@@ -385,5 +404,9 @@ class ReplayView(BaseModel):
     exchange_open: bool = Field(description="Durac 1993: the trump exchange is still possible.")
     outcome: dict[str, Any] | None = Field(description="How the match ended (as in the table's `results`).")
     revealed_hands: RevealedHands | None = Field(
-        default=None, description="Only on the last view, and never for a cheating table."
+        default=None, description="Only on the last view: the hands as dealt and as left at the end."
+    )
+    hands: list[list[str]] | None = Field(
+        default=None,
+        description="Every seat's hand at this step, face up (the match is over); `hands[i]` is seat i's.",
     )

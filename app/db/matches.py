@@ -141,7 +141,8 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
     recording different data under the same id raises ``MatchConflict``. ``record.result`` is the
     engine's ``Outcome.to_json()``; ``record.coin_changes`` maps seat -> coins won (+) or lost (-),
     summing to zero. ``record.table_id`` is opaque (``table_ref``), never an invite code;
-    ``record.private`` hides the match from all but its players and admins.
+    ``record.private`` hides the match from all but its players and admins; ``record.fairness`` is
+    the revealed deal of a provably fair match (docs/fairness.md).
     """
     match_id, table_id, rules, seed = record.match_id, record.table_id, record.rules, record.seed
     if not match_id or len(match_id) > 64 or not table_id or len(table_id) > 64:
@@ -178,6 +179,7 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
         actions=[dict(action) for action in record.actions],
         result=result_row.model_dump(),
         coin_changes=stored_changes,
+        fairness=dict(record.fairness) if record.fairness is not None else None,
     )
     session.add(match)
     await session.flush()

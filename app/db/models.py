@@ -148,9 +148,7 @@ class LedgerEntry(Base):
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    transfer_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_transfers.id", ondelete="RESTRICT"), index=True
-    )
+    transfer_id: Mapped[int] = mapped_column(ForeignKey("ledger_transfers.id", ondelete="RESTRICT"), index=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id", ondelete="RESTRICT"))
     amount: Mapped[int] = mapped_column(BigInteger)
     balance_after: Mapped[int] = mapped_column(BigInteger)
@@ -172,9 +170,7 @@ class Escrow(Base):
     )
 
     match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    ledger_account_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_accounts.id", ondelete="RESTRICT"), unique=True
-    )
+    ledger_account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id", ondelete="RESTRICT"), unique=True)
     stake: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16), default=ESCROW_OPEN)
     opened_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -203,10 +199,11 @@ class Match(Base):
     actions: Mapped[list[dict[str, Any]]] = mapped_column(Json)
     result: Mapped[dict[str, Any]] = mapped_column(Json)
     coin_changes: Mapped[dict[str, int]] = mapped_column(Json)
+    # A provably fair deal (docs/fairness.md): algorithm, table, match number, deck size, commitment,
+    # server seed, client seeds and the dealt deck. None for matches dealt before.
+    fairness: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True, default=None)
 
-    players: Mapped[list[MatchPlayer]] = relationship(
-        back_populates="match", lazy="raise", order_by="MatchPlayer.seat"
-    )
+    players: Mapped[list[MatchPlayer]] = relationship(back_populates="match", lazy="raise", order_by="MatchPlayer.seat")
 
 
 class MatchPlayer(Base):
@@ -278,3 +275,18 @@ class RatingChange(Base):
     mu: Mapped[float] = mapped_column(Float)
     sigma: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class MatchAnalysis(Base):
+    """The coach's analysis of one seat of a finished match (``app.bots.coach``): computed once, on
+    demand; ``status`` is "computing" (``done`` of ``total`` decisions) or "done" (``result``)."""
+
+    __tablename__ = "match_analyses"
+
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    status: Mapped[str] = mapped_column(String(16))
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    result: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True, default=None)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

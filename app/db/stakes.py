@@ -81,6 +81,7 @@ class MatchRecord:
     created_at: datetime
     finished_at: datetime | None = None
     coin_changes: Mapping[int, int] | None = None
+    fairness: Mapping[str, Any] | None = None  # the revealed deal (docs/fairness.md)
     private: bool = False
 
 

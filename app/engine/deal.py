@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from app.engine.bout import start_bout
 from app.engine.cards import Card, deck
@@ -55,8 +55,15 @@ def pick_dealer(seed: int, seats: int) -> int:
     return _below(_random_words(seed ^ (1 << 255)), seats)
 
 
-def new_match(rules: Rules, seed: int | None = None, dealer: int | None = None) -> State:
-    """Shuffle and deal a match. A rematch passes ``dealer`` = the previous durak (§3.4)."""
+def new_match(
+    rules: Rules, seed: int | None = None, dealer: int | None = None, order: Sequence[Card] | None = None
+) -> State:
+    """Shuffle and deal a match. A rematch passes ``dealer`` = the previous durak (§3.4).
+
+    ``order`` deals that deck instead of shuffling by the seed (a provably fair deal,
+    ``app.engine.fairness``): ``order[0]`` is the first card dealt. It must be the table's whole
+    deck, each card once. Dealing, the trump card and the first attacker follow the rules as with a
+    shuffled deck."""
     if seed is None:
         seed = new_seed()
     n = rules.seats
@@ -64,7 +71,12 @@ def new_match(rules: Rules, seed: int | None = None, dealer: int | None = None) 
         dealer = pick_dealer(seed, n)
     if not 0 <= dealer < n:
         raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer}")
-    cards = shuffled(deck(rules.deck), seed)
+    if order is None:
+        cards = shuffled(deck(rules.deck), seed)
+    else:
+        cards = tuple(order)
+        if len(cards) != rules.deck or set(cards) != set(deck(rules.deck)):
+            raise ValueError(f"order must be the {rules.deck}-card deck, each card once")
     dealt = 6 * n
     hands: list[list[Card]] = [[] for _ in range(n)]
     for index in range(dealt):  # one at a time, starting on the dealer's left

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.broker import Broker, BrokerError, Gap
+from app.db.matches import table_ref
 from app.engine import (
     Action,
     Forfeit,
@@ -43,6 +44,7 @@ from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
 from app.tables.commands import PLAY_COMMANDS, BadCommand, Command, Refused, command_from_json
 from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S
+from app.tables.fair import FairDeals
 from app.tables.fanout import Change, Delivery, events_since, presence_frames, recent_events, reply_frame, update_frames
 from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
 from app.tables.inbox import Inbox
@@ -104,6 +106,7 @@ class TableActor:
         self.rematch: RematchProposal | None = None
         self.results: dict[str, Any] | None = None
         self.next_dealer: int | None = None
+        self.fair = FairDeals(table_ref(spec.code))  # provably fair deals (docs/fairness.md)
         self.created = time.time()
         self._done: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self.inbox = Inbox(lambda: self.clock())  # tests may swap the clock
@@ -286,7 +289,10 @@ class TableActor:
             raise Refused("match_running", "the match is running; join after it ends or watch")
         if self.rules.stake > 0 and principal.is_guest:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
+        seed = self.fair.checked_client_seed(command.client_seed, command.commitment) if command.client_seed else None
         seat = self._free_seat(command.seat)
+        if seed is not None:
+            self.fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
         seat.kind, seat.principal, seat.level = "human", principal, None
         rating = command.rating
         seat.rating = rating if isinstance(rating, dict) and principal.account_id is not None else None
@@ -328,6 +334,8 @@ class TableActor:
     def _vacate(self, seat: Seat) -> bool:
         """Free a player's seat between matches; his connections watch from now on. Whether he had any."""
         moved, self.spectators = seat.connections, self.spectators | seat.connections
+        if seat.principal is not None:
+            self.fair.forget(seat.principal.key)
         seat.kind, seat.principal, seat.connections, seat.rating = "empty", None, set(), None
         if self.rematch is not None:
             self.rematch.agreed.discard(seat.seat)
@@ -337,6 +345,18 @@ class TableActor:
         """Tell a player's connections they watch now (seated ones listen on one channel)."""
         snapshot = {"type": "welcome", **self._snapshot(None, principal)}
         await self._publish(channels.person(self.code, principal.key), snapshot)
+
+    async def _on_client_seed(self, principal: Principal, command: Command) -> dict[str, Any]:
+        """A seated player's own randomness for the next deal: accepted only between matches and only
+        as an answer to the table's current commitment (the server is bound to its seed first)."""
+        seat = self.seat_of(principal)
+        if seat is None:
+            raise Refused("not_seated", "only a player seated at this table contributes a client seed")
+        if self.status == "playing":
+            raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
+        self.fair.client_seeds[principal.key] = self.fair.checked_client_seed(command.client_seed, command.commitment)
+        await self._changed([{"type": "client_seed", "seat": seat.seat}])
+        return {"type": "ack", "version": self.version}
 
     def _require_creator(self, principal: Principal) -> None:
         if principal.key != self.spec.creator.key:
@@ -407,8 +427,11 @@ class TableActor:
                 await self.hooks.match_started(match_id=match_id, stake=self.rules.stake, account_ids=accounts)
             except CannotStart as exc:
                 raise Refused(exc.code, exc.message) from exc
+        deal = self.fair.start(self.rules, self.seats)
         dealer = self.next_dealer if self.next_dealer is not None and self.next_dealer < len(self.seats) else None
-        self.game = new_match(self.rules, None, dealer)
+        if dealer is None:
+            dealer = deal.dealer_draw  # left to chance by the rules: drawn from the same committed stream
+        self.game = new_match(self.rules, 0, dealer, deal.deck)
         self.match_id = match_id
         self.log = []
         self.results = None
@@ -546,10 +569,14 @@ class TableActor:
             match_id=self.match_id,
             private=self.spec.private,
             actions=self.actions,
+            fairness=self.fair.revealed(),
         )
         self.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(self._settle(end.record))
-        await self._changed([{"type": "results", **end.results}], bump=bump)
+        events = [{"type": "results", **end.results}]
+        if self.fair.next_commitment():  # the next match's seed, committed to before any client seed
+            events.append({"type": "commitment", "match_number": self.fair.number, "commitment": self.fair.commitment})
+        await self._changed(events, bump=bump)
 
     async def _settle(self, record: FinishedMatch) -> None:
         delay = 0.2
@@ -690,6 +717,7 @@ class TableActor:
             results=self.results,
             created=self.created,
             deadline=self._deadline_epoch(),
+            fair=self.fair.to_json(),
             game=self.game,
         )
         return record_json(table, self.info())
@@ -715,6 +743,8 @@ class TableActor:
         actor.match_id, actor.series, actor.next_dealer = table.match_id, table.series, table.next_dealer
         actor.results, actor.created, actor.game, actor.log = table.results, table.created, table.game, table.log
         actor._done.update(table.done)
+        if table.fair is not None:
+            actor.fair = FairDeals.from_json(actor.fair.table, table.fair)
         if actor.status == "playing":
             actor.decision_since = actor.clock()  # idle limits and graces start again with the new owner
             actor.deadline = takeover_deadline(table.deadline, actor.clock())
@@ -770,6 +800,7 @@ class TableActor:
             "deadline_ms": None if earliest is None else self._ms_until(earliest),
             "grace_s": self.limits.disconnect_grace_s,
             "rematch": rematch,
+            "fairness": self.fair.info(self.seats),
             "match_id": self.match_id,
             "results": self.results,
             "version": self.version,
@@ -826,6 +857,7 @@ _HANDLERS: dict[str, Callable[[TableActor, Principal, Command], Awaitable[dict[s
     "remove_bot": TableActor._on_remove_bot,
     "start": TableActor._on_start,
     "rematch": TableActor._on_rematch,
+    "client_seed": TableActor._on_client_seed,
     "info": TableActor._on_info,
 }
 _ON_PLAY = TableActor._on_play  # every type in PLAY_COMMANDS

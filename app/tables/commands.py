@@ -56,6 +56,8 @@ class Command:
     seat: Any = None  # join / add_bot / remove_bot: the seat asked for; bot: the bot's seat
     level: Any = None  # add_bot
     rating: Any = None  # join: the account's rating when it sits down ({"rating", "provisional"})
+    client_seed: Any = None  # client_seed (or join): the player's seed for the next deal, 32 hex digits
+    commitment: Any = None  # ... answering this commitment of the table (docs/fairness.md)
     last_version: Any = None  # hello
     remote: bool = False  # came through the broker (its connection lives in another process)
 
@@ -76,7 +78,8 @@ def command_to_json(command: Command) -> bytes:
     data: dict[str, Any] = {"type": command.type}
     if command.principal is not None:
         data["principal"] = command.principal.to_json()
-    for name in ("conn", "reply", "id", "version", "seat", "level", "rating", "last_version"):
+    wire = ("conn", "reply", "id", "version", "seat", "level", "rating", "client_seed", "commitment", "last_version")
+    for name in wire:
         value = getattr(command, name)
         if value is not None:
             data[name] = value
@@ -111,6 +114,8 @@ def command_from_json(raw: bytes | str) -> Command:
         seat=data.get("seat"),
         level=data.get("level"),
         rating=data.get("rating") if isinstance(data.get("rating"), dict) else None,
+        client_seed=_text(data.get("client_seed")),
+        commitment=_text(data.get("commitment")),
         last_version=data.get("last_version"),
         remote=True,
     )

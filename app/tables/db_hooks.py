@@ -39,6 +39,7 @@ class DbHooks:
             created_at=self._started.pop(match.match_id, datetime.now(UTC)),
             finished_at=datetime.now(UTC),
             coin_changes=match.coin_changes,
+            fairness=match.fairness,
             private=match.private,
         )
         if match.stake <= 0:

@@ -33,6 +33,7 @@ class FinishedMatch:
     payouts: dict[int, int]  # account id -> coins paid out of escrow
     coin_changes: dict[int, int]  # seat -> net change
     hands: list[list[str]]
+    fairness: dict[str, Any] | None = None  # the revealed deal (docs/fairness.md)
     private: bool = False  # a private table: its history is shown only to its players and admins
 
 

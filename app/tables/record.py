@@ -15,6 +15,7 @@ from typing import Any
 
 from app.broker import BrokerError
 from app.engine import Rules, State, action_from_json, apply, new_match
+from app.engine.cards import Card
 from app.tables.commands import Refused
 from app.tables.spec import Principal, Seat, TableSpec
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
@@ -54,6 +55,7 @@ class TableRecord:
     results: dict[str, Any] | None
     created: float
     deadline: float | None
+    fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
     game: State | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
     done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
@@ -71,6 +73,7 @@ def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
         "match_id": table.match_id,
         "seed": str(game.seed) if game is not None else None,
         "dealer": game.dealer if game is not None else None,
+        "fair": table.fair,
         "deadline": table.deadline,
         "series": {key: list(score) for key, score in table.series.items()},
         "next_dealer": table.next_dealer,
@@ -94,9 +97,12 @@ def read_record(record: dict[str, Any], entries: list[dict[str, Any]]) -> TableR
         results=record["results"],
         created=record["created"],
         deadline=record["deadline"],
+        fair=record.get("fair"),
     )
     if record["seed"] is not None and table.status in ("playing", "finished"):
-        game = new_match(table.rules, int(record["seed"]), record["dealer"])
+        deal = (table.fair or {}).get("deal")
+        order = [Card.parse(text) for text in deal["deck"]] if deal is not None else None
+        game = new_match(table.rules, int(record["seed"]), record["dealer"], order)
         for entry in entries:
             game, _ = apply(game, action_from_json(entry["a"]))
             if entry.get("k"):

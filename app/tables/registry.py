@@ -664,6 +664,8 @@ class TableRegistry:
         seat: Any = None,
         level: Any = None,
         rating: Any = None,
+        client_seed: Any = None,
+        commitment: Any = None,
         conn: str | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
@@ -683,6 +685,8 @@ class TableRegistry:
             seat=seat,
             level=level,
             rating=rating,
+            client_seed=client_seed,
+            commitment=commitment,
             action=action,
         )
         async with self.broker.subscribe(reply_channel) as sub:

@@ -44,8 +44,10 @@ def match_end(
     match_id: str,
     private: bool,
     actions: list[dict[str, Any]],
+    fairness: dict[str, Any] | None = None,
 ) -> MatchEnd:
-    """Everything that follows from a match's outcome (``game.outcome`` is set)."""
+    """Everything that follows from a match's outcome (``game.outcome`` is set); ``fairness`` is the
+    revealed deal (docs/fairness.md), told to the players and stored with the match."""
     outcome = game.outcome
     assert outcome is not None
     n = len(seats)
@@ -60,7 +62,7 @@ def match_end(
         key = series_key(seats[seat_no])
         old = scores.get(key, (0, 0))
         scores[key] = (old[0] + wins, old[1] + losses)
-    results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": match_id}
+    results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": match_id, "fairness": fairness}
     record = FinishedMatch(
         match_id=match_id,
         table_code=code,
@@ -74,6 +76,7 @@ def match_end(
         payouts=payouts,
         coin_changes=changes,
         hands=[[str(c) for c in hand] for hand in game.hands],
+        fairness=fairness,
         private=private,
     )
     return MatchEnd(results, scores, outcome.durak, record)

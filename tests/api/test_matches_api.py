@@ -11,7 +11,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.db import stakes
-from app.engine import Rules, action_to_json, apply, decision, legal_actions, new_match
+from app.engine import Rules, action_from_json, action_to_json, apply, decision, legal_actions, new_match
+from app.engine.views import sort_hand
 from tests.api.support import Api
 from tests.tables.harness import Player, create_table, play_out, signup
 
@@ -28,6 +29,10 @@ def play(rules: Rules, seed: int, dealer: int) -> tuple[list[dict[str, Any]], di
         state, _ = apply(state, action)
         assert len(actions) < 5000
     return actions, state.outcome.to_json(), dealt
+
+
+def sorted_hand(hand: Any, trump: str) -> list[str]:
+    return [str(card) for card in sort_hand(hand, trump)]
 
 
 async def finish_staked_match(
@@ -100,9 +105,15 @@ async def test_list_detail_and_replay(api: Api) -> None:
     assert replay[-1]["outcome"] == outcome
     assert replay[-1]["revealed_hands"]["dealt"] == dealt
     assert replay[-1]["revealed_hands"]["final"][winner] == []
-    # At a cheating table the hands are never revealed, not even after the match.
+    # The match is over: every step shows every hand face up (issue 18), as the engine held them.
+    state = new_match(Rules(deck=36, seats=2, stake=100), 20250101, 0)
+    for view, action in zip(replay, [*actions, None], strict=True):
+        assert view["hands"] == [sorted_hand(hand, state.trump) for hand in state.hands]
+        if action is not None:
+            state, _ = apply(state, action_from_json(action))
+    # A cheating table too: its deck is published with the match, so its hands are no secret after it.
     cheat_replay = (await ann.get("/api/matches/cheaty/replay")).json()
-    assert all("revealed_hands" not in view for view in cheat_replay)
+    assert all(len(view["hands"]) == 2 for view in cheat_replay) and "revealed_hands" in cheat_replay[-1]
 
     assert (await ann.get("/api/matches/nope")).status_code == 404
     assert (await ann.get("/api/matches/nope/replay")).status_code == 404

@@ -3,6 +3,7 @@ against the engine's hidden cards, including first snapshots and reconnect snaps
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
@@ -66,9 +67,13 @@ def test_no_message_carries_a_hidden_card(client: TestClient, seed: int) -> None
     actor = client.app.state.tables.tables[code]
     hands_at: dict[int, list[list[str]]] = {actor.version: _hands(actor)}
 
+    secret = actor.deal["server_seed"]  # the running match's server seed (provably fair deals)
+
     def check(message: dict[str, Any], seat: int | None) -> None:
         if "version" in message and message["type"] in ("update", "welcome"):
             _check(message, seat, hands_at[message["version"]])
+        results = any(event.get("type") == "results" for event in message.get("events") or [])
+        assert results or secret not in json.dumps(message), f"the server seed reached {seat} before the end"
 
     with client.websocket_connect(f"/ws/tables/{code}", headers={"origin": ORIGIN}) as spectator_ws:
         spectator = Player(spectator_ws, "spectator")

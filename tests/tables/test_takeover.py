@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from app.broker import open_broker
-from app.engine import Rules, action_to_json, legal_actions, state_to_json
+from app.engine import Rules, action_to_json, fairness, legal_actions, state_to_json
 from app.engine.views import decision
 from app.tables.actor import Refused
 from app.tables.hooks import MemoryHooks
@@ -48,6 +48,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             successor = second.tables[spec.code]
             assert successor.version == version
             assert state_to_json(successor.game) == before
+            assert successor.commitment == actor.commitment and successor.deal == actor.deal  # the fair deal too
             assert successor.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
             # A command retried with the same id after the takeover is not applied twice.
             last = successor.log[-1]
@@ -61,6 +62,9 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
                 await play_moves(second, spec.code, 50, rng)
             await eventually(lambda: len(hooks.finished) == 1, what="the match is settled")
             assert sum(hooks.balances.values()) == 1000
+            revealed = next(iter(hooks.finished.values())).fairness
+            assert revealed is not None and fairness.verify(revealed)[0] == []
+            assert revealed["commitment"] == actor.commitment
         finally:
             await second.close()
 

@@ -14,7 +14,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, status
 
 from app.api.deps import OptionalUser, SessionDep, SessionInfo
 from app.api.errors import responses
-from app.api.schemas import MatchDetail, MatchPage, MatchSummary, ReplayView, SeatOut
+from app.api.schemas import FairnessOut, MatchDetail, MatchPage, MatchSummary, ReplayView, SeatOut
 from app.db import accounts, ratings
 from app.db import matches as history
 from app.db.models import Match
@@ -142,7 +142,8 @@ async def _load(session: SessionDep, match_id: str, user: SessionInfo | None) ->
 )
 async def get_match(match_id: MatchId, session: SessionDep, user: OptionalUser) -> MatchDetail:
     """A finished match: seats, places, the caller's own coin change (all of them for admins), rules
-    and result. The seed stays secret (it would reveal every hand); the replay shows the play."""
+    and result, and ``fairness``: the revealed deal (server seed, client seeds, deck) that anyone who
+    may see the match can recompute (docs/fairness.md). The engine seed of older matches stays secret."""
     match = await _load(session, match_id, user)
     summary = _summary(match, user, await ratings.ratings_after(session, [match.id]))
     return MatchDetail(
@@ -151,19 +152,21 @@ async def get_match(match_id: MatchId, session: SessionDep, user: OptionalUser) 
         result=match.result,
         coin_changes={str(seat.seat): seat.coin_change for seat in summary.seats if seat.coin_change is not None},
         actions=len(match.actions),
+        fairness=FairnessOut.model_validate(match.fairness) if match.fairness else None,
     )
 
 
 def build_replay(match: Match) -> list[dict[str, Any]]:
-    """The spectator view after the deal and after every action; the final entry reveals the
-    hands (as dealt and as left at the end), unless the table was a cheating table."""
-    from app.engine import Rules, action_from_json, new_match, replay, replay_views  # lazy: optional
+    """The spectator view after the deal and after every action, each with every hand face up (the
+    match is over); the final entry also has the hands as dealt and as left at the end."""
+    from app.engine import Card, Rules, action_from_json, new_match, replay, replay_views  # lazy: optional
 
-    views = replay_views(match.rules, int(match.seed), match.dealer, match.actions)
-    if views and not match.cheating:
+    order = [Card.parse(text) for text in match.fairness["deck"]] if match.fairness else None
+    views = replay_views(match.rules, int(match.seed), match.dealer, match.actions, order, hands=True)
+    if views:
         rules = Rules.from_json(match.rules)
-        dealt = new_match(rules, int(match.seed), match.dealer)
-        final = replay(rules, int(match.seed), match.dealer, [action_from_json(a) for a in match.actions])
+        dealt = new_match(rules, int(match.seed), match.dealer, order)
+        final = replay(rules, int(match.seed), match.dealer, [action_from_json(a) for a in match.actions], order)
         views[-1] = {
             **views[-1],
             "revealed_hands": {
@@ -193,6 +196,4 @@ async def get_replay(match_id: MatchId, session: SessionDep, user: OptionalUser)
     try:
         return await asyncio.to_thread(build_replay, match)
     except ImportError as exc:
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, detail="the rules engine is not available"
-        ) from exc
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the rules engine is not available") from exc

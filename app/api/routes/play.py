@@ -503,6 +503,14 @@ def command_of(message: Any) -> Command:
     if message.type in PLAY_COMMANDS:
         fields = message.model_dump(exclude={"type", "id", "version"}, exclude_none=True)
         return Command(message.type, id=message.id, version=message.version, action=play_action(message.type, fields))
+    if message.type == "client_seed":
+        return Command(
+            message.type,
+            id=message.id,
+            version=message.version,
+            client_seed=message.seed,
+            commitment=message.commitment,
+        )
     return Command(message.type, id=message.id, version=message.version)
 
 

@@ -66,6 +66,15 @@ class TableCreate(RequestBody):
 
 class SeatRequest(RequestBody):
     seat: int | None = Field(default=None, ge=0, le=5)
+    client_seed: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-fA-F]{32}$",
+        description="Sitting down with your client seed for the next deal (docs/fairness.md), as the "
+        "websocket's `client_seed` does: the seat that fills a table starts the match at once.",
+    )
+    commitment: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", description="The table's commitment the client seed answers."
+    )
 
 
 class BotRequest(RequestBody):
@@ -248,6 +257,17 @@ async def join_table(
             )
     async with db.session() as session:
         rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
+    if body is not None and body.client_seed is not None:
+        return await _call(
+            registry,
+            code,
+            "join",
+            user,
+            seat=body.seat,
+            rating=rating,
+            client_seed=body.client_seed,
+            commitment=body.commitment,
+        )
     return await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
 
 

@@ -11,6 +11,7 @@ import { t } from '../i18n.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { deadlineNoteText, tableArea } from '../table/area.js';
+import { fairnessLine, newSeedState, seedFor, sendClientSeed } from '../table/fairline.js';
 import { actionBar, topBar } from '../table/controls.js';
 import { clockText, countdownText, seatNames } from '../table/describe.js';
 import { leaveGuard } from '../table/guard.js';
@@ -52,6 +53,7 @@ export function mount(root, { code, watch }) {
     resultsShown: null,
     resultsHidden: null,
     joinError: '',
+    seeds: newSeedState(), // provably fair deals: this browser's client seed (web/js/table/fairline.js)
     guestName: suggestedGuestName(t('auth.guest_name_prefix')),
   };
   const socket = new TableSocket(code, { onMessage, onState });
@@ -78,6 +80,7 @@ export function mount(root, { code, watch }) {
     refuse(why) {
       toast(why.text, 'info');
     },
+    fairnessLine: () => fairnessLine(game, () => sendClientSeed(game, socket)),
   };
 
   // ------------------------------------------------------------------ incoming
@@ -117,6 +120,7 @@ export function mount(root, { code, watch }) {
         if (st.selection.length && !st.selection.every((card) => st.view && st.view.hand && st.view.hand.includes(card))) st.selection = [];
         const status = st.table.status;
         if (before !== status) onStatusChange(before, status);
+        sendClientSeed(game, socket);
         render(message.type === 'update' ? events : null);
         if (message.type === 'update') eventSounds(events, st.seat, st.table.results);
         break;
@@ -133,6 +137,10 @@ export function mount(root, { code, watch }) {
         render();
         break;
       case 'error':
+        if (st.seeds.seedIds.has(message.id)) {
+          st.seeds.seedSentFor = null; // e.g. the match started meanwhile: the next commitment gets one
+          break;
+        }
         if (!message.id || message.id === st.busy) clearBusy();
         toast(codeText(message.code) || `${t('error.generic')} (${message.message})`, 'error');
         render();
@@ -210,7 +218,14 @@ export function mount(root, { code, watch }) {
   async function join(seat) {
     st.joinError = '';
     try {
-      await post(`/api/tables/${encodeURIComponent(code)}/join`, seat === undefined ? {} : { seat });
+      const body = seat === undefined ? {} : { seat };
+      const fair = st.table && st.table.fairness;
+      if (fair && !watch && st.table.status !== 'playing') {
+        // Sitting down may fill the table and start the match at once: the seed goes along.
+        Object.assign(body, { client_seed: seedFor(st.seeds, fair), commitment: fair.commitment });
+      }
+      await post(`/api/tables/${encodeURIComponent(code)}/join`, body);
+      if (fair) st.seeds.seedSentFor = fair.commitment;
       refreshMe();
     } catch (failure) {
       st.joinError = errorText(failure);

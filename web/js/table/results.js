@@ -52,6 +52,7 @@ export function resultsPanel(game) {
     h('ol', { class: 'result-list' }, rows),
     reason,
     rematchLine(game),
+    game.fairnessLine(),
     series.length
       ? h(
           'div',

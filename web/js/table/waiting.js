@@ -83,6 +83,7 @@ export function waitingPanel(game) {
     children.push(h('div', { class: 'share' }, links));
   }
   if (st.seat !== null) children.push(h('button', { type: 'button', class: 'btn ghost', id: 'leave-button', onclick: game.leave, text: t('table.leave') }));
+  children.push(game.fairnessLine());
   return h('section', { class: 'panel waiting', id: 'waiting' }, children);
 }
 

@@ -1,0 +1,124 @@
+"""Provably fair deals at one table (docs/fairness.md): the secret server seed of the next match,
+the commitment to it that everyone sees before any client seed is accepted, the players' client
+seeds, and, from a match's start, its deal, kept secret until the match ends.
+
+A plain value the table actor holds; the engine's ``fairness`` module does the cryptography.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.engine import Rules, fairness
+from app.engine.cards import Card
+from app.tables.commands import Refused
+from app.tables.spec import Seat
+
+
+@dataclass
+class FairDeals:
+    table: str  # the table as the deal names it (``table_ref``): never the invite code
+    number: int = 1  # the match the current seed and commitment are for
+    server_seed: bytes = field(default_factory=fairness.new_server_seed)
+    client_seeds: dict[str, bytes] = field(default_factory=dict)  # person key -> his seed for ``number``
+    deal: dict[str, Any] | None = None  # the running (or last) match's deal; secret until it ends
+
+    @property
+    def commitment(self) -> str:
+        return fairness.commitment(self.server_seed, self.table, self.number)
+
+    def checked_client_seed(self, seed: Any, commitment: Any) -> bytes:
+        """A client seed as bytes, if it answers the current commitment (else ``Refused``)."""
+        if commitment != self.commitment:
+            raise Refused(
+                "stale_commitment",
+                f"the client seed must answer the table's current commitment {self.commitment} "
+                f"(match {self.number}); it was sent for {commitment!r}",
+            )
+        try:
+            value = fairness.parse_client_seed(seed if isinstance(seed, str) else "")
+        except fairness.FairnessError as exc:
+            raise Refused("bad_message", str(exc)) from exc
+        if not value:
+            raise Refused("bad_message", "a client seed is 32 hex digits")
+        return value
+
+    def forget(self, person: str) -> None:
+        """A player left his seat: his seed does not count for the next deal."""
+        self.client_seeds.pop(person, None)
+
+    def start(self, rules: Rules, seats: Sequence[Seat]) -> fairness.FairDeal:
+        """Deal the match from the committed seed and the seated players' client seeds (bots and
+        players who sent none contribute an empty seed)."""
+        seeds = [
+            self.client_seeds.get(s.principal.key, b"") if s.kind == "human" and s.principal is not None else b""
+            for s in seats
+        ]
+        deal = fairness.fair_deal(self.server_seed, self.table, self.number, rules.deck, seeds, len(seats))
+        self.deal = {
+            "number": self.number,
+            "server_seed": self.server_seed.hex(),
+            "deck_size": rules.deck,
+            "client_seeds": [seed.hex() for seed in seeds],
+            "deck": [str(card) for card in deal.deck],
+        }
+        return deal
+
+    def deck(self) -> list[Card] | None:
+        """The running match's deck (a takeover replays the match from it)."""
+        return [Card.parse(text) for text in self.deal["deck"]] if self.deal is not None else None
+
+    def revealed(self) -> dict[str, Any] | None:
+        """The finished match's fairness record, server seed included (only once it is over)."""
+        if self.deal is None:
+            return None
+        deal = self.deal
+        return fairness.record(
+            bytes.fromhex(deal["server_seed"]),
+            self.table,
+            deal["number"],
+            deal["deck_size"],
+            [bytes.fromhex(seed) for seed in deal["client_seeds"]],
+            [Card.parse(text) for text in deal["deck"]],
+        )
+
+    def next_commitment(self) -> bool:
+        """As a match ends: a fresh secret seed for the next one. False when it was drawn already (a
+        finished match settled again after a takeover)."""
+        if self.deal is None or self.deal["number"] != self.number:
+            return False
+        self.number += 1
+        self.server_seed = fairness.new_server_seed()
+        self.client_seeds = {}
+        return True
+
+    def info(self, seats: Sequence[Seat]) -> dict[str, Any]:
+        """``table.fairness``: the commitment and who has sent a client seed for it."""
+        seeded = [s.seat for s in seats if s.principal is not None and s.principal.key in self.client_seeds]
+        return {
+            "algorithm": fairness.ALGORITHM,
+            "match_number": self.number,
+            "commitment": self.commitment,
+            "client_seeds": seeded,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """For the table record (the secret seed included: the store is the server's own)."""
+        return {
+            "number": self.number,
+            "server_seed": self.server_seed.hex(),
+            "client_seeds": {key: seed.hex() for key, seed in self.client_seeds.items()},
+            "deal": self.deal,
+        }
+
+    @classmethod
+    def from_json(cls, table: str, data: dict[str, Any]) -> FairDeals:
+        return cls(
+            table,
+            number=data["number"],
+            server_seed=bytes.fromhex(data["server_seed"]),
+            client_seeds={key: bytes.fromhex(seed) for key, seed in data["client_seeds"].items()},
+            deal=data["deal"],
+        )
