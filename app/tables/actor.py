@@ -573,10 +573,15 @@ class TableActor:
         )
         self.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(self._settle(end.record))
-        events = [{"type": "results", **end.results}]
-        if self.fair.next_commitment():  # the next match's seed, committed to before any client seed
-            events.append({"type": "commitment", "match_number": self.fair.number, "commitment": self.fair.commitment})
-        await self._changed(events, bump=bump)
+        renewed = self.fair.next_commitment()  # the next match's seed, committed to before any client seed
+        fair = self.fair
+        await self._changed(
+            [
+                {"type": "results", **end.results},
+                *([{"type": "commitment", "match_number": fair.number, "commitment": fair.commitment}] * renewed),
+            ],
+            bump=bump,
+        )
 
     async def _settle(self, record: FinishedMatch) -> None:
         delay = 0.2

@@ -55,10 +55,10 @@ class TableRecord:
     results: dict[str, Any] | None
     created: float
     deadline: float | None
-    fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
     game: State | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
     done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
+    fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
 
 
 def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:

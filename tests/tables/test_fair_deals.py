@@ -60,10 +60,10 @@ def test_a_fair_deal_from_commitment_to_reveal(
     code = create_table(client, alice, timer=0, seats=3)["code"]
     assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice).status_code == 200
     actor = client.app.state.tables.tables[code]
-    secret = actor.server_seed.hex()
-    commitment = actor.commitment
-    assert commitment == fairness.commitment(actor.server_seed, actor.fair_table, 1)
-    assert code not in actor.fair_table  # the deal names the table by its opaque id, never the invite code
+    secret = actor.fair.server_seed.hex()
+    commitment = actor.fair.commitment
+    assert commitment == fairness.commitment(actor.fair.server_seed, actor.fair.table, 1)
+    assert code not in actor.fair.table  # the deal names the table by its opaque id, never the invite code
 
     every_text: list[str] = []  # everything anybody received before the match ended
     with (
@@ -152,8 +152,8 @@ def test_a_fair_deal_from_commitment_to_reveal(
     assert revealed["commitment"] == commitment and revealed["client_seeds"] == [CLIENT_SEED, BOB_SEED, ""]
     assert fairness.verify(revealed)[0] == []
     # The next match has its own secret and commitment.
-    assert actor.fair_number == 2 and actor.server_seed.hex() != secret
-    assert actor.info()["fairness"]["commitment"] == fairness.commitment(actor.server_seed, actor.fair_table, 2)
+    assert actor.fair.number == 2 and actor.fair.server_seed.hex() != secret
+    assert actor.info()["fairness"]["commitment"] == fairness.commitment(actor.fair.server_seed, actor.fair.table, 2)
 
     # Stored with the match: the REST answer, the replay's first position and the CLI agree.
     for _ in range(600):  # the match is stored by a task after the results went out

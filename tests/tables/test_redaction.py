@@ -67,7 +67,7 @@ def test_no_message_carries_a_hidden_card(client: TestClient, seed: int) -> None
     actor = client.app.state.tables.tables[code]
     hands_at: dict[int, list[list[str]]] = {actor.version: _hands(actor)}
 
-    secret = actor.deal["server_seed"]  # the running match's server seed (provably fair deals)
+    secret = actor.fair.deal["server_seed"]  # the running match's server seed (provably fair deals)
 
     def check(message: dict[str, Any], seat: int | None) -> None:
         if "version" in message and message["type"] in ("update", "welcome"):

@@ -48,7 +48,8 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             successor = second.tables[spec.code]
             assert successor.version == version
             assert state_to_json(successor.game) == before
-            assert successor.commitment == actor.commitment and successor.deal == actor.deal  # the fair deal too
+            assert successor.fair.commitment == actor.fair.commitment  # the fair deal too
+            assert successor.fair.deal == actor.fair.deal
             assert successor.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
             # A command retried with the same id after the takeover is not applied twice.
             last = successor.log[-1]
@@ -64,7 +65,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert sum(hooks.balances.values()) == 1000
             revealed = next(iter(hooks.finished.values())).fairness
             assert revealed is not None and fairness.verify(revealed)[0] == []
-            assert revealed["commitment"] == actor.commitment
+            assert revealed["commitment"] == actor.fair.commitment
         finally:
             await second.close()
 
