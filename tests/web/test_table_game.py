@@ -32,6 +32,8 @@ BOXES = """() => {
   return {
     viewport: [innerWidth, innerHeight],
     scrollY: window.scrollY,
+    // what bench.web checks too: the document itself must not be taller or wider than the screen
+    scrolls: [document.scrollingElement.scrollHeight - innerHeight, document.scrollingElement.scrollWidth - innerWidth],
     header: document.querySelector('.site-header').getBoundingClientRect().height,
     boxes: [
       ...all('#hand'), ...all('#hand .card'), ...all('#actions'), ...all('#actions .btn'),
@@ -79,12 +81,22 @@ def test_the_whole_match_fits_one_screen_at_every_size(new_context: Callable[...
         bad, found = outside(page)
         assert not bad, f"{seats} seats at {width}x{height}: outside the screen: {bad}"
         assert found["scrollY"] == 0
+        assert max(found["scrolls"]) <= 1, f"{seats} seats at {width}x{height}: the page scrolls by {found['scrolls']}"
         assert found["header"] <= 48, f"the header is {found['header']} px during play at {width}x{height}"
         expect(page.locator("#opponents .seat")).to_have_count(seats - 1)
         if (width, height) in ((375, 812), (1280, 800)):
             page.screenshot(path=str(SHOTS / f"match-{seats}-{width}x{height}.png"))
     # The deciding seat glows: an infinite animation on the seat the match waits for.
     expect(page.locator("#felt .seat.deciding").first).to_be_visible()
+    # On a phone the log is a button in the top bar: opened, it lies over the table, still no scrolling.
+    page.set_viewport_size({"width": 360, "height": 640})
+    expect(page.locator("#log-panel")).not_to_have_attribute("open", "")
+    page.locator("#log-panel summary").click()
+    expect(page.locator("#log li").first).to_be_visible()
+    bad, found = outside(page)
+    assert max(found["scrolls"]) <= 1 and found["scrollY"] == 0, f"the open log makes the page scroll: {found}"
+    log_box = page.locator("#log").bounding_box()
+    assert log_box is not None and log_box["y"] + log_box["height"] <= 640
 
 
 def test_a_long_hand_fans_overlaps_and_every_card_stays_tappable(new_context: Callable[..., Any]) -> None:

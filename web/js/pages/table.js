@@ -28,6 +28,9 @@ import { waitingPanel } from '../table/waiting.js';
 
 const DEFAULT_GRACE_S = 60;
 const MUST_DECIDE = ['lead', 'defend'];
+// Wide screens show the log beside the felt, open (app.css "Wide screens"); smaller ones fold it into
+// a button in the top bar, closed until asked for.
+const LOG_BESIDE = window.matchMedia('(min-width: 1200px) and (min-height: 600px)');
 
 export function mount(root, { code, watch }) {
   const st = {
@@ -58,6 +61,9 @@ export function mount(root, { code, watch }) {
   const guard = leaveGuard(inRunningMatch, () => (st.table && st.table.grace_s) || DEFAULT_GRACE_S);
   const container = h('div', { class: 'page table-page', id: 'table-page' });
   root.replaceChildren(container);
+  // The slim header from the first paint on (whatever the table's state turns out to be): growing or
+  // shrinking it when the socket's welcome arrives would shift the whole page.
+  setSlimHeader(true);
 
   /** What the parts (web/js/table/*) get: the state and the page's verbs. */
   const game = {
@@ -290,7 +296,6 @@ export function mount(root, { code, watch }) {
   function render(events = null) {
     const before = events && container.querySelector('#felt') ? measure(container) : null;
     const playing = Boolean(st.table && st.view && st.table.status !== 'waiting');
-    setSlimHeader(playing);
     container.classList.toggle('in-match', playing);
     if (st.gone) {
       replaceKeepingFocus(container, [h('section', { class: 'panel narrow' }, h('h1', { text: t('table.gone_title') }), h('p', { text: t('table.gone') }), h('a', { class: 'btn primary', href: '/#/', text: t('nav.lobby') }))]);
@@ -313,7 +318,7 @@ export function mount(root, { code, watch }) {
     const parts = [topBar(game), felt];
     if (view && status === 'finished') parts.push(resultsPanel(game), resultsReopen(game));
     else if (view && status === 'waiting') parts.push(waitingPanel(game));
-    parts.push(logPanel(st.log, previousLog ? previousLog.open : window.innerWidth > 1000));
+    parts.push(logPanel(st.log, previousLog ? previousLog.open : LOG_BESIDE.matches));
     replaceKeepingFocus(container, parts, '.hand .card.playable, .hand .card, #actions button');
     const logList = container.querySelector('#log');
     if (logList) logList.scrollTop = logList.scrollHeight;
@@ -379,6 +384,13 @@ export function mount(root, { code, watch }) {
   document.addEventListener('keydown', keys);
   const offUser = onUserChange(() => render());
   const offMute = onMuteChange(() => render());
+  // Crossing into or out of the wide layout (a rotated tablet, a resized window) opens the log beside
+  // the felt or folds it back into its button, so that it never covers the table unasked.
+  const logLayout = () => {
+    const panel = container.querySelector('#log-panel');
+    if (panel) panel.open = LOG_BESIDE.matches;
+  };
+  LOG_BESIDE.addEventListener('change', logLayout);
   socket.start();
   render();
 
@@ -394,6 +406,7 @@ export function mount(root, { code, watch }) {
       document.removeEventListener('keydown', keys);
       offUser();
       offMute();
+      LOG_BESIDE.removeEventListener('change', logLayout);
       setSlimHeader(false);
       setPageTitle(null);
     },
