@@ -332,6 +332,12 @@ export function mount(root, { code, watch }) {
 
   // ------------------------------------------------------------------ countdown
 
+  // The ticker only writes what changed (a second's text, the ring's share, whole seconds), so that a
+  // player thinking over a card costs the page one small repaint a second, not a relayout every tick.
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+
   function tick() {
     const now = performance.now();
     const total = st.windowTotal || (st.table ? st.table.rules.timer * 1000 : 0);
@@ -347,31 +353,35 @@ export function mount(root, { code, watch }) {
       }
       const left = Math.max(0, deadline.at - now);
       if (counter) {
-        counter.hidden = false;
+        if (counter.hidden) counter.hidden = false;
         // The move timer's ring holds seconds ("60", "42"); idle limits and graces read "4:05".
-        counter.textContent = deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left);
-        counter.dataset.kind = deadline.kind;
+        setText(counter, deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left));
+        if (counter.dataset.kind !== deadline.kind) counter.dataset.kind = deadline.kind;
         counter.classList.toggle('urgent', left < 5000 || (deadline.kind === 'grace' && left < 15000));
       }
-      const share = deadline.kind === 'timer' && total ? Math.min(1, left / total) : 1;
-      el.style.setProperty('--left', share.toFixed(3));
+      // The ring and the bar move in whole seconds, with the number they surround.
+      const share = deadline.kind === 'timer' && total ? Math.min(1, (Math.ceil(left / 1000) * 1000) / total) : 1;
+      const shareText = share.toFixed(3);
+      if (el.style.getPropertyValue('--left') !== shareText) el.style.setProperty('--left', shareText);
       if (bar) {
-        bar.parentElement.hidden = deadline.kind !== 'timer' || !total;
-        if (deadline.kind === 'timer' && total) bar.style.width = `${share * 100}%`;
+        const barHidden = deadline.kind !== 'timer' || !total;
+        if (bar.parentElement.hidden !== barHidden) bar.parentElement.hidden = barHidden;
+        const width = `${share * 100}%`;
+        if (!barHidden && bar.style.width !== width) bar.style.width = width;
       }
       if (seat === st.seat) timerTick(left);
     }
     for (const el of container.querySelectorAll('.grace-clock')) {
       const deadline = st.seatDeadlines[Number(el.dataset.seat)];
-      el.textContent = deadline ? clockText(deadline.at - now) : '';
+      setText(el, deadline ? clockText(deadline.at - now) : '');
     }
     const note = container.querySelector('#deadline-note');
     if (note) {
       const deadline = deadlineOf(Number(note.dataset.seat));
-      note.textContent = deadline ? deadlineNoteText(game, Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '';
+      setText(note, deadline ? deadlineNoteText(game, Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '');
     }
     const rematch = container.querySelector('#rematch-countdown');
-    if (rematch && st.rematchAt !== null) rematch.textContent = t('rematch.time_left', { time: clockText(st.rematchAt - now) });
+    if (rematch && st.rematchAt !== null) setText(rematch, t('rematch.time_left', { time: clockText(st.rematchAt - now) }));
   }
 
   const ticker = setInterval(tick, 250);
