@@ -371,3 +371,36 @@ def test_results_overlay_shows_places_and_rematch_and_can_be_put_aside(new_conte
     expect(page.locator("#felt")).to_be_visible()
     page.locator("#results-open").click()
     expect(page.locator("#results .results-title")).to_be_visible()
+
+
+SHIFTS = """() => { window.__shifts = []; new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.__shifts.push(entry.value);
+}).observe({ type: 'layout-shift', buffered: true }); }"""
+
+
+def test_a_phone_opening_a_running_match_sees_no_shift_no_console_error_and_named_links(
+    new_context: Callable[..., Any],
+) -> None:
+    # What Lighthouse holds against the table page: the header that shrank when the welcome arrived
+    # (a layout shift of the whole page), a vibration before the first tap (an error Chromium logs),
+    # the brand link whose only text was hidden in the slim header.
+    context, page, table = start_against_bots(new_context, 2)
+    page.close()
+    phone = context.new_page()
+    phone.set_viewport_size({"width": 412, "height": 823})
+    logged: list[str] = []
+    cdp = context.new_cdp_session(phone)
+    cdp.on("Log.entryAdded", lambda entry: logged.append(f"{entry['entry']['level']}: {entry['entry']['text']}"))
+    cdp.send("Log.enable")
+    phone.on("console", lambda message: logged.append(f"{message.type}: {message.text}"))
+    phone.add_init_script(f"({SHIFTS})()")
+    phone.goto(table["invite_url"])
+    phone.wait_for_function(NEXT_MOVE)  # our decision: the turn cues have run (title, sound, vibration)
+    phone.wait_for_timeout(300)
+    assert phone.evaluate("() => window.__shifts") == [] or sum(phone.evaluate("() => window.__shifts")) == 0
+    assert not [line for line in logged if line.startswith("error")], logged
+    for link in phone.get_by_role("link").all():
+        if link.is_visible():
+            name = link.evaluate("(el) => el.textContent.trim() || el.getAttribute('aria-label') || ''")
+            assert name, f"a link without a name: {link.evaluate('(el) => el.outerHTML')}"
+    expect(phone.locator("a.brand")).to_have_accessible_name(re.compile("Durak"))
