@@ -32,6 +32,8 @@ BOXES = """() => {
   return {
     viewport: [innerWidth, innerHeight],
     scrollY: window.scrollY,
+    // what bench.web checks too: the document itself must not be taller or wider than the screen
+    scrolls: [document.scrollingElement.scrollHeight - innerHeight, document.scrollingElement.scrollWidth - innerWidth],
     header: document.querySelector('.site-header').getBoundingClientRect().height,
     boxes: [
       ...all('#hand'), ...all('#hand .card'), ...all('#actions'), ...all('#actions .btn'),
@@ -79,12 +81,22 @@ def test_the_whole_match_fits_one_screen_at_every_size(new_context: Callable[...
         bad, found = outside(page)
         assert not bad, f"{seats} seats at {width}x{height}: outside the screen: {bad}"
         assert found["scrollY"] == 0
+        assert max(found["scrolls"]) <= 1, f"{seats} seats at {width}x{height}: the page scrolls by {found['scrolls']}"
         assert found["header"] <= 48, f"the header is {found['header']} px during play at {width}x{height}"
         expect(page.locator("#opponents .seat")).to_have_count(seats - 1)
         if (width, height) in ((375, 812), (1280, 800)):
             page.screenshot(path=str(SHOTS / f"match-{seats}-{width}x{height}.png"))
     # The deciding seat glows: an infinite animation on the seat the match waits for.
     expect(page.locator("#felt .seat.deciding").first).to_be_visible()
+    # On a phone the log is a button in the top bar: opened, it lies over the table, still no scrolling.
+    page.set_viewport_size({"width": 360, "height": 640})
+    expect(page.locator("#log-panel")).not_to_have_attribute("open", "")
+    page.locator("#log-panel summary").click()
+    expect(page.locator("#log li").first).to_be_visible()
+    bad, found = outside(page)
+    assert max(found["scrolls"]) <= 1 and found["scrollY"] == 0, f"the open log makes the page scroll: {found}"
+    log_box = page.locator("#log").bounding_box()
+    assert log_box is not None and log_box["y"] + log_box["height"] <= 640
 
 
 def test_a_long_hand_fans_overlaps_and_every_card_stays_tappable(new_context: Callable[..., Any]) -> None:
@@ -359,3 +371,37 @@ def test_results_overlay_shows_places_and_rematch_and_can_be_put_aside(new_conte
     expect(page.locator("#felt")).to_be_visible()
     page.locator("#results-open").click()
     expect(page.locator("#results .results-title")).to_be_visible()
+
+
+SHIFTS = """() => { window.__shifts = []; new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.__shifts.push(entry.value);
+}).observe({ type: 'layout-shift', buffered: true }); }"""
+
+
+def test_a_phone_opening_a_running_match_sees_no_shift_no_console_error_and_named_links(
+    new_context: Callable[..., Any],
+) -> None:
+    # What Lighthouse holds against the table page: the header that shrank when the welcome arrived
+    # (a layout shift of the whole page), a vibration before the first tap (an error Chromium logs),
+    # the brand link whose only text was hidden in the slim header.
+    context, page, table = start_against_bots(new_context, 2)
+    page.close()
+    phone = context.new_page()
+    phone.set_viewport_size({"width": 412, "height": 823})
+    logged: list[str] = []
+    cdp = context.new_cdp_session(phone)
+    cdp.on("Log.entryAdded", lambda entry: logged.append(f"{entry['entry']['level']}: {entry['entry']['text']}"))
+    cdp.send("Log.enable")
+    phone.on("console", lambda message: logged.append(f"{message.type}: {message.text}"))
+    phone.add_init_script(f"({SHIFTS})()")
+    phone.goto(table["invite_url"])
+    phone.wait_for_function(NEXT_MOVE)  # our decision: the turn cues have run (title, sound, vibration)
+    phone.wait_for_timeout(300)
+    shifts = phone.evaluate("() => window.__shifts")
+    assert sum(shifts) == 0, f"layout shifts while the match appeared: {shifts}"
+    assert not [line for line in logged if line.startswith("error")], logged
+    for link in phone.get_by_role("link").all():
+        if link.is_visible():
+            name = link.evaluate("(el) => el.textContent.trim() || el.getAttribute('aria-label') || ''")
+            assert name, f"a link without a name: {link.evaluate('(el) => el.outerHTML')}"
+    expect(phone.locator("a.brand")).to_have_accessible_name(re.compile("Durak"))

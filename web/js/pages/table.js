@@ -29,6 +29,9 @@ import { waitingPanel } from '../table/waiting.js';
 
 const DEFAULT_GRACE_S = 60;
 const MUST_DECIDE = ['lead', 'defend'];
+// Wide screens show the log beside the felt, open (app.css "Wide screens"); smaller ones fold it into
+// a button in the top bar, closed until asked for.
+const LOG_BESIDE = window.matchMedia('(min-width: 1200px) and (min-height: 600px)');
 
 export function mount(root, { code, watch }) {
   const st = {
@@ -60,6 +63,9 @@ export function mount(root, { code, watch }) {
   const guard = leaveGuard(inRunningMatch, () => (st.table && st.table.grace_s) || DEFAULT_GRACE_S);
   const container = h('div', { class: 'page table-page', id: 'table-page' });
   root.replaceChildren(container);
+  // The slim header from the first paint on (whatever the table's state turns out to be): growing or
+  // shrinking it when the socket's welcome arrives would shift the whole page.
+  setSlimHeader(true);
 
   /** What the parts (web/js/table/*) get: the state and the page's verbs. */
   const game = {
@@ -305,7 +311,6 @@ export function mount(root, { code, watch }) {
   function render(events = null) {
     const before = events && container.querySelector('#felt') ? measure(container) : null;
     const playing = Boolean(st.table && st.view && st.table.status !== 'waiting');
-    setSlimHeader(playing);
     container.classList.toggle('in-match', playing);
     if (st.gone) {
       replaceKeepingFocus(container, [h('section', { class: 'panel narrow' }, h('h1', { text: t('table.gone_title') }), h('p', { text: t('table.gone') }), h('a', { class: 'btn primary', href: '/#/', text: t('nav.lobby') }))]);
@@ -328,7 +333,7 @@ export function mount(root, { code, watch }) {
     const parts = [topBar(game), felt];
     if (view && status === 'finished') parts.push(resultsPanel(game), resultsReopen(game));
     else if (view && status === 'waiting') parts.push(waitingPanel(game));
-    parts.push(logPanel(st.log, previousLog ? previousLog.open : window.innerWidth > 1000));
+    parts.push(logPanel(st.log, previousLog ? previousLog.open : LOG_BESIDE.matches));
     replaceKeepingFocus(container, parts, '.hand .card.playable, .hand .card, #actions button');
     const logList = container.querySelector('#log');
     if (logList) logList.scrollTop = logList.scrollHeight;
@@ -341,6 +346,12 @@ export function mount(root, { code, watch }) {
   }
 
   // ------------------------------------------------------------------ countdown
+
+  // The ticker only writes what changed (a second's text, the ring's share, whole seconds), so that a
+  // player thinking over a card costs the page one small repaint a second, not a relayout every tick.
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
 
   function tick() {
     const now = performance.now();
@@ -357,31 +368,35 @@ export function mount(root, { code, watch }) {
       }
       const left = Math.max(0, deadline.at - now);
       if (counter) {
-        counter.hidden = false;
+        if (counter.hidden) counter.hidden = false;
         // The move timer's ring holds seconds ("60", "42"); idle limits and graces read "4:05".
-        counter.textContent = deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left);
-        counter.dataset.kind = deadline.kind;
+        setText(counter, deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left));
+        if (counter.dataset.kind !== deadline.kind) counter.dataset.kind = deadline.kind;
         counter.classList.toggle('urgent', left < 5000 || (deadline.kind === 'grace' && left < 15000));
       }
-      const share = deadline.kind === 'timer' && total ? Math.min(1, left / total) : 1;
-      el.style.setProperty('--left', share.toFixed(3));
+      // The ring and the bar move in whole seconds, with the number they surround.
+      const share = deadline.kind === 'timer' && total ? Math.min(1, (Math.ceil(left / 1000) * 1000) / total) : 1;
+      const shareText = share.toFixed(3);
+      if (el.style.getPropertyValue('--left') !== shareText) el.style.setProperty('--left', shareText);
       if (bar) {
-        bar.parentElement.hidden = deadline.kind !== 'timer' || !total;
-        if (deadline.kind === 'timer' && total) bar.style.width = `${share * 100}%`;
+        const barHidden = deadline.kind !== 'timer' || !total;
+        if (bar.parentElement.hidden !== barHidden) bar.parentElement.hidden = barHidden;
+        const width = `${share * 100}%`;
+        if (!barHidden && bar.style.width !== width) bar.style.width = width;
       }
       if (seat === st.seat) timerTick(left);
     }
     for (const el of container.querySelectorAll('.grace-clock')) {
       const deadline = st.seatDeadlines[Number(el.dataset.seat)];
-      el.textContent = deadline ? clockText(deadline.at - now) : '';
+      setText(el, deadline ? clockText(deadline.at - now) : '');
     }
     const note = container.querySelector('#deadline-note');
     if (note) {
       const deadline = deadlineOf(Number(note.dataset.seat));
-      note.textContent = deadline ? deadlineNoteText(game, Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '';
+      setText(note, deadline ? deadlineNoteText(game, Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '');
     }
     const rematch = container.querySelector('#rematch-countdown');
-    if (rematch && st.rematchAt !== null) rematch.textContent = t('rematch.time_left', { time: clockText(st.rematchAt - now) });
+    if (rematch && st.rematchAt !== null) setText(rematch, t('rematch.time_left', { time: clockText(st.rematchAt - now) }));
   }
 
   const ticker = setInterval(tick, 250);
@@ -394,6 +409,13 @@ export function mount(root, { code, watch }) {
   document.addEventListener('keydown', keys);
   const offUser = onUserChange(() => render());
   const offMute = onMuteChange(() => render());
+  // Crossing into or out of the wide layout (a rotated tablet, a resized window) opens the log beside
+  // the felt or folds it back into its button, so that it never covers the table unasked.
+  const logLayout = () => {
+    const panel = container.querySelector('#log-panel');
+    if (panel) panel.open = LOG_BESIDE.matches;
+  };
+  LOG_BESIDE.addEventListener('change', logLayout);
   socket.start();
   render();
 
@@ -409,6 +431,7 @@ export function mount(root, { code, watch }) {
       document.removeEventListener('keydown', keys);
       offUser();
       offMute();
+      LOG_BESIDE.removeEventListener('change', logLayout);
       setSlimHeader(false);
       setPageTitle(null);
     },

@@ -27,7 +27,9 @@ export function turnCues(wasMine, isMine) {
   setPageTitle(isMine ? `\u25CF ${t('table.your_turn')} · ${base}` : base);
   if (isMine && !wasMine) {
     playSound('turn');
-    if (navigator.vibrate) {
+    // Chromium refuses (and logs an error) a vibration before the first tap on the page.
+    const tapped = !navigator.userActivation || navigator.userActivation.hasBeenActive;
+    if (navigator.vibrate && tapped) {
       try {
         navigator.vibrate(60);
       } catch {
