@@ -60,6 +60,7 @@ class TableCreate(RequestBody):
     stake: int = Field(default=0, ge=0, le=1_000_000)
     cheating: bool = False
     private: bool = False
+    chat: bool = Field(default=True, description="The table's chat; false turns it off for everyone.")
     name: str = Field(default="", max_length=40)
     bot_delay_ms: int = Field(default=600, ge=0, le=5000)
 
@@ -110,7 +111,7 @@ async def presets() -> list[Preset]:
 async def create_table(body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep) -> TableCreated:
     if body.stake > 0 and user.is_guest:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can open only free tables; sign up")
-    choices = body.model_dump(exclude={"preset", "private", "name", "bot_delay_ms"}, exclude_none=True)
+    choices = body.model_dump(exclude={"preset", "private", "chat", "name", "bot_delay_ms"}, exclude_none=True)
     try:
         rules = Rules.for_preset(body.preset, **choices)
     except RulesError as exc:
@@ -120,6 +121,7 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
         creator=principal_of(user),
         name=body.name.strip() or f"{user.name}'s table",
         private=body.private,
+        chat=body.chat,
         bot_delay_ms=body.bot_delay_ms,
     )
     try:
