@@ -631,6 +631,7 @@ class Chat(_Shape):
     a connection gets the table's last 50 lines it may see, each with ``history: true``. Seated
     players do not get the spectators' lines written while a staked match runs."""
 
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
     type: Literal["chat"]
     id: str = Field(description="The line's id (unique at the table).")
     from_: ChatFrom = Field(alias="from")
@@ -774,6 +775,8 @@ def examples() -> list[BaseModel]:
         ExchangeTrumpCmd(type="exchange_trump", id="c8", version=2),
         LeaveCmd(type="leave", id="c9"),
         RematchCmd(type="rematch", id="c10"),
+        ChatCmd(type="chat", id="m1", text="good luck, all"),
+        ChatPhraseCmd(type="chat_phrase", id="m2", key="well_played"),
         Ping(type="ping", id="p1"),
         Welcome(
             type="welcome",
@@ -795,6 +798,16 @@ def examples() -> list[BaseModel]:
         ),
         Presence(type="presence", version=4, table=_table_example(rules, 4, you=None)),
         Ack(type="ack", id="c3", version=44),
+        Chat.model_validate(
+            {
+                "type": "chat",
+                "id": "5f2a9c01d3e4",
+                "from": {"name": "alice", "seat": 0, "guest": False, "player": "a:23"},
+                "channel": "players",
+                "at": 1764600000000,
+                "text": "good luck, all",
+            }
+        ),
         Error(
             type="error",
             id="c3",
