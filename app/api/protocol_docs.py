@@ -193,7 +193,7 @@ def _fields(model: type[BaseModel]) -> list[str]:
         info = model.model_fields[name]
         description = (info.description or "").replace("\n", " ")
         required = "yes" if info.is_required() else "no"
-        lines.append(f"| `{name}` | {_type_text(info.annotation)} | {required} | {description} |")
+        lines.append(f"| `{info.alias or name}` | {_type_text(info.annotation)} | {required} | {description} |")
     return lines
 
 
