@@ -129,14 +129,21 @@ class ChatHub:
         principal = connection.principal
         if principal.key.startswith("anon:"):
             connection.send(
-                {"type": "error", "id": cmd_id, "code": "chat_forbidden", "message": "sign in or play as a guest to chat"}
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "chat_forbidden",
+                    "message": "sign in or play as a guest to chat",
+                }
             )
             return
         text = key = None
         if message.type == "chat":
             text = chat.clean_text(message.text)
             if not text:
-                connection.send({"type": "error", "id": cmd_id, "code": "chat_empty", "message": "the message is empty"})
+                connection.send(
+                    {"type": "error", "id": cmd_id, "code": "chat_empty", "message": "the message is empty"}
+                )
                 return
         else:
             key = message.key
@@ -162,7 +169,12 @@ class ChatHub:
             return
         if not info.get("chat", True):
             connection.send(
-                {"type": "error", "id": cmd_id, "code": "chat_off", "message": "the creator turned chat off at this table"}
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "chat_off",
+                    "message": "the creator turned chat off at this table",
+                }
             )
             return
         seat = next((s["seat"] for s in info.get("seats", ()) if s.get("player") == principal.key), None)
@@ -185,7 +197,12 @@ class ChatHub:
             await chat.remember(self.registry.broker, connection.code, data)
         except (BrokerError, OSError) as exc:
             connection.send(
-                {"type": "error", "id": cmd_id, "code": "unavailable", "message": f"chat is unreachable right now: {exc}"}
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "unavailable",
+                    "message": f"chat is unreachable right now: {exc}",
+                }
             )
             return
         connection.send({"type": "ack", "id": cmd_id, "version": int(info.get("version", 0))})

@@ -634,7 +634,9 @@ class Chat(_Shape):
     model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
     type: Literal["chat"]
     id: str = Field(description="The line's id (unique at the table).")
-    from_: ChatFrom = Field(alias="from", description="Who wrote it: name, seat (null: a spectator), guest, player key.")
+    from_: ChatFrom = Field(
+        alias="from", description="Who wrote it: name, seat (null: a spectator), guest, player key."
+    )
     channel: Literal["players", "spectators"]
     at: int = Field(description="When it was written: milliseconds since the Unix epoch.")
     text: str | None = Field(default=None, description="The text (at most 200 characters).")

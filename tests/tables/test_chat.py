@@ -13,11 +13,11 @@ from fastapi.testclient import TestClient
 
 from app.api import chat as chat_socket
 from app.api.protocol import server_message
+from app.engine import Rules
 from app.tables import chat
 from app.tables.spec import Principal, TableSpec
-from app.engine import Rules
 from tests.tables.actors import two_processes
-from tests.tables.harness import Player, client, create_table, guest, migrated_template, signup  # noqa: F401
+from tests.tables.harness import Player, create_table, guest, signup
 
 
 def _open(client: TestClient, code: str, headers: dict[str, str], name: str) -> tuple[Any, Player]:
