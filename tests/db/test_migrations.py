@@ -38,6 +38,7 @@ TABLES = {
     "throttle_hits",
     "ratings",
     "rating_history",
+    "chat_reports",
 }
 
 
