@@ -24,6 +24,7 @@ import { opponentsRing } from '../table/seats.js';
 import { onMuteChange, playSound } from '../table/sound.js';
 import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
+import { chatPanel } from '../table/chat.js';
 import { waitingPanel } from '../table/waiting.js';
 
 const DEFAULT_GRACE_S = 60;
@@ -57,6 +58,7 @@ export function mount(root, { code, watch }) {
   const socket = new TableSocket(code, { onMessage, onState });
   const guard = leaveGuard(inRunningMatch, () => (st.table && st.table.grace_s) || DEFAULT_GRACE_S);
   const container = h('div', { class: 'page table-page', id: 'table-page' });
+  let chat = null; // the chat panel (web/js/table/chat.js), made once the page's verbs exist
   root.replaceChildren(container);
 
   /** What the parts (web/js/table/*) get: the state and the page's verbs. */
@@ -79,6 +81,8 @@ export function mount(root, { code, watch }) {
       toast(why.text, 'info');
     },
   };
+
+  chat = chatPanel(game, socket);
 
   // ------------------------------------------------------------------ incoming
 
@@ -132,7 +136,11 @@ export function mount(root, { code, watch }) {
         if (message.id === st.busy) clearBusy();
         render();
         break;
+      case 'chat':
+        chat.add(message);
+        break;
       case 'error':
+        if (chat.onError(message)) break;
         if (!message.id || message.id === st.busy) clearBusy();
         toast(codeText(message.code) || `${t('error.generic')} (${message.message})`, 'error');
         render();
@@ -314,6 +322,8 @@ export function mount(root, { code, watch }) {
     if (view && status === 'finished') parts.push(resultsPanel(game), resultsReopen(game));
     else if (view && status === 'waiting') parts.push(waitingPanel(game));
     parts.push(logPanel(st.log, previousLog ? previousLog.open : window.innerWidth > 1000));
+    chat.update();
+    parts.push(chat.el);
     replaceKeepingFocus(container, parts, '.hand .card.playable, .hand .card, #actions button');
     const logList = container.querySelector('#log');
     if (logList) logList.scrollTop = logList.scrollHeight;
