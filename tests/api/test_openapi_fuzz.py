@@ -50,7 +50,7 @@ def test_api_conforms_to_its_schema(target: tuple[schemathesis.BaseSchema, str])
     operations = [result.ok() for result in schema.get_all_operations()]
     labels = {op.label for op in operations}
     assert {"POST /api/auth/signup", "GET /api/matches/{match_id}/replay"} <= labels
-    assert len(operations) == 11, labels
+    assert len(operations) == 12, labels
 
     for operation in operations:
         strategy = st.one_of(

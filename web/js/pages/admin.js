@@ -3,6 +3,7 @@ import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
 import { currentUser, onUserChange, refreshMe } from '../session.js';
+import { phraseText } from '../table/chat.js';
 import { toast } from '../toast.js';
 
 function ledgerReason(reason) {
@@ -69,7 +70,7 @@ export function mount(root) {
                     'ol',
                     { class: 'report-lines' },
                     report.lines.map((line) =>
-                      h('li', { class: line.from.player === report.reported.key ? 'reported' : null }, h('strong', { text: `${line.from.name}: ` }), line.key ? t(`chat.phrase.${line.key}`) : line.text),
+                      h('li', { class: line.from.player === report.reported.key ? 'reported' : null }, h('strong', { text: `${line.from.name}: ` }), line.key ? phraseText(line.key) : line.text),
                     ),
                   ),
                 ),

@@ -14,6 +14,43 @@ const MAX_LINES = 200;
 const MAX_TEXT = 200;
 const MUTED_KEY = 'durak.chat.muted';
 
+/** A quick phrase in this page's language (literal keys, so the translation test sees them). */
+export function phraseText(key) {
+  switch (key) {
+    case 'gg':
+      return t('chat.phrase.gg');
+    case 'hurry':
+      return t('chat.phrase.hurry');
+    case 'well_played':
+      return t('chat.phrase.well_played');
+    case 'oops':
+      return t('chat.phrase.oops');
+    case 'hello':
+      return t('chat.phrase.hello');
+    case 'thanks':
+      return t('chat.phrase.thanks');
+    case 'nice_move':
+      return t('chat.phrase.nice_move');
+    case 'bad_luck':
+      return t('chat.phrase.bad_luck');
+    default:
+      return key;
+  }
+}
+
+function errorNote(code) {
+  switch (code) {
+    case 'chat_off':
+      return t('chat.error.chat_off');
+    case 'chat_empty':
+      return t('chat.error.chat_empty');
+    case 'chat_forbidden':
+      return t('chat.error.chat_forbidden');
+    default:
+      return code;
+  }
+}
+
 function loadMuted() {
   try {
     const saved = JSON.parse(localStorage.getItem(MUTED_KEY) || '{}');
@@ -80,7 +117,7 @@ export function chatPanel(game, socket) {
   function onError(message) {
     if (!message.code || !message.code.startsWith('chat_')) return false;
     if (message.code === 'chat_rate_limited') showNote(t('chat.rate_limited', { seconds: Math.ceil((message.retry_after_ms || 1000) / 1000) }));
-    else showNote(t(`chat.error.${message.code}`));
+    else showNote(errorNote(message.code));
     return true;
   }
 
@@ -104,7 +141,7 @@ export function chatPanel(game, socket) {
 
   function lineItem(line) {
     const me = game.st.you && line.from.player === game.st.you;
-    const said = line.key ? t(`chat.phrase.${line.key}`) : line.text;
+    const said = line.key ? phraseText(line.key) : line.text;
     const spectator = line.channel === 'spectators';
     return h(
       'li',
@@ -152,7 +189,7 @@ export function chatPanel(game, socket) {
         parts.push(h('p', { class: 'muted chat-hint', text: t('chat.spectators_only') }));
       }
       parts.push(
-        h('div', { class: 'chat-phrases', role: 'group', 'aria-label': t('chat.phrases') }, PHRASES.map((key) => h('button', { type: 'button', class: 'chip', dataset: { phrase: key, key: `phrase-${key}` }, text: t(`chat.phrase.${key}`), onclick: () => say('chat_phrase', { key }) }))),
+        h('div', { class: 'chat-phrases', role: 'group', 'aria-label': t('chat.phrases') }, PHRASES.map((key) => h('button', { type: 'button', class: 'chip', dataset: { phrase: key, key: `phrase-${key}` }, text: phraseText(key), onclick: () => say('chat_phrase', { key }) }))),
         h('form', { class: 'chat-form', onsubmit: send }, input, h('button', { type: 'submit', class: 'btn', text: t('chat.send') })),
       );
     }
