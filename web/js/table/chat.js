@@ -81,7 +81,8 @@ export function chatPanel(game, socket) {
   const input = h('input', { type: 'text', id: 'chat-input', maxlength: MAX_TEXT, autocomplete: 'off', 'aria-label': t('chat.input_label'), placeholder: t('chat.placeholder'), dataset: { key: 'chat-input' } });
   const list = h('ol', { class: 'chat-lines', id: 'chat-lines', 'aria-live': 'polite' });
   const body = h('div', { class: 'chat-body' });
-  const el = h('details', { class: 'panel chat-panel', id: 'chat', open: window.innerWidth > 700 }, h('summary', { text: t('chat.title') }), body);
+  const el = h('details', { class: 'panel chat-panel', id: 'chat' }, h('summary', { text: t('chat.title') }), body);
+  let placed = false; // opened or left folded once the table is known (folded over a running match)
 
   function say(type, fields) {
     counter += 1;
@@ -169,6 +170,10 @@ export function chatPanel(game, socket) {
 
   function update() {
     const table = game.st.table;
+    if (table && !placed) {
+      placed = true;
+      el.open = table.status !== 'playing' && window.innerWidth > 700;
+    }
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     list.replaceChildren(...lines.filter((line) => !muted[line.from.player]).map(lineItem));
     if (atBottom) list.scrollTop = list.scrollHeight;
