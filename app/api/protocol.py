@@ -123,6 +123,30 @@ class ClientSeedCmd(_Command):
     )
 
 
+class ChatCmd(BaseModel):
+    """Say something at the table (plain text, shown as text). Seated players write in the players'
+    chat, everyone else in the spectators' chat. At most 5 chat messages per 10 s per player (error
+    chat_rate_limited with retry_after_ms); refused with chat_off where the creator turned chat off.
+    Answered by an ack; the line itself comes back as a ``chat`` message like everyone else's."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    type: Literal["chat"]
+    id: CommandId
+    text: str = Field(min_length=1, max_length=200, description="At most 200 characters.")
+
+
+ChatPhraseKey = Literal["gg", "hurry", "well_played", "oops", "hello", "thanks", "nice_move", "bad_luck"]
+
+
+class ChatPhraseCmd(BaseModel):
+    """Send a quick phrase by its key; each client shows it in its own language. Limits as chat."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    type: Literal["chat_phrase"]
+    id: CommandId
+    key: ChatPhraseKey
+
+
 class Ping(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["ping"]
@@ -142,6 +166,8 @@ ClientMessage = Annotated[
     | LeaveCmd
     | RematchCmd
     | ClientSeedCmd
+    | ChatCmd
+    | ChatPhraseCmd
     | Ping,
     Field(discriminator="type"),
 ]
@@ -369,6 +395,7 @@ class TableInfo(_Shape):
     code: str | None = Field(description="The invite code; null for spectators (a watch link never reveals it).")
     name: str | None
     private: bool = Field(description="Not listed in the lobby.")
+    chat: bool = Field(default=True, description="Chat is on (the creator may turn it off at creation).")
     status: Literal["waiting", "playing", "finished"] = Field(
         description="waiting: seats are filling (a match starts when the last seat fills, or on /start); playing: a "
         "match runs; finished: the match is over and table.results holds it, until a rematch."
@@ -656,6 +683,31 @@ class Error(_Shape):
     )
 
 
+class ChatFrom(_Shape):
+    name: str = Field(description="The writer's display name (show it as text).")
+    seat: int | None = Field(description="The writer's seat; null for a spectator.")
+    guest: bool
+    player: str = Field(description="The writer's person key (as table.seats[].player): mute and report by it.")
+
+
+class Chat(_Shape):
+    """One chat line, or a quick phrase (``key`` instead of ``text``). Right after the first welcome
+    a connection gets the table's last 50 lines it may see, each with ``history: true``. Seated
+    players do not get the spectators' lines written while a staked match runs."""
+
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
+    type: Literal["chat"]
+    id: str = Field(description="The line's id (unique at the table).")
+    from_: ChatFrom = Field(
+        alias="from", description="Who wrote it: name, seat (null: a spectator), guest, player key."
+    )
+    channel: Literal["players", "spectators"]
+    at: int = Field(description="When it was written: milliseconds since the Unix epoch.")
+    text: str | None = Field(default=None, description="The text (at most 200 characters).")
+    key: ChatPhraseKey | None = Field(default=None, description="A quick phrase's key.")
+    history: bool | None = Field(default=None, description="True for the lines sent after the welcome.")
+
+
 class Pong(_Shape):
     type: Literal["pong"]
     id: str | None
@@ -671,7 +723,7 @@ class Bye(_Shape):
 
 
 ServerMessage = Annotated[
-    Welcome | Update | Presence | Ack | Error | Pong | Bye,
+    Welcome | Update | Presence | Ack | Error | Chat | Pong | Bye,
     Field(discriminator="type"),
 ]
 server_message = TypeAdapter(ServerMessage)
@@ -693,6 +745,10 @@ ERROR_CODES: dict[str, str] = {
     "match_not_running": "There is no match running.",
     "match_running": "Not while a match runs (leave: you are out already and may leave when it ends).",
     "stale_version": "Your view was out of date and the action is not legal any more.",
+    "chat_rate_limited": "Too many chat messages (5 per 10 s): wait retry_after_ms.",
+    "chat_off": "The creator turned chat off at this table.",
+    "chat_empty": "The chat message has no visible text.",
+    "chat_forbidden": "Anonymous spectators cannot chat: sign in or play as a guest.",
     "unavailable": "The table is unreachable right now (server restarting, broker or storage down): try again.",
     "moved": "The table is now served by another server process: reconnect.",
     # the rules (the engine's refusals; the message names the reason)
@@ -799,6 +855,8 @@ def examples() -> list[BaseModel]:
             seed="00112233445566778899aabbccddeeff",
             commitment="018f3556adc4b2882807c2964d3a217b16ff902eb359401a4fcbe6bf1c1bfaaa",
         ),
+        ChatCmd(type="chat", id="m1", text="good luck, all"),
+        ChatPhraseCmd(type="chat_phrase", id="m2", key="well_played"),
         Ping(type="ping", id="p1"),
         Welcome(
             type="welcome",
@@ -820,6 +878,16 @@ def examples() -> list[BaseModel]:
         ),
         Presence(type="presence", version=4, table=_table_example(rules, 4, you=None)),
         Ack(type="ack", id="c3", version=44),
+        Chat.model_validate(
+            {
+                "type": "chat",
+                "id": "5f2a9c01d3e4",
+                "from": {"name": "alice", "seat": 0, "guest": False, "player": "a:23"},
+                "channel": "players",
+                "at": 1764600000000,
+                "text": "good luck, all",
+            }
+        ),
         Error(
             type="error",
             id="c3",

@@ -211,7 +211,7 @@ def _fields(model: type[BaseModel]) -> list[str]:
         info = model.model_fields[name]
         description = (info.description or "").replace("\n", " ")
         required = "yes" if info.is_required() else "no"
-        lines.append(f"| `{name}` | {_type_text(info.annotation)} | {required} | {description} |")
+        lines.append(f"| `{info.alias or name}` | {_type_text(info.annotation)} | {required} | {description} |")
     return lines
 
 
@@ -236,7 +236,8 @@ def render() -> str:
     by_model: dict[type[BaseModel], list[BaseModel]] = {}
     for example in examples:
         by_model.setdefault(type(example), []).append(example)
-    client = [model for model in by_model if _kind(by_model[model][0]) in protocol.CLIENT_TYPES]
+    client_models = typing.get_args(typing.get_args(protocol.ClientMessage)[0])
+    client = [model for model in by_model if model in client_models]
     server = [model for model in by_model if model not in client]
     parts = [INTRO, "## Client to server", ""]
     parts += [_section(_kind(by_model[model][0]), model, by_model[model]) for model in client]

@@ -410,3 +410,38 @@ class ReplayView(BaseModel):
         default=None,
         description="Every seat's hand at this step, face up (the match is over); `hands[i]` is seat i's.",
     )
+
+
+class ReportIn(RequestBody):
+    """POST /api/tables/{code}/report: report a player at the table (the table's recent chat lines
+    are kept with the report)."""
+
+    player: str = Field(min_length=1, max_length=64, description="The reported person's key (chat from.player).")
+    reason: str = Field(min_length=1, max_length=500, description="Why, in the reporter's words.")
+
+
+class ReportCreated(BaseModel):
+    id: int
+
+
+class ReportPerson(BaseModel):
+    key: str
+    name: str
+
+
+class ReportOut(BaseModel):
+    id: int
+    table_code: str
+    match_id: str | None = Field(description="The table's current or last match when reported: /api/matches/{id}.")
+    reporter: ReportPerson
+    reported: ReportPerson
+    reason: str
+    lines: list[dict[str, Any]] = Field(description="The table's last chat lines (as chat messages), oldest first.")
+    created_at: datetime
+
+
+class ReportPage(BaseModel):
+    items: list[ReportOut]
+    page: int
+    page_size: int
+    total: int

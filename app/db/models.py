@@ -290,3 +290,23 @@ class MatchAnalysis(Base):
     total: Mapped[int] = mapped_column(Integer, default=0)
     result: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True, default=None)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ChatReport(Base):
+    """A player's report of another at a table: the reason and the table's recent chat lines (as
+    the clients got them), for the admins. Guests may report and be reported: players are named by
+    their person keys (``a:<account id>``, ``g:<guest id>``)."""
+
+    __tablename__ = "chat_reports"
+    __table_args__ = (Index("ix_chat_reports_created_at", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    table_code: Mapped[str] = mapped_column(String(64))
+    match_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    reporter_key: Mapped[str] = mapped_column(String(64))
+    reporter_name: Mapped[str] = mapped_column(String(64))
+    reported_key: Mapped[str] = mapped_column(String(64))
+    reported_name: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(String(500))
+    lines: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -796,6 +796,7 @@ class TableActor:
             "code": self.code,
             "name": self.spec.name,
             "private": self.spec.private,
+            "chat": self.spec.chat,
             "status": self.status,
             "rules": self.rules.to_json(),
             "creator": self.spec.creator.key,

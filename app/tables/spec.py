@@ -97,6 +97,7 @@ class TableSpec:
     creator: Principal
     name: str = ""
     private: bool = False
+    chat: bool = True  # the table's chat; the creator may turn it off
     bot_delay_ms: int = 600
     code: str = field(default_factory=new_code)
     watch_code: str = field(default_factory=new_code)
@@ -107,6 +108,7 @@ class TableSpec:
             "creator": self.creator.to_json(),
             "name": self.name,
             "private": self.private,
+            "chat": self.chat,
             "bot_delay_ms": self.bot_delay_ms,
             "code": self.code,
             "watch_code": self.watch_code,
@@ -119,6 +121,7 @@ class TableSpec:
             creator=Principal.from_json(data["creator"]),
             name=data.get("name", ""),
             private=bool(data.get("private", False)),
+            chat=bool(data.get("chat", True)),
             bot_delay_ms=int(data.get("bot_delay_ms", 600)),
             code=data["code"],
             watch_code=data["watch_code"],

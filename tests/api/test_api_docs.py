@@ -145,6 +145,8 @@ def test_what_the_table_routes_answer_is_declared(client: TestClient, openapi: d
     finished = call("GET /api/tables/{code}", alice, code=code)
     assert finished["status"] == "finished" and finished["results"]["coin_changes"]
     call("POST /api/tables/{code}/rematch", alice, code=code)
+    bob_key = finished["seats"][1]["player"]  # still in his seat after the match
+    call("POST /api/tables/{code}/report", alice, {"player": bob_key, "reason": "rude"}, code=code)
     matches = call("GET /api/matches")
     match_id = matches["items"][0]["id"]
     call("GET /api/matches/{match_id}", match_id=match_id)

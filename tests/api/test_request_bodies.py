@@ -108,6 +108,7 @@ async def _create_table(api: Api) -> Target:
         "stake": 10,
         "cheating": False,
         "private": False,
+        "chat": False,
         "name": "evening",
         "bot_delay_ms": 0,
     }
@@ -136,6 +137,16 @@ async def _quickplay_bot(api: Api) -> Target:
     return Target(await api.signed_up("alice"), "/api/quickplay/bot", body, 200)
 
 
+async def _report(api: Api) -> Target:
+    alice = await api.signed_up("alice")
+    code = await _open_table(alice)
+    await alice.post(f"/api/tables/{code}/join", json={"seat": 0})
+    bob = await api.signed_up("bob")
+    await bob.post(f"/api/tables/{code}/join", json={"seat": 1})
+    bob_key = (await alice.get(f"/api/tables/{code}")).json()["seats"][1]["player"]
+    return Target(alice, f"/api/tables/{code}/report", {"player": bob_key, "reason": "rude words"}, 201)
+
+
 SETUPS: dict[str, Setup] = {
     "POST /api/auth/signup": _signup,
     "POST /api/auth/login": _login,
@@ -146,6 +157,7 @@ SETUPS: dict[str, Setup] = {
     "POST /api/tables/{code}/bots": _add_bot,
     "POST /api/quickplay": _quickplay,
     "POST /api/quickplay/bot": _quickplay_bot,
+    "POST /api/tables/{code}/report": _report,
 }
 
 

@@ -39,6 +39,7 @@ TABLES = {
     "throttle_hits",
     "ratings",
     "rating_history",
+    "chat_reports",
 }
 
 

@@ -6,6 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, status
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.deps import AdminAccount, DatabaseDep, SessionDep
@@ -17,9 +18,13 @@ from app.api.schemas import (
     AdjustOut,
     LedgerEntryOut,
     LedgerPage,
+    ReportOut,
+    ReportPage,
+    ReportPerson,
 )
 from app.db import accounts, admin, ledger
 from app.db.errors import IdempotencyConflict, InsufficientFunds, NoWallet
+from app.db.models import ChatReport
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -147,4 +152,32 @@ async def adjust_balance(
         balance=result.balance,
         created_at=result.created_at,
         replayed=result.replayed,
+    )
+
+
+@router.get("/reports", responses={200: {"description": "Player reports, newest first."}, **responses(401, 403)})
+async def list_reports(
+    _admin: AdminAccount, session: SessionDep, page: Page = 1, page_size: PageSize = 20
+) -> ReportPage:
+    total = await session.scalar(select(func.count()).select_from(ChatReport)) or 0
+    rows = await session.scalars(
+        select(ChatReport).order_by(ChatReport.id.desc()).offset((page - 1) * page_size).limit(page_size)
+    )
+    return ReportPage(
+        items=[
+            ReportOut(
+                id=row.id,
+                table_code=row.table_code,
+                match_id=row.match_id,
+                reporter=ReportPerson(key=row.reporter_key, name=row.reporter_name),
+                reported=ReportPerson(key=row.reported_key, name=row.reported_name),
+                reason=row.reason,
+                lines=row.lines,
+                created_at=row.created_at,
+            )
+            for row in rows
+        ],
+        page=page,
+        page_size=page_size,
+        total=total,
     )

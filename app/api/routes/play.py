@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api import signouts
+from app.api import chat, signouts
 from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, resolve_info
 from app.api.limits import PerAddress, address_of
 from app.api.outgoing import TEXT_FRAMES, Outgoing
@@ -264,6 +264,7 @@ class Connection:
                 if self.watching is not None:
                     self.watching.cancel()
                 self.out.cancel()
+                chat.hub(self.registry).leave(self)
                 self.command(Command("bye"), report=False)
                 if self.publisher is not None:  # the commands still unsent, then the bye
                     with contextlib.suppress(Exception):
@@ -351,6 +352,8 @@ class Connection:
                 with contextlib.suppress(ValueError, AttributeError):
                     ERRORS.labels(str(orjson.loads(frame.body).get("code"))).inc()
         self.out.write_json(frame.body)
+        if kind == "welcome":  # the table's last chat lines follow the (first) welcome
+            chat.hub(self.registry).join(self)
 
     async def read(self) -> None:
         """Take frames from the server until the client goes. Under ``python -m app`` text frames come
@@ -434,6 +437,9 @@ class Connection:
             return
         if message.type == "hello":
             self.command(Command("hello", last_version=message.last_version))
+            return
+        if message.type == "chat" or message.type == "chat_phrase":  # not game state: app/api/chat.py
+            chat.hub(self.registry).command(self, message)
             return
         self.sent_at[message.id] = time.perf_counter()
         if len(self.sent_at) > 256:

@@ -9,13 +9,15 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import Field
 
-from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
+from app.api.deps import CurrentUser, DatabaseDep, SessionDep, SessionInfo
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
 from app.api.schemas import (
     LobbyPage,
     LobbyRow,
     Preset,
+    ReportCreated,
+    ReportIn,
     RequestBody,
     SeatAck,
     StartAck,
@@ -24,8 +26,11 @@ from app.api.schemas import (
     TableOut,
     TableWithLinks,
 )
+from app.broker import BrokerError
 from app.db import accounts, ratings
+from app.db.models import ChatReport
 from app.engine import PRESET_LABELS, Rules, RulesError
+from app.tables import chat
 from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 
@@ -60,6 +65,7 @@ class TableCreate(RequestBody):
     stake: int = Field(default=0, ge=0, le=1_000_000)
     cheating: bool = False
     private: bool = False
+    chat: bool = Field(default=True, description="The table's chat; false turns it off for everyone.")
     name: str = Field(default="", max_length=40)
     bot_delay_ms: int = Field(default=600, ge=0, le=5000)
 
@@ -119,7 +125,7 @@ async def presets() -> list[Preset]:
 async def create_table(body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep) -> TableCreated:
     if body.stake > 0 and user.is_guest:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can open only free tables; sign up")
-    choices = body.model_dump(exclude={"preset", "private", "name", "bot_delay_ms"}, exclude_none=True)
+    choices = body.model_dump(exclude={"preset", "private", "chat", "name", "bot_delay_ms"}, exclude_none=True)
     try:
         rules = Rules.for_preset(body.preset, **choices)
     except RulesError as exc:
@@ -129,6 +135,7 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
         creator=principal_of(user),
         name=body.name.strip() or f"{user.name}'s table",
         private=body.private,
+        chat=body.chat,
         bot_delay_ms=body.bot_delay_ms,
     )
     try:
@@ -352,3 +359,45 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
             streams.give_back(address)
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+@router.post(
+    "/tables/{code}/report",
+    status_code=201,
+    responses={
+        201: {"description": "The report is stored with the table's recent chat lines, for the admins."},
+        **responses(401, 404, 422, 503),
+    },
+)
+async def report_player(
+    code: str, body: ReportIn, user: CurrentUser, registry: RegistryDep, session: SessionDep
+) -> ReportCreated:
+    """Report a player at the table (by invite or spectator code): a seated player, or anyone whose
+    line is among the table's recent chat lines."""
+    reply = await _call(registry, code, "info", user)
+    table: dict[str, Any] = reply["table"]
+    table_code, _ = await registry.resolve(code)
+    reporter = principal_of(user)
+    if body.player == reporter.key:
+        raise _validation_error("player", "you cannot report yourself")
+    try:
+        lines = [chat.public(line) for line in await chat.history(registry.broker, table_code)]
+    except (BrokerError, OSError):
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the chat is unreachable right now") from None
+    names = {line["from"]["player"]: line["from"]["name"] for line in lines}
+    names |= {seat["player"]: seat["name"] for seat in table["seats"] if seat.get("player")}
+    if body.player not in names:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail="nobody with that key plays or chats at this table")
+    report = ChatReport(
+        table_code=table_code,
+        match_id=table.get("match_id"),
+        reporter_key=reporter.key,
+        reporter_name=reporter.name,
+        reported_key=body.player,
+        reported_name=names[body.player],
+        reason=body.reason.strip() or body.reason,
+        lines=lines,
+    )
+    session.add(report)
+    await session.commit()
+    return ReportCreated(id=report.id)

@@ -3,6 +3,7 @@ import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
 import { currentUser, onUserChange, refreshMe } from '../session.js';
+import { phraseText } from '../table/chat.js';
 import { toast } from '../toast.js';
 
 function ledgerReason(reason) {
@@ -30,6 +31,55 @@ export function mount(root) {
   let error = '';
   let adjustError = '';
   const draft = { amount: '', reason: '' }; // survives re-renders
+  let reports = null; // GET /api/admin/reports: player reports with the chat lines, newest first
+
+  async function loadReports() {
+    try {
+      reports = (await get('/api/admin/reports?page_size=50')).items;
+    } catch (err) {
+      error = errorText(err);
+    }
+    render();
+  }
+
+  /** The reports, each with its reason, the recent chat lines (as text) and a link to the match. */
+  function reportsPanel() {
+    if (reports === null) return null;
+    return h(
+      'section',
+      { class: 'panel reports', id: 'reports' },
+      h('h2', { text: t('admin.reports_title') }),
+      reports.length
+        ? h(
+            'ul',
+            { class: 'report-list' },
+            reports.map((report) =>
+              h(
+                'li',
+                { class: 'report', dataset: { report: String(report.id) } },
+                h('p', {}, h('strong', { text: t('admin.report_by', { reporter: report.reporter.name, reported: report.reported.name }) }), ' ', h('span', { class: 'muted', text: formatDate(report.created_at) })),
+                h('p', { class: 'report-reason', text: t('admin.report_reason', { reason: report.reason }) }),
+                report.match_id
+                  ? h('a', { class: 'btn small', href: `/#/replay/${encodeURIComponent(report.match_id)}`, text: t('admin.report_match') })
+                  : h('span', { class: 'muted', text: t('admin.report_table', { code: report.table_code.slice(0, 8) }) }),
+                h(
+                  'details',
+                  {},
+                  h('summary', { text: t('admin.report_lines') }),
+                  h(
+                    'ol',
+                    { class: 'report-lines' },
+                    report.lines.map((line) =>
+                      h('li', { class: line.from.player === report.reported.key ? 'reported' : null }, h('strong', { text: `${line.from.name}: ` }), line.key ? phraseText(line.key) : line.text),
+                    ),
+                  ),
+                ),
+              ),
+            ),
+          )
+        : h('p', { class: 'muted', text: t('admin.reports_empty') }),
+    );
+  }
 
   async function search() {
     error = '';
@@ -165,12 +215,16 @@ export function mount(root) {
         { class: 'page admin-page' },
         h('h1', { text: t('admin.title') }),
         h('div', { class: 'admin-grid' }, h('section', { class: 'panel' }, searchForm, error ? h('p', { class: 'form-error', role: 'alert', text: error }) : null, list), detail),
+        reportsPanel(),
       ),
     );
   }
 
   render();
-  if (currentUser() && currentUser().is_admin) search();
+  if (currentUser() && currentUser().is_admin) {
+    search();
+    loadReports();
+  }
   const off = onUserChange(() => render());
   return { relabel: render, unmount: off };
 }

@@ -28,6 +28,7 @@ function defaults() {
     stake: 0,
     cheating: false,
     private: false,
+    chat: true,
     join: true,
     bot_delay_ms: 600,
     bots: {},
@@ -192,6 +193,7 @@ export function mount(root) {
       stake: state.stake,
       cheating: state.cheating,
       private: state.private,
+      chat: state.chat,
       // An empty name gets the placeholder's words in the creator's language (not the server's English).
       name: (state.name.trim() || t('create.name_placeholder', { name: currentUser().name })).slice(0, 40),
       bot_delay_ms: state.bot_delay_ms,
@@ -341,6 +343,7 @@ export function mount(root) {
           checkbox('draws', t('create.draws'), { disabled: classic, hint: t('create.draws_hint') }),
           checkbox('cheating', t('create.cheating'), { hint: t('create.cheating_hint') }),
           checkbox('private', t('create.private'), { hint: t('create.private_hint') }),
+          checkbox('chat', t('create.chat'), { hint: t('create.chat_hint') }),
         ),
         fieldBox('timer', t('create.timer'), timerSelect),
         fieldBox('stake', t('create.stake'), stakeInput, guestStake ? t('create.stake_guest_hint') : t('create.stake_hint')),

@@ -25,6 +25,7 @@ import { opponentsRing } from '../table/seats.js';
 import { onMuteChange, playSound } from '../table/sound.js';
 import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
+import { chatPanel } from '../table/chat.js';
 import { waitingPanel } from '../table/waiting.js';
 
 const DEFAULT_GRACE_S = 60;
@@ -62,6 +63,7 @@ export function mount(root, { code, watch }) {
   const socket = new TableSocket(code, { onMessage, onState });
   const guard = leaveGuard(inRunningMatch, () => (st.table && st.table.grace_s) || DEFAULT_GRACE_S);
   const container = h('div', { class: 'page table-page', id: 'table-page' });
+  let chat = null; // the chat panel (web/js/table/chat.js), made once the page's verbs exist
   root.replaceChildren(container);
   // The slim header from the first paint on (whatever the table's state turns out to be): growing or
   // shrinking it when the socket's welcome arrives would shift the whole page.
@@ -88,6 +90,8 @@ export function mount(root, { code, watch }) {
     },
     fairnessLine: () => fairnessLine(game, () => sendClientSeed(game, socket)),
   };
+
+  chat = chatPanel(game, socket);
 
   // ------------------------------------------------------------------ incoming
 
@@ -142,11 +146,15 @@ export function mount(root, { code, watch }) {
         if (message.id === st.busy) clearBusy();
         render();
         break;
+      case 'chat':
+        chat.add(message);
+        break;
       case 'error':
         if (st.seeds.seedIds.has(message.id)) {
           st.seeds.seedSentFor = null; // e.g. the match started meanwhile: the next commitment gets one
           break;
         }
+        if (chat.onError(message)) break;
         if (!message.id || message.id === st.busy) clearBusy();
         toast(codeText(message.code) || `${t('error.generic')} (${message.message})`, 'error');
         render();
@@ -334,6 +342,8 @@ export function mount(root, { code, watch }) {
     if (view && status === 'finished') parts.push(resultsPanel(game), resultsReopen(game));
     else if (view && status === 'waiting') parts.push(waitingPanel(game));
     parts.push(logPanel(st.log, previousLog ? previousLog.open : LOG_BESIDE.matches));
+    chat.update();
+    parts.push(chat.el);
     replaceKeepingFocus(container, parts, '.hand .card.playable, .hand .card, #actions button');
     const logList = container.querySelector('#log');
     if (logList) logList.scrollTop = logList.scrollHeight;

@@ -1,0 +1,242 @@
+"""The socket side of table chat: takes ``chat``/``chat_phrase`` frames from a table connection,
+publishes them on the table's chat channel, and hands what that channel carries to this process's
+connections at the table (after their welcome, which the table's last lines follow).
+
+One :class:`ChatHub` per table registry (per process). It keeps one broker subscription per table
+with connections here, whatever their number; the table facts a line needs (chat on or off, the
+sender's seat, whether a staked match runs) are asked from the table once per second at most.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+import weakref
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from app.broker import BrokerError, Event, Gap
+from app.tables import chat
+from app.tables.registry import TableGone, TableRegistry
+
+if TYPE_CHECKING:
+    from app.api.routes.play import Connection
+
+log = logging.getLogger("durak.chat")
+
+INFO_TTL_S = 1.0
+
+
+class TableChat:
+    """This process's connections at one table and the subscription that feeds them."""
+
+    def __init__(self) -> None:
+        self.connections: dict[Connection, list[dict[str, Any]] | None] = {}  # -> lines held until history
+        self.follow: asyncio.Task[None] | None = None
+        self.live: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.info: dict[str, Any] | None = None
+        self.info_at = 0.0
+
+
+class ChatHub:
+    def __init__(self, registry: TableRegistry) -> None:
+        self.registry = registry
+        self.tables: dict[str, TableChat] = {}
+        self.rate = chat.RateLimit()
+
+    # --- receiving: one subscription per table, fanned out to the connections here
+
+    def join(self, connection: Connection) -> None:
+        """A connection got its first welcome: send it the table's last lines, then every new line."""
+        table = self.tables.get(connection.code)
+        if table is None:
+            table = self.tables[connection.code] = TableChat()
+            table.follow = asyncio.get_running_loop().create_task(self._follow(connection.code, table))
+        if connection in table.connections:
+            return
+        table.connections[connection] = []
+        _spawn(self._send_history(connection, table))
+
+    def leave(self, connection: Connection) -> None:
+        table = self.tables.get(connection.code)
+        if table is None or table.connections.pop(connection, 0) == 0:
+            return
+        if not table.connections:
+            del self.tables[connection.code]
+            if table.follow is not None:
+                table.follow.cancel()
+
+    async def _follow(self, code: str, table: TableChat) -> None:
+        def live(after_outage: bool) -> None:
+            if not table.live.done():
+                table.live.set_result(None)
+
+        await self.registry.broker.follow(chat.channel(code), lambda item: self._deliver(table, item), on_live=live)
+
+    def _deliver(self, table: TableChat, item: Event) -> None:
+        if isinstance(item, Gap):
+            return  # chat lines lost in an outage stay lost; the game resyncs on its own channels
+        line = orjson.loads(item.data)
+        for connection, held in table.connections.items():
+            if held is not None:
+                held.append(line)
+            else:
+                _send_line(connection, line)
+
+    async def _send_history(self, connection: Connection, table: TableChat) -> None:
+        lines: list[dict[str, Any]] = []
+        try:
+            async with asyncio.timeout(5):
+                await asyncio.shield(table.live)
+            lines = await chat.history(self.registry.broker, connection.code)
+        except (BrokerError, TimeoutError, OSError) as exc:
+            log.warning("chat: no history for table %s (%s)", connection.code, exc)
+        held = table.connections.get(connection)
+        if held is None:
+            return  # gone meanwhile
+        seen = {line.get("id") for line in lines}
+        for line in lines:
+            _send_line(connection, {**line, "history": True})
+        for line in held:
+            if line.get("id") not in seen:
+                _send_line(connection, line)
+        table.connections[connection] = None
+
+    # --- sending
+
+    async def _table_info(self, code: str, connection: Connection) -> dict[str, Any]:
+        table = self.tables.get(code)
+        now = time.monotonic()
+        if table is not None and table.info is not None and now - table.info_at < INFO_TTL_S:
+            return table.info
+        reply = await self.registry.call(code, "info", connection.principal)
+        info: dict[str, Any] = reply.get("table") or {}
+        if table is not None:
+            table.info, table.info_at = info, now
+        return info
+
+    def command(self, connection: Connection, message: Any) -> None:
+        """A ``chat`` or ``chat_phrase`` message from ``connection`` (already valid by the protocol)."""
+        _spawn(self._command(connection, message))
+
+    async def _command(self, connection: Connection, message: Any) -> None:
+        cmd_id = message.id
+        principal = connection.principal
+        if principal.key.startswith("anon:"):
+            connection.send(
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "chat_forbidden",
+                    "message": "sign in or play as a guest to chat",
+                }
+            )
+            return
+        text = key = None
+        if message.type == "chat":
+            text = chat.clean_text(message.text)
+            if not text:
+                connection.send(
+                    {"type": "error", "id": cmd_id, "code": "chat_empty", "message": "the message is empty"}
+                )
+                return
+        else:
+            key = message.key
+        wait_ms = self.rate.take(f"{connection.code}|{principal.key}")
+        if wait_ms:
+            connection.send(
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "chat_rate_limited",
+                    "message": f"at most {chat.RATE_COUNT} chat messages per {chat.RATE_WINDOW_S:g} s: "
+                    f"wait {wait_ms} ms",
+                    "retry_after_ms": wait_ms,
+                }
+            )
+            return
+        try:
+            info = await self._table_info(connection.code, connection)
+        except (TableGone, BrokerError, TimeoutError) as exc:
+            connection.send(
+                {"type": "error", "id": cmd_id, "code": "unavailable", "message": f"the table is unreachable: {exc}"}
+            )
+            return
+        if not info.get("chat", True):
+            connection.send(
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "chat_off",
+                    "message": "the creator turned chat off at this table",
+                }
+            )
+            return
+        seat = next((s["seat"] for s in info.get("seats", ()) if s.get("player") == principal.key), None)
+        staked_running = info.get("status") == "playing" and bool((info.get("rules") or {}).get("stake"))
+        line: dict[str, Any] = {
+            "type": "chat",
+            "id": secrets.token_hex(6),
+            "from": {"name": principal.name, "seat": seat, "guest": principal.is_guest, "player": principal.key},
+            "channel": chat.PLAYERS if seat is not None else chat.SPECTATORS,
+            "at": int(time.time() * 1000),
+            "players_hidden": seat is None and staked_running,
+        }
+        if text is not None:
+            line["text"] = text
+        else:
+            line["key"] = key
+        data = orjson.dumps(line)
+        try:
+            await self.registry.broker.publish(chat.channel(connection.code), data)
+            await chat.remember(self.registry.broker, connection.code, data)
+        except (BrokerError, OSError) as exc:
+            connection.send(
+                {
+                    "type": "error",
+                    "id": cmd_id,
+                    "code": "unavailable",
+                    "message": f"chat is unreachable right now: {exc}",
+                }
+            )
+            return
+        connection.send({"type": "ack", "id": cmd_id, "version": int(info.get("version", 0))})
+
+
+_running: set[asyncio.Task[None]] = set()
+
+
+def _spawn(work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` in the background; a failure is logged, never lost."""
+    task = asyncio.get_running_loop().create_task(work)
+    _running.add(task)
+    task.add_done_callback(_finished)
+
+
+def _finished(task: asyncio.Task[None]) -> None:
+    _running.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("chat: a task failed", exc_info=task.exception())
+
+
+def _send_line(connection: Connection, line: dict[str, Any]) -> None:
+    if connection.closing is not None or not chat.visible(line, seated=connection.seated):
+        return
+    with contextlib.suppress(Exception):
+        connection.send(chat.public(line))
+
+
+_hubs: weakref.WeakKeyDictionary[TableRegistry, ChatHub] = weakref.WeakKeyDictionary()
+
+
+def hub(registry: TableRegistry) -> ChatHub:
+    """The chat hub of ``registry`` (one per process and registry)."""
+    found = _hubs.get(registry)
+    if found is None:
+        found = _hubs[registry] = ChatHub(registry)
+    return found

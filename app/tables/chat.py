@@ -1,0 +1,120 @@
+"""Table chat, apart from the game: channel names, the phrase keys, the per-player rate limit and
+the last lines kept per table.
+
+Chat is not game state: it never passes through the table's actor. A line is published on the
+table's chat channel (one per table; the line says whether it is the players' or the spectators'
+chat) and every process with connections at that table fans it out to them (``app.api.chat``).
+The last :data:`HISTORY` lines of a table are kept where the broker keeps its shared state: in the
+broker hub's memory for ``memory://`` and in a capped Redis list for ``redis://``.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from app.broker import Broker
+from app.tables import channels
+
+MAX_TEXT = 200
+HISTORY = 50
+RATE_COUNT = 5  # messages ...
+RATE_WINDOW_S = 10.0  # ... per this many seconds, per player and table
+HISTORY_TTL_S = 24 * 3600  # a Redis history outlives its table by at most a day
+
+# The quick phrases: clients send the key and show it in their own language.
+PHRASES = ("gg", "hurry", "well_played", "oops", "hello", "thanks", "nice_move", "bad_luck")
+
+PLAYERS = "players"
+SPECTATORS = "spectators"
+
+
+def channel(code: str) -> str:
+    """The table's chat channel (both chats: each line says which one it belongs to)."""
+    return f"{channels.of_table(code)}chat"
+
+
+def history_key(code: str) -> str:
+    return f"chat:{code}"
+
+
+def clean_text(text: str) -> str:
+    """The text as it is sent on: without control characters and surrounding whitespace."""
+    return "".join(ch for ch in text if ch == " " or ch.isprintable()).strip()
+
+
+class RateLimit:
+    """At most ``count`` messages per ``window_s`` per key (a sliding window of send times)."""
+
+    def __init__(
+        self, count: int = RATE_COUNT, window_s: float = RATE_WINDOW_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.count = count
+        self.window_s = window_s
+        self.clock = clock
+        self.sent: dict[str, deque[float]] = {}
+
+    def take(self, key: str) -> int:
+        """0 when the message may go (and it is counted), else the milliseconds to wait."""
+        now = self.clock()
+        times = self.sent.setdefault(key, deque())
+        while times and now - times[0] >= self.window_s:
+            times.popleft()
+        if len(times) >= self.count:
+            return max(1, int((times[0] + self.window_s - now) * 1000) + 1)
+        times.append(now)
+        if len(self.sent) > 10_000:  # forget idle players
+            for stale in [k for k, v in self.sent.items() if not v or now - v[-1] >= self.window_s]:
+                del self.sent[stale]
+        return 0
+
+
+# memory:// brokers: the history lives beside the hub that the brokers of one URL share.
+_memory_histories: weakref.WeakKeyDictionary[Any, dict[str, deque[bytes]]] = weakref.WeakKeyDictionary()
+
+
+def _memory_hub(broker: Broker) -> Any | None:
+    return getattr(broker, "_hub", None)
+
+
+async def remember(broker: Broker, code: str, line: bytes) -> None:
+    """Keep ``line`` (JSON of one chat message) among the table's last :data:`HISTORY` lines."""
+    hub = _memory_hub(broker)
+    if hub is not None:
+        lines = _memory_histories.setdefault(hub, {}).setdefault(code, deque(maxlen=HISTORY))
+        lines.append(line)
+        return
+    client = broker._client()  # type: ignore[attr-defined]
+    key = broker._key(history_key(code))  # type: ignore[attr-defined]
+    async with client.pipeline(transaction=True) as pipe:
+        pipe.rpush(key, line)
+        pipe.ltrim(key, -HISTORY, -1)
+        pipe.expire(key, int(HISTORY_TTL_S))
+        await pipe.execute()
+
+
+async def history(broker: Broker, code: str) -> list[dict[str, Any]]:
+    """The table's last lines, oldest first."""
+    hub = _memory_hub(broker)
+    if hub is not None:
+        raw: list[bytes] = list(_memory_histories.get(hub, {}).get(code, ()))
+    else:
+        client = broker._client()  # type: ignore[attr-defined]
+        raw = await client.lrange(broker._key(history_key(code)), -HISTORY, -1)  # type: ignore[attr-defined]
+    return [orjson.loads(line) for line in raw]
+
+
+def visible(line: dict[str, Any], *, seated: bool) -> bool:
+    """Whether a connection sees a line: spectators see everything; seated players do not see the
+    spectators' chat while a staked match runs (the line says so: ``players_hidden``)."""
+    return not (seated and line.get("channel") == SPECTATORS and line.get("players_hidden"))
+
+
+def public(line: dict[str, Any]) -> dict[str, Any]:
+    """The message a client gets (without the routing field)."""
+    return {k: v for k, v in line.items() if k != "players_hidden"}

@@ -1,0 +1,207 @@
+// The table's chat panel: lines (always built as text, never as markup), quick phrases sent by key
+// and shown in this page's language, a per-player mute remembered in localStorage, and "report".
+// The panel keeps one element for the life of the page, so a re-render of the table keeps what is
+// being typed.
+
+import { errorText, post } from '../api.js';
+import { h, replaceKeepingFocus } from '../dom.js';
+import { t } from '../i18n.js';
+import { currentUser } from '../session.js';
+import { toast } from '../toast.js';
+
+export const PHRASES = ['gg', 'hurry', 'well_played', 'oops', 'hello', 'thanks', 'nice_move', 'bad_luck'];
+const MAX_LINES = 200;
+const MAX_TEXT = 200;
+const MUTED_KEY = 'durak.chat.muted';
+
+/** A quick phrase in this page's language (literal keys, so the translation test sees them). */
+export function phraseText(key) {
+  switch (key) {
+    case 'gg':
+      return t('chat.phrase.gg');
+    case 'hurry':
+      return t('chat.phrase.hurry');
+    case 'well_played':
+      return t('chat.phrase.well_played');
+    case 'oops':
+      return t('chat.phrase.oops');
+    case 'hello':
+      return t('chat.phrase.hello');
+    case 'thanks':
+      return t('chat.phrase.thanks');
+    case 'nice_move':
+      return t('chat.phrase.nice_move');
+    case 'bad_luck':
+      return t('chat.phrase.bad_luck');
+    default:
+      return key;
+  }
+}
+
+function errorNote(code) {
+  switch (code) {
+    case 'chat_off':
+      return t('chat.error.chat_off');
+    case 'chat_empty':
+      return t('chat.error.chat_empty');
+    case 'chat_forbidden':
+      return t('chat.error.chat_forbidden');
+    default:
+      return code;
+  }
+}
+
+function loadMuted() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(MUTED_KEY) || '{}');
+    return saved && typeof saved === 'object' && !Array.isArray(saved) ? saved : {};
+  } catch {
+    return {};
+  }
+}
+
+function saveMuted(muted) {
+  try {
+    localStorage.setItem(MUTED_KEY, JSON.stringify(muted));
+  } catch {
+    // private mode: the mute lasts for this page only
+  }
+}
+
+/** The chat panel of a table page: `el` goes into the page, `add(message)` takes a chat message,
+ * `onError(message)` takes an error and says whether it was the chat's, `update()` redraws. */
+export function chatPanel(game, socket) {
+  const lines = [];
+  let counter = 0;
+  const seen = new Set();
+  const muted = loadMuted(); // player key -> name
+  let note = '';
+  let noteTimer = null;
+  let reporting = null; // the line whose author is being reported
+  const input = h('input', { type: 'text', id: 'chat-input', maxlength: MAX_TEXT, autocomplete: 'off', 'aria-label': t('chat.input_label'), placeholder: t('chat.placeholder'), dataset: { key: 'chat-input' } });
+  const list = h('ol', { class: 'chat-lines', id: 'chat-lines', 'aria-live': 'polite' });
+  const body = h('div', { class: 'chat-body' });
+  const el = h('details', { class: 'panel chat-panel', id: 'chat' }, h('summary', { text: t('chat.title') }), body);
+  let placed = false; // opened or left folded once the table is known (folded over a running match)
+
+  function say(type, fields) {
+    counter += 1;
+    if (!socket.send({ type, id: `chat-${counter}`, ...fields })) showNote(t('chat.offline'));
+  }
+
+  function send(event) {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (!text) return;
+    say('chat', { text: text.slice(0, MAX_TEXT) });
+    input.value = '';
+  }
+
+  function showNote(text) {
+    note = text;
+    clearTimeout(noteTimer);
+    noteTimer = setTimeout(() => {
+      note = '';
+      update();
+    }, 6000);
+    update();
+  }
+
+  function add(message) {
+    if (message.id && seen.has(message.id)) return;
+    if (message.id) seen.add(message.id);
+    lines.push(message);
+    if (lines.length > MAX_LINES) lines.shift();
+    update();
+  }
+
+  function onError(message) {
+    if (!message.code || !message.code.startsWith('chat_')) return false;
+    if (message.code === 'chat_rate_limited') showNote(t('chat.rate_limited', { seconds: Math.ceil((message.retry_after_ms || 1000) / 1000) }));
+    else showNote(errorNote(message.code));
+    return true;
+  }
+
+  function toggleMute(player, name) {
+    if (muted[player]) delete muted[player];
+    else muted[player] = name;
+    saveMuted(muted);
+    update();
+  }
+
+  async function report(line, reason) {
+    try {
+      await post(`/api/tables/${encodeURIComponent(game.st.code)}/report`, { player: line.from.player, reason });
+      toast(t('chat.reported', { name: line.from.name }), 'info');
+      reporting = null;
+      update();
+    } catch (error) {
+      toast(errorText(error), 'error');
+    }
+  }
+
+  function lineItem(line) {
+    const me = game.st.you && line.from.player === game.st.you;
+    const said = line.key ? phraseText(line.key) : line.text;
+    const spectator = line.channel === 'spectators';
+    return h(
+      'li',
+      { class: ['chat-line', spectator && 'from-spectator', line.key && 'phrase'], dataset: { player: line.from.player } },
+      h('span', { class: 'chat-name', text: line.from.name }),
+      line.from.guest ? h('span', { class: 'badge guest', text: t('chat.guest') }) : null,
+      spectator ? h('span', { class: 'badge', text: t('chat.spectator') }) : null,
+      h('span', { class: 'chat-text', text: said }),
+      me ? null : h('button', { type: 'button', class: 'link chat-mute', 'aria-label': t('chat.mute_name', { name: line.from.name }), text: t('chat.mute'), onclick: () => toggleMute(line.from.player, line.from.name) }),
+      me || !currentUser() ? null : h('button', { type: 'button', class: 'link chat-report', 'aria-label': t('chat.report_name', { name: line.from.name }), text: t('chat.report'), onclick: () => { reporting = line; update(); } }),
+    );
+  }
+
+  function reportForm() {
+    const reason = h('input', { type: 'text', id: 'chat-report-reason', maxlength: 500, required: true, 'aria-label': t('chat.report_reason'), placeholder: t('chat.report_reason'), dataset: { key: 'chat-report-reason' } });
+    return h(
+      'form',
+      { class: 'chat-report-form', onsubmit: (event) => { event.preventDefault(); if (reason.value.trim()) report(reporting, reason.value.trim()); } },
+      h('p', { text: t('chat.report_title', { name: reporting.from.name }) }),
+      reason,
+      h('button', { type: 'submit', class: 'btn', text: t('chat.report_send') }),
+      h('button', { type: 'button', class: 'btn', text: t('chat.cancel'), onclick: () => { reporting = null; update(); } }),
+    );
+  }
+
+  function update() {
+    const table = game.st.table;
+    if (table && !placed) {
+      placed = true;
+      el.open = table.status !== 'playing' && window.innerWidth > 700;
+    }
+    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    list.replaceChildren(...lines.filter((line) => !muted[line.from.player]).map(lineItem));
+    if (atBottom) list.scrollTop = list.scrollHeight;
+    const parts = [list];
+    const mutedKeys = Object.keys(muted);
+    if (mutedKeys.length) {
+      parts.push(
+        h('p', { class: 'chat-muted muted' }, t('chat.muted_list'), ' ', ...mutedKeys.map((key) => h('button', { type: 'button', class: 'link chat-unmute', text: t('chat.unmute_name', { name: muted[key] }), onclick: () => toggleMute(key, muted[key]) }))),
+      );
+    }
+    if (reporting) parts.push(reportForm());
+    if (table && table.chat === false) {
+      parts.push(h('p', { class: 'muted chat-off', text: t('chat.off') }));
+    } else if (!currentUser()) {
+      parts.push(h('p', { class: 'muted', text: t('chat.sign_in') }));
+    } else {
+      if (game.st.seat === null && table && table.status === 'playing' && table.rules && table.rules.stake > 0) {
+        parts.push(h('p', { class: 'muted chat-hint', text: t('chat.spectators_only') }));
+      }
+      parts.push(
+        h('div', { class: 'chat-phrases', role: 'group', 'aria-label': t('chat.phrases') }, PHRASES.map((key) => h('button', { type: 'button', class: 'chip', dataset: { phrase: key, key: `phrase-${key}` }, text: phraseText(key), onclick: () => say('chat_phrase', { key }) }))),
+        h('form', { class: 'chat-form', onsubmit: send }, input, h('button', { type: 'submit', class: 'btn', text: t('chat.send') })),
+      );
+    }
+    if (note) parts.push(h('p', { class: 'chat-note', role: 'status', text: note }));
+    replaceKeepingFocus(body, parts);
+  }
+
+  update();
+  return { el, add, onError, update };
+}
