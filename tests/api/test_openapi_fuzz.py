@@ -49,8 +49,13 @@ def test_api_conforms_to_its_schema(target: tuple[schemathesis.BaseSchema, str])
     schema, admin_cookie = target
     operations = [result.ok() for result in schema.get_all_operations()]
     labels = {op.label for op in operations}
-    assert {"POST /api/auth/signup", "GET /api/matches/{match_id}/replay"} <= labels
-    assert len(operations) == 12, labels
+    assert {
+        "POST /api/auth/signup",
+        "GET /api/matches/{match_id}/replay",
+        "GET /api/matches/{match_id}/analysis",
+        "GET /api/admin/reports",
+    } <= labels
+    assert len(operations) == 13, labels
 
     for operation in operations:
         strategy = st.one_of(
