@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from tests.api.support import SECRET
+from tests.support.wait import wait_until
 from tests.tables.harness import signup
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "api.md"
@@ -147,6 +148,8 @@ def test_what_the_table_routes_answer_is_declared(client: TestClient, openapi: d
     call("POST /api/tables/{code}/rematch", alice, code=code)
     bob_key = finished["seats"][1]["player"]  # still in his seat after the match
     call("POST /api/tables/{code}/report", alice, {"player": bob_key, "reason": "rude"}, code=code)
+    # The finished match is recorded by a background settlement.
+    wait_until(lambda: bool(client.get("/api/matches").json()["items"]), 10, "the finished match is recorded")
     matches = call("GET /api/matches")
     match_id = matches["items"][0]["id"]
     call("GET /api/matches/{match_id}", match_id=match_id)
