@@ -18,9 +18,9 @@ from pydantic import BaseModel, Field
 from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.errors import responses
 from app.api.limits import address_of
-from app.api.routes.tables import RegistryDep, principal_of, too_many
+from app.api.routes.tables import RegistryDep, principal_of, require_balance, too_many
 from app.api.schemas import RequestBody, TableOut
-from app.db import accounts, ratings
+from app.db import ratings
 from app.db.session import Database
 from app.engine import Rules, RulesError
 from app.tables.actor import TableActor
@@ -92,14 +92,7 @@ async def _check_stake(db: Database, user: SessionInfo, stake: int) -> None:
         return
     if user.account_id is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can play only free tables; sign up")
-    async with db.session() as session:
-        found = await accounts.view(session, user.account_id)
-    balance = (found.balance or 0) if found is not None else 0
-    if balance < stake:
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
-            detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
-        )
+    await require_balance(db, user.account_id, stake)
 
 
 def _new_rules(body: QuickPlay | BotGame, seats: int, stake: int) -> Rules:

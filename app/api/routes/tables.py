@@ -29,6 +29,7 @@ from app.api.schemas import (
 from app.broker import BrokerError
 from app.db import accounts, ratings
 from app.db.models import ChatReport
+from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables import chat
 from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany
@@ -91,6 +92,19 @@ class BotRequest(RequestBody):
 def _validation_error(field: str, message: str) -> HTTPException:
     """A 422 in FastAPI's own shape, naming the parameter at fault."""
     return HTTPException(422, detail=[{"loc": ["body", field], "msg": message, "type": "value_error"}])
+
+
+async def require_balance(db: Database, account_id: int, stake: int) -> None:
+    """409 ``insufficient_funds`` unless the account covers ``stake`` (checked before a seat is taken;
+    the escrow at the match's start is the binding check)."""
+    async with db.session() as session:
+        found = await accounts.view(session, account_id)
+    balance = (found.balance or 0) if found is not None else 0
+    if balance < stake:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
+        )
 
 
 def too_many(refused: TooMany) -> HTTPException:
@@ -254,14 +268,7 @@ async def join_table(
     except TableGone as exc:
         raise _gone(exc) from None
     if stake > 0 and user.account_id is not None:
-        async with db.session() as session:
-            found = await accounts.view(session, user.account_id)
-        balance = (found.balance or 0) if found is not None else 0
-        if balance < stake:
-            raise HTTPException(
-                status.HTTP_409_CONFLICT,
-                detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
-            )
+        await require_balance(db, user.account_id, stake)
     async with db.session() as session:
         rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
     if body is not None and body.client_seed is not None:

@@ -2,6 +2,7 @@
 import { errorText, get } from '../api.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import { pager } from '../pager.js';
 
 const PAGE_SIZE = 25;
 
@@ -51,17 +52,7 @@ export function mount(root) {
         ),
       );
       const pages = Math.max(1, Math.ceil(data.total / data.page_size));
-      if (pages > 1) {
-        body.push(
-          h(
-            'nav',
-            { class: 'pager', 'aria-label': t('common.pages') },
-            h('button', { type: 'button', class: 'btn small', disabled: page <= 1, onclick: () => { page -= 1; load(); }, text: t('common.previous') }),
-            h('span', { text: t('common.page_of', { page, pages }) }),
-            h('button', { type: 'button', class: 'btn small', disabled: page >= pages, onclick: () => { page += 1; load(); }, text: t('common.next') }),
-          ),
-        );
-      }
+      body.push(pager(page, pages, (to) => { page = to; load(); }));
     }
     root.replaceChildren(h('div', { class: 'page' }, h('h1', { text: t('leaderboard.title') }), h('section', { class: 'panel' }, body)));
   }
