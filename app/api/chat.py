@@ -48,6 +48,7 @@ class ChatHub:
         self.registry = registry
         self.tables: dict[str, TableChat] = {}
         self.rate = chat.RateLimit()
+        self._order: dict[Connection, asyncio.Lock] = {}  # a connection's lines are published in order
 
     # --- receiving: one subscription per table, fanned out to the connections here
 
@@ -63,6 +64,7 @@ class ChatHub:
         _spawn(self._send_history(connection, table))
 
     def leave(self, connection: Connection) -> None:
+        self._order.pop(connection, None)
         table = self.tables.get(connection.code)
         if table is None or table.connections.pop(connection, 0) == 0:
             return
@@ -125,6 +127,12 @@ class ChatHub:
         _spawn(self._command(connection, message))
 
     async def _command(self, connection: Connection, message: Any) -> None:
+        # Each message is handled in a task of its own: a lock per connection keeps two quick lines
+        # in the order they were written (the second waits while the first looks the table up).
+        async with self._order.setdefault(connection, asyncio.Lock()):
+            await self._one_command(connection, message)
+
+    async def _one_command(self, connection: Connection, message: Any) -> None:
         cmd_id = message.id
         principal = connection.principal
         if principal.key.startswith("anon:"):

@@ -52,9 +52,10 @@ def test_two_browsers_chat_payloads_stay_text_phrases_translate_and_mute_sticks(
         page.locator("#chat summary").click()  # folded in a corner while the match runs
         expect(page.locator("#chat-input")).to_be_visible()
 
-    _say(alice, IMG)
-    _say(alice, SCRIPT)
     lines = boris.locator("#chat-lines .chat-line .chat-text")
+    _say(alice, IMG)
+    expect(alice.locator("#chat-lines .chat-line .chat-text")).to_have_text([IMG])  # back on her own page
+    _say(alice, SCRIPT)
     expect(lines).to_have_text([IMG, SCRIPT])
     expect(boris.locator("#chat-lines .chat-line .chat-name")).to_have_text([alice_me["name"]] * 2)
     assert boris.locator("#chat-lines img, #chat-lines script").count() == 0
