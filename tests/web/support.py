@@ -172,6 +172,47 @@ NEXT_MOVE = """() => {
 VERSION = "() => { const felt = document.querySelector('#felt'); return felt ? Number(felt.dataset.version) : -1; }"
 
 
+PLAYABLE_POINT = """() => {
+    // The hand fans: cards overlap and turn, so a fixed corner can fall outside the card's shape.
+    // Once the first playable card has stopped moving, find a point of it that a click would reach.
+    const card = document.querySelector('#hand .card.playable');
+    if (!card || card.getAnimations({subtree: true}).some((a) => a.playState === 'running')) return null;
+    card.scrollIntoView({block: 'nearest'});
+    const box = card.getBoundingClientRect();
+    for (const fy of [0.5, 0.35, 0.65, 0.2, 0.8]) {
+        for (let x = box.left + 3; x < box.right - 2; x += 3) {
+            const y = box.top + box.height * fy;
+            const hit = document.elementFromPoint(x, y);
+            if (hit && hit.closest('.card') === card) return {x, y};
+        }
+    }
+    return null;
+}"""
+
+
+def click_playable(page: Any) -> None:
+    """Click the first playable card of the hand where it shows, once it has stopped moving."""
+    point = page.wait_for_function(PLAYABLE_POINT, timeout=5_000).json_value()
+    page.mouse.click(point["x"], point["y"])
+
+
+def needs_target(page: Any, before: int) -> bool:
+    """After a card was clicked: True when it waits for an attack to cover, False once it was played."""
+    outcome = page.wait_for_function(
+        """(before) => {
+            if (document.querySelector('#results')) return 'played';
+            const felt = document.querySelector('#felt');
+            if (felt && Number(felt.dataset.version) > before) return 'played';
+            if (document.querySelector('.pair .target')) return 'target';
+            if (document.querySelector('#hand .card[aria-pressed=true]')) return null;
+            return 'sent';  // neither selected nor played yet: the command is on its way
+        }""",
+        arg=before,
+        timeout=10_000,
+    ).json_value()
+    return outcome == "target"
+
+
 @dataclass
 class Driver:
     """Plays a match by clicking, like a person: pass when possible, else the first playable card
@@ -193,10 +234,10 @@ class Driver:
             target.focus()
             page.keyboard.press("Enter")
         elif kind == "card":
-            target.click(position={"x": 6, "y": 16})  # a long hand overlaps: each card's left edge shows
+            click_playable(page)  # a long hand overlaps and turns: click where the card shows
         else:
             target.click()
-        if kind == "card" and page.locator(".pair .target").count():
+        if kind == "card" and needs_target(page, before):
             cover = page.locator(".pair .target").first
             if keyboard:
                 cover.focus()
