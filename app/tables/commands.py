@@ -10,6 +10,7 @@ one wire codec (the command's JSON on ``t:<code>:in``, decoded once by the recei
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,3 +124,23 @@ def command_from_json(raw: bytes | str) -> Command:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+class Answers:
+    """The answers to a table's last ``size`` play commands, by (principal key, command id): a
+    command sent again (a client retrying after a lost answer) is not applied twice."""
+
+    def __init__(self, size: int = 512, answered: dict[tuple[str, str], dict[str, Any]] | None = None) -> None:
+        self.size = size
+        self._answers: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict(answered or {})
+
+    def get(self, key: tuple[str, str]) -> dict[str, Any] | None:
+        return self._answers.get(key)
+
+    def keep(self, key: tuple[str, str], answer: dict[str, Any]) -> None:
+        self._answers[key] = answer
+        while len(self._answers) > self.size:
+            self._answers.popitem(last=False)
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._answers

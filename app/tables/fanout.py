@@ -12,7 +12,7 @@ card) are encoded once and spliced into each recipient's JSON text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +122,13 @@ def presence_frames(change: Change) -> Outbox:
         text = head + dumps({**change.table, "code": None}) + "}"  # never the invite code to a watcher
         outbox.append((channels.watch(change.code), channels.frame_text("presence", text, version=change.version)))
     return outbox
+
+
+def rehello_frames(code: str, people: Iterable[str]) -> Outbox:
+    """After a takeover: every connection, on any process, is asked to say ``hello`` again (the
+    spectators' channel and each seated person's)."""
+    rehello = channels.frame({"type": "_rehello"})
+    return [(channels.watch(code), rehello), *((channels.person(code, key), rehello) for key in people)]
 
 
 def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) -> tuple[str, str]:

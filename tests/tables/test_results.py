@@ -8,7 +8,7 @@ from app.engine import Forfeit, Rules, apply, new_match
 from app.tables.commands import Command
 from app.tables.inbox import Inbox
 from app.tables.results import match_end
-from app.tables.spec import Principal, Seat
+from app.tables.spec import Principal, Seat, TableSpec
 from tests.support.clock import FakeClock
 
 ALICE = Principal(key="a:1", name="alice", account_id=1)
@@ -18,9 +18,8 @@ GUEST = Principal(key="g:9", name="gus")
 def test_a_forfeit_pays_the_other_seat_counts_in_the_series_and_records_who_sat_where() -> None:
     game, _ = apply(new_match(Rules(stake=10), seed=3, dealer=0), Forfeit(1, "left"))
     seats = [Seat(0, "human", ALICE), Seat(1, "human", GUEST)]
-    end = match_end(
-        game, Rules(stake=10), seats, {"a:1": (4, 0)}, code="tbl", match_id="m", private=True, actions=[{"a": 1}]
-    )
+    spec = TableSpec(Rules(stake=10), ALICE, private=True, code="tbl")
+    end = match_end(game, Rules(stake=10), seats, {"a:1": (4, 0)}, spec, match_id="m", actions=[{"a": 1}])
     assert end.results["coin_changes"] == {0: 10, 1: -10} and end.results["match_id"] == "m"
     assert end.series == {"a:1": (5, 0), "g:9": (0, 1)} and end.next_dealer == 1
     assert end.record.payouts == {1: 20}  # only accounts are paid; the guest has none

@@ -41,7 +41,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             await play_moves(first, spec.code, 9, rng)
             before = state_to_json(actor.game)
             version = actor.version
-            remaining = actor.deadline - actor.clock()
+            remaining = actor.timers.deadline - actor.clock()
             # The owner dies: its actors stop, its lease is not released.
             await first.close(release=False)
             await eventually(lambda: spec.code in second.tables, what="the other process took the table over")
@@ -50,7 +50,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert state_to_json(successor.game) == before
             assert successor.fair.commitment == actor.fair.commitment  # the fair deal too
             assert successor.fair.deal == actor.fair.deal
-            assert successor.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
+            assert successor.timers.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
             # A command retried with the same id after the takeover is not applied twice.
             last = successor.log[-1]
             key_principal, key_id = last["k"].split("|", 1)
@@ -75,9 +75,9 @@ async def test_a_fenced_out_owner_stops_writing() -> None:
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
         # The lease lapses (e.g. a long pause) and another process takes the table.
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)
+        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.recorder.token)
         taken = await second.take_over(spec.code)
-        assert taken is not None and taken.token > actor.token
+        assert taken is not None and taken.token > actor.recorder.token
         # The old owner's next write is refused: it learns it was fenced and stops.
         with pytest.raises(Refused) as refused:
             await actor.save_now()
@@ -124,7 +124,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         await first.call(spec.code, "join", ALICE)
         await first.call(spec.code, "join", BOB)
         await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
+        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.recorder.token)  # the lease is gone
 
         replies: list[dict] = []
         real_load = second.store.load
