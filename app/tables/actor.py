@@ -1,18 +1,15 @@
 """One asyncio actor per live table: the only writer of its match.
 
-Every command reaches the actor as a typed :class:`~app.tables.commands.Command` through its
-``Inbox`` (``inbox.py``): straight from a connection in this process, or decoded once from the
-broker channel ``t:<code>:in``. The actor applies commands and due deadlines one at a time, each
-with the handler for its type (the tables at the end of this file). Every change bumps ``version``,
-is saved by the ``Recorder`` (``record.py``) and becomes a :class:`~app.tables.fanout.Change`,
-which ``fanout.py`` turns into redacted frames for each connected seat (``t:<code>:p:<principal>``)
-and the spectators (``t:<code>:watch``). Nothing here assumes that a connection and the actor live
-in the same process.
+Every command reaches the actor as a typed :class:`~app.tables.commands.Command` through its inbox
+(``inbox.py``): straight from a connection in this process, or decoded once from the broker channel
+``t:<code>:in``. Commands and due deadlines are applied one at a time, each by the handler for its
+type (the tables at the end of this file). Every change bumps ``version``, is saved (``record.py``)
+and becomes a :class:`~app.tables.fanout.Change`, which ``fanout.py`` turns into redacted frames
+for each connected player and the spectators, wherever their connections live.
 
-The actor holds the table's state and does things in their order; the rules of each piece are
-parts of their own that take and return plain values: who sits where and who is connected, with
-the rematch proposal (``seating.py``), the timers (``deadlines.py``), what the table shows
-(``facts.py``), the deal (``fair.py``), a finished match's results and settlement
+The actor holds the state and the order of things; the rules of each piece are parts on plain
+values: seats, connections, series and the rematch proposal (``seating.py``), the timers
+(``deadlines.py``), what the table shows (``facts.py``), the deal (``fair.py``), a finished match
 (``results.py``) and when bots think (``bot_turns.py``).
 """
 
@@ -29,7 +26,7 @@ from typing import Any
 
 from app.broker import Broker, BrokerError
 from app.db.matches import table_ref
-from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply, new_match, timeout_actions
+from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply, timeout_actions
 from app.tables import channels
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
@@ -77,17 +74,12 @@ class TableActor:
         self.delivery = Delivery(spec.code, broker)
         table = restored or TableRecord.new(spec)
         self.status = table.status  # waiting | playing | finished
-        self.rules, self.version, self.created, self.seating = (
-            table.rules,
-            table.version,
-            table.created,
-            Seating(table.seats),
-        )
+        self.rules, self.version, self.created = table.rules, table.version, table.created
+        self.seating = Seating(table.seats, series=table.series)
         self.game, self.match_id, self.log = table.game, table.match_id, table.log  # log: {"a": action, "k": cmd key}
-        self.series, self.next_dealer, self.results = table.series, table.next_dealer, table.results
-        self.fair = FairDeals(table_ref(spec.code))  # provably fair deals (docs/fairness.md)
-        if table.fair is not None:
-            self.fair = FairDeals.from_json(self.fair.table, table.fair)
+        self.next_dealer, self.results = table.next_dealer, table.results
+        ref = table_ref(spec.code)  # provably fair deals (docs/fairness.md), naming the table by this
+        self.fair = FairDeals.from_json(ref, table.fair) if table.fair is not None else FairDeals(ref)
         self.answers = Answers(DEDUPE, table.done)
         self.history: deque[tuple[int, list[dict[str, Any]]]] = deque(maxlen=HISTORY)
         self.timers = TableTimers()
@@ -159,33 +151,16 @@ class TableActor:
     # ------------------------------------------------------------------ dispatch
 
     async def _handle(self, command: Command) -> None:
-        kind, principal, cmd_id = command.type, command.principal, command.id
+        kind, principal = command.type, command.principal
         if command.remote and command.conn and principal is not None:  # its connection is elsewhere
             self.delivery.heard_from_afar(principal.key)
-        internal = _INTERNAL.get(kind)
-        if internal is not None:
-            await internal(self, command)
-            return
+        if kind in _INTERNAL:
+            return await _INTERNAL[kind](self, command)
         if principal is None:
             return
-        is_play = kind in PLAY_COMMANDS
-        key = (principal.key, str(cmd_id)) if cmd_id is not None and is_play else None
-        answered = self.answers.get(key) if key is not None else None
-        if answered is not None:  # sent again: the same answer, nothing applied twice
-            await self._reply(command, principal, {**answered, "duplicate": True})
-            return
-        handler = _ON_PLAY if is_play else _HANDLERS.get(kind)
-        try:
-            if handler is None:
-                raise Refused("unknown_type", f"unknown command {kind!r}")
-            reply = await handler(self, principal, command)
-        except Refused as refused:
-            reply = {"type": "error", "id": cmd_id, "code": refused.code, "message": refused.message}
-        if cmd_id is not None:
-            reply.setdefault("id", cmd_id)
-        if key is not None:
-            self.answers.keep(key, reply)
-        await self._reply(command, principal, reply)
+        handler = _ON_PLAY if kind in PLAY_COMMANDS else _HANDLERS.get(kind)
+        run = None if handler is None else lambda: handler(self, principal, command)
+        await self._reply(command, principal, await self.answers.answer(command, principal, run))
 
     async def _reply(self, command: Command, principal: Principal, reply: dict[str, Any]) -> None:
         if command.reply:
@@ -205,7 +180,8 @@ class TableActor:
             return
         seat, arrived = self.seating.connect(command.conn, command.principal)
         seat_no = seat.seat if seat else None
-        reply = welcome(self._snapshot(seat_no, command.principal), self.history, command.last_version, seat_no)
+        table = snapshot(self.info(command.principal), self.version, seat_no, self.game, command.principal)
+        reply = welcome(table, self.history, command.last_version, seat_no)
         await self._reply(command, command.principal, reply)
         if arrived:
             await self._presence_changed()
@@ -232,7 +208,8 @@ class TableActor:
         if self.status == "finished":  # sitting down after a match is asking for the next one
             self.seating.agree(seat.seat, self.clock(), REMATCH_WINDOW_S)
         await self._changed([{"type": "seat", "seat": seat.seat, "name": principal.name, "kind": "human"}])
-        await self._maybe_autostart()
+        with contextlib.suppress(Refused):
+            await self._start_when_ready()
         return {"type": "ack", "seat": seat.seat, "version": self.version}
 
     async def _on_leave(self, principal: Principal, command: Command) -> dict[str, Any]:
@@ -251,8 +228,8 @@ class TableActor:
 
     async def _tell_watching(self, principal: Principal) -> None:
         """Tell a player's connections they watch now (seated ones listen on one channel)."""
-        snapshot = {"type": "welcome", **self._snapshot(None, principal)}
-        await self.delivery.send([reply_frame(channels.person(self.code, principal.key), snapshot)])
+        watching = {"type": "welcome", **snapshot(self.info(principal), self.version, None, self.game, principal)}
+        await self.delivery.send([reply_frame(channels.person(self.code, principal.key), watching)])
 
     async def _on_client_seed(self, principal: Principal, command: Command) -> dict[str, Any]:
         """A seated player's own randomness for the next deal: accepted only between matches and only
@@ -268,7 +245,8 @@ class TableActor:
         require_creator(self.spec, principal)
         seat = self.seating.seat_bot(command.level, command.seat, self.status, self.rules.stake)
         await self._changed([{"type": "seat", "seat": seat.seat, "name": seat.name, "kind": "bot"}])
-        await self._maybe_autostart()
+        with contextlib.suppress(Refused):
+            await self._start_when_ready()
         return {"type": "ack", "seat": seat.seat, "version": self.version}
 
     async def _on_remove_bot(self, principal: Principal, command: Command) -> dict[str, Any]:
@@ -279,14 +257,19 @@ class TableActor:
 
     # ------------------------------------------------------------------ a match starts and ends
 
-    async def _maybe_autostart(self) -> None:
+    async def _start_when_ready(self) -> None:
         """A waiting table starts when its last seat fills; after a match, only a rematch that every
-        player has agreed to starts (§8)."""
-        with contextlib.suppress(Refused):
-            if self.status == "finished":
-                await self._start_rematch_if_agreed()
-            elif self.status == "waiting" and all(seat.kind != "empty" for seat in self.seats):
+        player has agreed to starts (§8). Raises ``Refused`` when it cannot start."""
+        if self.status == "finished" and self.seating.all_agreed():
+            self.status, self.seating.rematch = "waiting", None
+            self.rules = self.spec.rules.with_changes(seats=len(self.seats))
+            try:
                 await self._start_match()
+            except Refused:
+                await self._changed([])  # e.g. a player cannot cover the stake: the table waits for players
+                raise
+        elif self.status == "waiting" and all(seat.kind != "empty" for seat in self.seats):
+            await self._start_match()
 
     async def _on_start(self, principal: Principal, command: Command) -> dict[str, Any]:
         require_creator(self.spec, principal)
@@ -306,14 +289,9 @@ class TableActor:
                 await self.hooks.match_started(match_id=match_id, stake=self.rules.stake, account_ids=accounts)
             except CannotStart as exc:
                 raise Refused(exc.code, exc.message) from exc
-        deal = self.fair.start(self.rules, self.seats)
-        dealer = self.next_dealer if self.next_dealer is not None and self.next_dealer < len(self.seats) else None
-        if dealer is None:
-            dealer = deal.dealer_draw  # left to chance by the rules: drawn from the same committed stream
-        self.game = game = new_match(self.rules, 0, dealer, deal.deck)
+        self.game = game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
         self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
-        self.seating.rematch = None
-        self.seating.gone_since.clear()
+        self.seating.match_started()
         self.bot_turns.new_match(self.seats)
         start = {"match_id": match_id, "dealer": game.dealer, "attacker": game.attacker, "defender": game.defender}
         await self._changed([{"type": "match_start", **start}])
@@ -326,20 +304,8 @@ class TableActor:
         if self.seating.rematch is None or seat.seat not in self.seating.rematch.agreed:
             self.seating.agree(seat.seat, self.clock(), REMATCH_WINDOW_S)
             await self._changed([{"type": "rematch", "seat": seat.seat}])
-            await self._start_rematch_if_agreed()
+            await self._start_when_ready()
         return {"type": "ack", "version": self.version}
-
-    async def _start_rematch_if_agreed(self) -> None:
-        if self.seating.rematch is None or self.status != "finished" or len(self.seating.agreed()) < len(self.seats):
-            return
-        self.status = "waiting"
-        self.seating.rematch = None
-        self.rules = self.spec.rules.with_changes(seats=len(self.seats))
-        try:
-            await self._start_match()
-        except Refused:
-            await self._changed([])  # e.g. a player cannot cover the stake: the table waits for players
-            raise
 
     async def _on_rematch_expired(self) -> None:
         """Nobody plays a match he did not agree to: free the seats of those who did not agree in
@@ -362,8 +328,10 @@ class TableActor:
         self.status = "finished"
         self.timers.deadline = self.timers.decision_since = None
         self.seating.gone_since.clear()
-        end = match_end(game, self.rules, self.seats, self.series, self.spec, match_id, self.actions, fair.revealed())
-        self.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
+        end = match_end(
+            game, self.rules, self.seats, self.seating.series, self.spec, match_id, self.actions, fair.revealed()
+        )
+        self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(settle(self.hooks, end.record))
         renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
         await self._changed(
@@ -457,15 +425,16 @@ class TableActor:
         elif game is None or self.status != "playing":
             timers.deadline = None
         elif (overdue := first_overdue(self._own_limits(), now)) is not None:
-            action = ran_out_action(game, *overdue)  # None: cannot happen, the match waits for that seat
+            seat_no, reason = overdue
+            action = ran_out_action(game, seat_no, reason)
+            if action is None:  # cannot happen: the seat is one the match waits for
+                timers.retry_at = now + RETRY_S
+                return
             try:
-                if action is not None:
-                    await self._apply_engine(action)
-            except (Refused, IllegalAction) as exc:  # the store is down (or a bug)
-                log.warning("table %s: %s of seat %d not applied: %s", self.code[:8], action, overdue[0], exc)
-                action = None
-            if action is None:
-                timers.retry_at = now + RETRY_S  # try again shortly
+                await self._apply_engine(action)
+            except (Refused, IllegalAction) as exc:  # the store is down (or a bug): try again shortly
+                log.warning("table %s: %s of seat %d not applied: %s", self.code[:8], action.kind, seat_no, exc)
+                timers.retry_at = now + RETRY_S
         elif timers.deadline is not None and timers.deadline <= now:
             timers.deadline = None
             for action in timeout_actions(game):
@@ -491,20 +460,9 @@ class TableActor:
 
     def record(self) -> dict[str, Any]:
         table = TableRecord(
-            spec=self.spec,
-            rules=self.rules,
-            seats=self.seats,
-            status=self.status,
-            version=self.version,
-            match_id=self.match_id,
-            series=self.series,
-            next_dealer=self.next_dealer,
-            results=self.results,
-            created=self.created,
-            deadline=self._deadline_epoch(),
-            fair=self.fair.to_json(),
-            game=self.game,
-        )
+            self.spec, self.rules, self.seats, self.status, self.version, self.match_id, self.seating.series,
+            self.next_dealer, self.results, self.created, self._deadline_epoch(), self.game, fair=self.fair.to_json(),
+        )  # fmt: skip
         return record_json(table, self.info())
 
     async def resume(self) -> None:
@@ -521,26 +479,13 @@ class TableActor:
 
     def info(self, principal: Principal | None = None) -> dict[str, Any]:
         """The table facts; ``you`` is the asker's key."""
-        running = self.game if self.status == "playing" else None
+        running, now = (self.game if self.status == "playing" else None), self.clock()
         return table_facts(
-            self.spec,
-            self.seating,
-            status=self.status,
-            rules=self.rules,
-            series=self.series,
-            shown=self.timers.shown(self._own_limits(), running),
-            deadline=self.timers.deadline,
-            now=self.clock(),
-            grace_s=self.limits.disconnect_grace_s,
-            fairness=self.fair.info(self.seats),
-            match_id=self.match_id,
-            results=self.results,
-            version=self.version,
-            you=principal.key if principal else None,
-        )
-
-    def _snapshot(self, seat: int | None, principal: Principal | None) -> dict[str, Any]:
-        return snapshot(self.info(principal), self.version, seat, self.game, principal)
+            self.spec, self.seating, status=self.status, rules=self.rules, match_id=self.match_id,
+            results=self.results, version=self.version, fairness=self.fair.info(self.seats),
+            shown=self.timers.shown(self._own_limits(), running), deadline=self.timers.deadline, now=now,
+            grace_s=self.limits.disconnect_grace_s, you=principal.key if principal else None,
+        )  # fmt: skip
 
     def _change(self, events: list[dict[str, Any]]) -> Change:
         """The table as it is now, for the fan-out: who hears it and what happened."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,20 +128,33 @@ def _text(value: Any) -> str | None:
 
 
 class Answers:
-    """The answers to a table's last ``size`` play commands, by (principal key, command id): a
-    command sent again (a client retrying after a lost answer) is not applied twice."""
+    """A table's answers to commands. A play command is answered once: the answers to the last
+    ``size`` of them are kept by (principal key, command id), and one sent again (a client retrying
+    after a lost answer) gets the same answer, marked ``duplicate``, without being applied twice."""
 
     def __init__(self, size: int = 512, answered: dict[tuple[str, str], dict[str, Any]] | None = None) -> None:
         self.size = size
         self._answers: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict(answered or {})
 
-    def get(self, key: tuple[str, str]) -> dict[str, Any] | None:
-        return self._answers.get(key)
-
-    def keep(self, key: tuple[str, str], answer: dict[str, Any]) -> None:
-        self._answers[key] = answer
-        while len(self._answers) > self.size:
-            self._answers.popitem(last=False)
-
-    def __contains__(self, key: tuple[str, str]) -> bool:
-        return key in self._answers
+    async def answer(
+        self, command: Command, principal: Principal, handler: Callable[[], Awaitable[dict[str, Any]]] | None
+    ) -> dict[str, Any]:
+        """Run ``handler`` (None: no handler for the command's type) for ``command`` from ``principal``:
+        its answer, or the ``error`` it was refused with, carrying the command's id."""
+        cmd_id = command.id
+        key = (principal.key, str(cmd_id)) if cmd_id is not None and command.type in PLAY_COMMANDS else None
+        if key is not None and key in self._answers:
+            return {**self._answers[key], "duplicate": True}
+        try:
+            if handler is None:
+                raise Refused("unknown_type", f"unknown command {command.type!r}")
+            reply = await handler()
+        except Refused as refused:
+            reply = {"type": "error", "id": cmd_id, "code": refused.code, "message": refused.message}
+        if cmd_id is not None:
+            reply.setdefault("id", cmd_id)
+        if key is not None:
+            self._answers[key] = reply
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+        return reply

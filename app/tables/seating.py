@@ -32,10 +32,7 @@ class Seating:
     conn_owner: dict[str, str] = field(default_factory=dict)  # connection id -> principal key
     gone_since: dict[int, float] = field(default_factory=dict)  # seat -> when its player's last connection closed
     rematch: RematchProposal | None = None
-
-    @classmethod
-    def empty(cls, seats: int) -> Seating:
-        return cls([Seat(i) for i in range(seats)])
+    series: dict[str, tuple[int, int]] = field(default_factory=dict)  # wins and losses at this table (series_key)
 
     def seat_of(self, principal: Principal) -> Seat | None:
         for seat in self.seats:
@@ -168,8 +165,10 @@ class Seating:
             raise Refused("guests_free_tables_only", "every seat at a staked table needs an account")
         return accounts
 
-    def bot_levels(self) -> dict[int, str]:
-        return {s.seat: s.level or "normal" for s in self.seats if s.kind == "bot"}
+    def match_started(self) -> None:
+        """A match started: no rematch is open and nobody is gone yet."""
+        self.rematch = None
+        self.gone_since.clear()
 
     # ------------------------------------------------------------------ rematch (RULES §8)
     # The first ``rematch`` after a match opens a proposal, every seated player agrees with his own
@@ -181,6 +180,10 @@ class Seating:
         if self.rematch is None:
             self.rematch = RematchProposal(deadline=now + window_s)
         self.rematch.agreed.add(seat)
+
+    def all_agreed(self) -> bool:
+        """Every seat agreed to the proposed rematch: it starts."""
+        return self.rematch is not None and len(self.agreed()) >= len(self.seats)
 
     def agreed(self) -> list[int]:
         """The seats that agreed to the proposed rematch, bots included."""

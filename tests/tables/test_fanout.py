@@ -7,7 +7,15 @@ import orjson
 
 from app.engine import Card, Rules, new_match
 from app.tables import channels
-from app.tables.fanout import Change, Delivery, events_since, presence_frames, reply_frame, update_frames
+from app.tables.fanout import (
+    Change,
+    Delivery,
+    events_since,
+    presence_frames,
+    rehello_frames,
+    reply_frame,
+    update_frames,
+)
 
 CODE = "tbl"
 TABLE = {"code": CODE, "status": "playing", "seats": [], "version": 3}
@@ -71,3 +79,13 @@ def test_a_resuming_client_gets_the_missed_events_only_when_the_table_still_has_
     assert events_since(history, 6, 3, 0) is None  # version 4 is gone
     assert events_since(history, 6, 7, 0) is None  # a version this table never had
     assert events_since(history, 6, -1, 0) is None
+
+
+def test_after_a_takeover_the_watchers_and_every_seated_person_are_asked_to_say_hello_again() -> None:
+    outbox = rehello_frames(CODE, ["a:1", "g:2"])
+    assert [channel for channel, _ in outbox] == [
+        channels.watch(CODE),
+        channels.person(CODE, "a:1"),
+        channels.person(CODE, "g:2"),
+    ]
+    assert {channels.parse_frame(text.encode()).kind for _, text in outbox} == {"_rehello"}

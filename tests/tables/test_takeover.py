@@ -77,7 +77,7 @@ async def test_a_fenced_out_owner_stops_writing() -> None:
         # The lease lapses (e.g. a long pause) and another process takes the table.
         await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.recorder.token)
         taken = await second.take_over(spec.code)
-        assert taken is not None and taken.token > actor.recorder.token
+        assert taken is not None and taken.recorder.token > actor.recorder.token
         # The old owner's next write is refused: it learns it was fenced and stops.
         with pytest.raises(Refused) as refused:
             await actor.save_now()
