@@ -30,7 +30,7 @@ from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply, ti
 from app.tables import channels
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
-from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused
+from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refused_move
 from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S, TableTimers, first_overdue, ran_out_action, still_applies
 from app.tables.facts import snapshot, table_facts, welcome
 from app.tables.fair import FairDeals
@@ -351,10 +351,7 @@ class TableActor:
         try:
             await self._apply_engine(command.seated_action(seat.seat), f"{principal.key}|{command.id}")
         except IllegalAction as exc:
-            if command.version is not None and command.version < self.version:
-                moved_on = f"the table moved on (version {self.version}, you saw {command.version}): {exc}"
-                raise Refused("stale_version", moved_on) from exc
-            raise Refused(exc.code, str(exc)) from exc
+            raise refused_move(exc, command.version, self.version) from exc
         return {"type": "ack", "id": command.id, "version": self.version}
 
     async def _apply_engine(self, action: Action, key: str | None = None) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from app.engine import Action, action_from_json, action_to_json
+from app.engine import Action, IllegalAction, action_from_json, action_to_json
 from app.engine.actions import ActionParseError
 from app.tables.spec import Principal
 
@@ -67,6 +67,14 @@ class Command:
         """The play command's action for the sender's seat."""
         assert self.action is not None
         return dataclasses.replace(self.action, seat=seat)
+
+
+def refused_move(exc: IllegalAction, seen: int | None, version: int) -> Refused:
+    """Why the engine did not take a play command: ``stale_version`` when its sender had not seen
+    the table's ``version`` (he saw ``seen``), else the engine's own code."""
+    if seen is not None and seen < version:
+        return Refused("stale_version", f"the table moved on (version {version}, you saw {seen}): {exc}")
+    return Refused(exc.code, str(exc))
 
 
 def play_action(kind: str, fields: dict[str, Any]) -> Action:

@@ -10,6 +10,7 @@ from app.api.protocol import PLAY_MODELS, client_message
 from app.api.routes.play import command_of
 from app.engine import Card, Cover, Lead
 from app.engine.actions import ActionParseError
+from app.engine.errors import NotYourTurn
 from app.tables.commands import (
     PLAY_COMMANDS,
     UNSEATED,
@@ -20,6 +21,7 @@ from app.tables.commands import (
     command_from_json,
     command_to_json,
     play_action,
+    refused_move,
 )
 from app.tables.spec import Principal
 
@@ -89,3 +91,10 @@ async def test_a_play_command_is_answered_once_and_a_refusal_becomes_an_error_wi
     join = Command("join", id="j")  # not a play command: never remembered
     await answers.answer(join, ALICE, ack)
     assert "duplicate" not in await answers.answer(join, ALICE, ack)
+
+
+def test_a_move_the_engine_refuses_is_stale_when_its_sender_had_not_seen_the_latest_version() -> None:
+    turn = NotYourTurn("seat 1 does not defend")
+    assert (refused_move(turn, 9, 9).code, refused_move(turn, None, 9).code) == ("not_your_turn", "not_your_turn")
+    stale = refused_move(turn, 7, 9)
+    assert stale.code == "stale_version" and "version 9, you saw 7" in stale.message
