@@ -27,14 +27,12 @@ from typing import Any
 from app.broker import Broker, BrokerError
 from app.db.matches import table_ref
 from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply, timeout_actions
-from app.tables import channels
+from app.tables import channels, deadlines, facts, fanout
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
 from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refused_move
-from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S, TableTimers, first_overdue, ran_out_action, still_applies
-from app.tables.facts import snapshot, table_facts, welcome
+from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S
 from app.tables.fair import FairDeals
-from app.tables.fanout import Change, Delivery, presence_frames, rehello_frames, reply_frame, update_frames
 from app.tables.hooks import CannotStart, MatchHooks
 from app.tables.inbox import Inbox
 from app.tables.record import Recorder, TableRecord, record_json, takeover_deadline
@@ -71,7 +69,7 @@ class TableActor:
         self.spec, self.broker, self.hooks, self.bots = spec, broker, hooks, bots
         self.limits, self.on_change, self.clock = limits, on_change, clock
         self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon)
-        self.delivery = Delivery(spec.code, broker)
+        self.delivery = fanout.Delivery(spec.code, broker)
         table = restored or TableRecord.new(spec)
         self.status = table.status  # waiting | playing | finished
         self.rules, self.version, self.created = table.rules, table.version, table.created
@@ -82,7 +80,7 @@ class TableActor:
         self.fair = FairDeals.from_json(ref, table.fair) if table.fair is not None else FairDeals(ref)
         self.answers = Answers(DEDUPE, table.done)
         self.history: deque[tuple[int, list[dict[str, Any]]]] = deque(maxlen=HISTORY)
-        self.timers = TableTimers()
+        self.timers = deadlines.TableTimers()
         if restored is not None and self.status == "playing":  # idle limits and graces start again here
             self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock()), clock())
         self.inbox = Inbox(lambda: self.clock())  # tests may swap the clock
@@ -160,13 +158,8 @@ class TableActor:
             return
         handler = _ON_PLAY if kind in PLAY_COMMANDS else _HANDLERS.get(kind)
         run = None if handler is None else lambda: handler(self, principal, command)
-        await self._reply(command, principal, await self.answers.answer(command, principal, run))
-
-    async def _reply(self, command: Command, principal: Principal, reply: dict[str, Any]) -> None:
-        if command.reply:
-            await self.delivery.send([reply_frame(command.reply, reply)])
-        elif command.conn:
-            await self.delivery.send([reply_frame(channels.person(self.code, principal.key), reply, command.conn)])
+        answer = await self.answers.answer(command, principal, run)
+        await self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
 
     async def _on_info(self, principal: Principal, command: Command) -> dict[str, Any]:
         return {"type": "info", "table": self.info(principal), "watch_code": self.spec.watch_code}
@@ -180,9 +173,9 @@ class TableActor:
             return
         seat, arrived = self.seating.connect(command.conn, command.principal)
         seat_no = seat.seat if seat else None
-        table = snapshot(self.info(command.principal), self.version, seat_no, self.game, command.principal)
-        reply = welcome(table, self.history, command.last_version, seat_no)
-        await self._reply(command, command.principal, reply)
+        table = facts.snapshot(self.info(command.principal), self.version, seat_no, self.game, command.principal)
+        reply = facts.welcome(table, self.history, command.last_version, seat_no)
+        await self.delivery.send(fanout.answer_frames(self.code, command, command.principal.key, reply))
         if arrived:
             await self._presence_changed()
 
@@ -194,7 +187,7 @@ class TableActor:
     async def _presence_changed(self) -> None:
         """A connection came or went: the table's state did not change (no new version), only who
         is here. Every connection gets the table facts again as a ``presence`` message."""
-        await self.delivery.send(presence_frames(self._change([])))
+        await self.delivery.send(fanout.presence_frames(self._change([])))
         if self.on_change is not None:
             self.on_change(self)
 
@@ -228,8 +221,8 @@ class TableActor:
 
     async def _tell_watching(self, principal: Principal) -> None:
         """Tell a player's connections they watch now (seated ones listen on one channel)."""
-        watching = {"type": "welcome", **snapshot(self.info(principal), self.version, None, self.game, principal)}
-        await self.delivery.send([reply_frame(channels.person(self.code, principal.key), watching)])
+        watching = {"type": "welcome", **facts.snapshot(self.info(principal), self.version, None, self.game, principal)}
+        await self.delivery.send([fanout.reply_frame(channels.person(self.code, principal.key), watching)])
 
     async def _on_client_seed(self, principal: Principal, command: Command) -> dict[str, Any]:
         """A seated player's own randomness for the next deal: accepted only between matches and only
@@ -421,9 +414,9 @@ class TableActor:
             await self._on_rematch_expired()
         elif game is None or self.status != "playing":
             timers.deadline = None
-        elif (overdue := first_overdue(self._own_limits(), now)) is not None:
+        elif (overdue := deadlines.first_overdue(self._own_limits(), now)) is not None:
             seat_no, reason = overdue
-            action = ran_out_action(game, seat_no, reason)
+            action = deadlines.ran_out_action(game, seat_no, reason)
             if action is None:  # cannot happen: the seat is one the match waits for
                 timers.retry_at = now + RETRY_S
                 return
@@ -435,7 +428,7 @@ class TableActor:
         elif timers.deadline is not None and timers.deadline <= now:
             timers.deadline = None
             for action in timeout_actions(game):
-                if self.status == "playing" and self.game is not None and still_applies(self.game, action):
+                if self.status == "playing" and self.game is not None and deadlines.still_applies(self.game, action):
                     try:
                         await self._apply_engine(action)
                     except Refused:
@@ -465,8 +458,9 @@ class TableActor:
     async def resume(self) -> None:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
-        people = {seat.principal.key for seat in self.seats if seat.principal is not None}
-        await self.delivery.deliver(rehello_frames(self.code, people), everywhere=True)  # they may be anywhere
+        await self.delivery.deliver(
+            fanout.rehello_frames(self.code, self.seats), everywhere=True
+        )  # they may be anywhere
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
             await self._finish_match(bump=False)
@@ -477,19 +471,19 @@ class TableActor:
     def info(self, principal: Principal | None = None) -> dict[str, Any]:
         """The table facts; ``you`` is the asker's key."""
         running, now = (self.game if self.status == "playing" else None), self.clock()
-        return table_facts(
+        return facts.table_facts(
             self.spec, self.seating, status=self.status, rules=self.rules, match_id=self.match_id,
             results=self.results, version=self.version, fairness=self.fair.info(self.seats),
             shown=self.timers.shown(self._own_limits(), running), deadline=self.timers.deadline, now=now,
             grace_s=self.limits.disconnect_grace_s, you=principal.key if principal else None,
         )  # fmt: skip
 
-    def _change(self, events: list[dict[str, Any]]) -> Change:
+    def _change(self, events: list[dict[str, Any]]) -> fanout.Change:
         """The table as it is now, for the fan-out: who hears it and what happened."""
         table = self.info()
         del table["you"]
         players, watched = self.seating.players(), bool(self.seating.spectators)
-        return Change(self.code, self.version, events, table, self.game, players, watched)
+        return fanout.Change(self.code, self.version, events, table, self.game, players, watched)
 
     async def _changed(
         self, events: list[dict[str, Any]], bump: bool = True, entry: dict[str, Any] | None = None
@@ -504,7 +498,7 @@ class TableActor:
         else:
             events = []
         self.bot_turns.observe(self.seats, events)
-        await self.delivery.send(update_frames(self._change(events)))
+        await self.delivery.send(fanout.update_frames(self._change(events)))
         if self.on_change is not None:
             self.on_change(self)
         self._schedule_bots()

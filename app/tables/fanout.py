@@ -20,6 +20,8 @@ from app.broker import Broker
 from app.engine import State, event_to_json, public_cards, public_view, seat_view
 from app.tables import channels
 from app.tables.channels import dumps
+from app.tables.commands import Command
+from app.tables.spec import Seat
 
 log = logging.getLogger("durak.table")
 
@@ -124,11 +126,23 @@ def presence_frames(change: Change) -> Outbox:
     return outbox
 
 
-def rehello_frames(code: str, people: Iterable[str]) -> Outbox:
+def rehello_frames(code: str, seats: Iterable[Seat]) -> Outbox:
     """After a takeover: every connection, on any process, is asked to say ``hello`` again (the
     spectators' channel and each seated person's)."""
     rehello = channels.frame({"type": "_rehello"})
+    people = {seat.principal.key for seat in seats if seat.principal is not None}
     return [(channels.watch(code), rehello), *((channels.person(code, key), rehello) for key in people)]
+
+
+def answer_frames(code: str, command: Command, principal_key: str, answer: dict[str, Any]) -> Outbox:
+    """Where the answer to ``command`` goes: to its REST caller's reply channel, or to the sender's
+    connection (on his person channel, marked for that connection); nowhere for a command with
+    neither (a bot's decision)."""
+    if command.reply:
+        return [reply_frame(command.reply, answer)]
+    if command.conn:
+        return [reply_frame(channels.person(code, principal_key), answer, command.conn)]
+    return []
 
 
 def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) -> tuple[str, str]:
