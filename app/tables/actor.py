@@ -95,6 +95,11 @@ class TableActor:
         return self.spec.code
 
     @property
+    def token(self) -> int:
+        """The fencing token of this owner's lease: every write to the store carries it."""
+        return self.recorder.token
+
+    @property
     def fenced(self) -> bool:
         """A newer owner has taken the table over: this actor accepts nothing any more."""
         return self.recorder.fenced

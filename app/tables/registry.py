@@ -268,7 +268,7 @@ class TableRegistry:
         if release:
             for code, actor in self.tables.items():
                 with contextlib.suppress(Exception):
-                    await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
+                    await self.broker.release_lease(lease_name(code), self.owner, actor.token)
         self.tables.clear()
         self.bots.close()
 
@@ -389,7 +389,7 @@ class TableRegistry:
                     self._drop(code, unlist=False)
                     continue
                 try:
-                    if await self.broker.renew_lease(lease_name(code), self.owner, actor.recorder.token, LEASE_TTL_S):
+                    if await self.broker.renew_lease(lease_name(code), self.owner, actor.token, LEASE_TTL_S):
                         if actor.recorder.dirty:
                             await actor.save_now()
                         continue
@@ -402,7 +402,7 @@ class TableRegistry:
                     await actor.stop()
                     self._drop(code, unlist=False)
                 else:
-                    actor.recorder.token = token
+                    actor.token = token
                     with contextlib.suppress(Exception):
                         await actor.save_now()
 
@@ -479,9 +479,9 @@ class TableRegistry:
         self._drop(code)
         await actor.stop()
         with contextlib.suppress(Exception):
-            await self.store.remove(code, actor.recorder.token)
+            await self.store.remove(code, actor.token)
         with contextlib.suppress(Exception):
-            await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
+            await self.broker.release_lease(lease_name(code), self.owner, actor.token)
         log.info("table %s: closed (%s)", code[:8], why)
 
     async def _supervise(self) -> None:

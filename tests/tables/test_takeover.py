@@ -75,9 +75,9 @@ async def test_a_fenced_out_owner_stops_writing() -> None:
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
         # The lease lapses (e.g. a long pause) and another process takes the table.
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.recorder.token)
+        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)
         taken = await second.take_over(spec.code)
-        assert taken is not None and taken.recorder.token > actor.recorder.token
+        assert taken is not None and taken.token > actor.token
         # The old owner's next write is refused: it learns it was fenced and stops.
         with pytest.raises(Refused) as refused:
             await actor.save_now()
@@ -124,7 +124,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         await first.call(spec.code, "join", ALICE)
         await first.call(spec.code, "join", BOB)
         await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.recorder.token)  # the lease is gone
+        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
 
         replies: list[dict] = []
         real_load = second.store.load
