@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -28,6 +27,7 @@ from app.broker import Broker, BrokerOptions, Event, Message, Subscription, open
 from app.broker.memory import MemoryBroker
 from tests.services import require_redis
 from tests.support.clock import FakeClock
+from tests.support.wait import wait_until
 
 MakeBroker = Callable[..., Awaitable[Broker]]
 
@@ -48,7 +48,7 @@ class ServerTime:
     """Time as a real server keeps it: Redis expires leases on its own clock, so a test waits."""
 
     async def advance(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds)  # a real Redis server expires the lease: only real time moves it
 
 
 LeaseTime = FakeClock | ServerTime
@@ -155,18 +155,19 @@ class OwnRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 5
-        while True:
+        proc = self.proc
+
+        def answers() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited before it came up on port {self.port}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
                     conn.sendall(b"PING\r\n")
-                    if conn.recv(16).startswith(b"+PONG"):
-                        return
+                    return conn.recv(16).startswith(b"+PONG")
             except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not come up on port {self.port}")
-            time.sleep(0.02)
+                return False
+
+        wait_until(answers, 5, f"redis-server answers on port {self.port}", every=0.02)  # a real process
 
     def kill(self) -> None:
         """SIGKILL our own server: a crash, its sockets closed by the kernel."""

@@ -29,6 +29,7 @@ from app.db import migrate
 from bench._client import PlayerCore
 from tests.limits import RELAXED_LIMITS_ENV
 from tests.services import require_postgres, require_redis
+from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,12 +41,14 @@ def free_port() -> int:
 
 
 def wait_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    """Until a process listens on ``port`` (a real server starting)."""
+
+    def listening() -> bool:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on {port}")
+            return True
+        return False
+
+    wait_until(listening, timeout, f"something listens on {port}", every=0.05)
 
 
 class RedisServer:
@@ -209,7 +212,7 @@ class Player(PlayerCore):
             if self.outcome is None:
                 self.reconnects += 1
                 self.ports = self.ports[1:] + self.ports[:1]
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.2)  # a reconnecting client's pause before the next real server
         assert self.outcome is not None, f"seat {self.seat}: match did not finish (version {self.version})"
 
     async def _await_ack(self, ws: Any, cmd_id: str) -> None:
