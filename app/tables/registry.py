@@ -182,7 +182,9 @@ class LobbyViewer:
 
 
 def lease_name(code: str) -> str:
-    return f"table:{code}"
+    """The broker lease of a table, tagged with the code like its channels and store keys (one
+    Redis Cluster slot holds them all)."""
+    return f"table:{{{code}}}"
 
 
 class TableRegistry:

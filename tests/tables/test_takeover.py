@@ -14,7 +14,7 @@ from app.engine import Rules, action_to_json, fairness, legal_actions, state_to_
 from app.engine.views import decision
 from app.tables.actor import Refused
 from app.tables.hooks import MemoryHooks
-from app.tables.registry import TableRegistry
+from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
 from tests.support.wait import eventually
@@ -75,7 +75,7 @@ async def test_a_fenced_out_owner_stops_writing() -> None:
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
         # The lease lapses (e.g. a long pause) and another process takes the table.
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)
         taken = await second.take_over(spec.code)
         assert taken is not None and taken.token > actor.token
         # The old owner's next write is refused: it learns it was fenced and stops.
@@ -124,7 +124,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         await first.call(spec.code, "join", ALICE)
         await first.call(spec.code, "join", BOB)
         await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)  # the lease is gone
 
         replies: list[dict] = []
         real_load = second.store.load
