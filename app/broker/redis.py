@@ -579,12 +579,13 @@ class RedisBroker(Broker):
                     sub._signal_gap(GapReason.RECONNECT)
 
     def _refused(self, channel: str, error: BaseException) -> None:
+        """A node refused to subscribe ``channel`` again (it stays among the lost ones)."""
         moved = _moved_to(error)
         if moved is not None and self._routes is not None:
             self._routes.moved(*moved)  # our map is old: the next round subscribes it there
-            self._rehome_soon()
         else:
             log.warning("broker: redis refused to subscribe %r: %s", channel, error)
+        self._rehome_soon()  # a cluster tries again (a failover may be under way)
 
     async def _rehome(self) -> None:
         """(Under the lock; cluster.) Move every subscribed channel to the master that serves its
@@ -620,7 +621,10 @@ class RedisBroker(Broker):
             self._rehoming = asyncio.create_task(self._rehome_loop(), name="broker-redis-rehome")
 
     async def _rehome_loop(self) -> None:
+        """Until every channel is where the map says (a refused subscription, say during a
+        failover, is tried again with the reconnect backoff)."""
         assert self._routes is not None
+        delays = backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s)
         while self._rehome_again and not self._closed:
             self._rehome_again = False
             try:
@@ -629,8 +633,9 @@ class RedisBroker(Broker):
                     await self._rehome()
             except BrokerUnavailable as exc:
                 log.debug("broker: re-homing channels failed: %s", exc)
-                await asyncio.sleep(self.options.reconnect_initial_s)
                 self._rehome_again = True
+            if self._rehome_again:
+                await asyncio.sleep(next(delays))
 
     def _map_changed(self) -> None:
         self._rehome_soon()

@@ -214,6 +214,8 @@ class ClusterCommands:
         """Send each ``(slot, packed command)`` to its slot's master; their replies in order, error
         replies other than redirections included. Raises :class:`BrokerUnavailable` when a node
         cannot be reached (commands for other nodes may have been executed)."""
+        if self.version == 0:  # the map was never read: read it now
+            await self.refresh()
         results: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
         asking: dict[int, Address] = {}

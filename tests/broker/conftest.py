@@ -3,7 +3,7 @@
 ``make_broker`` opens brokers that share one backend and one unique prefix per test, like
 several server processes sharing one Redis: for ``memory`` that is a named hub of its own, for
 ``redis`` the shared server on 6379 with a ``test:<uuid>:`` prefix whose keys are deleted
-afterwards.
+afterwards, for ``cluster`` the session's own 3-master Redis Cluster (``tests/support/redis_cluster.py``).
 """
 
 from __future__ import annotations
@@ -28,19 +28,32 @@ from app.broker import Broker, BrokerOptions, Event, Message, Subscription, open
 from app.broker.memory import MemoryBroker
 from tests.services import require_redis
 from tests.support.clock import FakeClock
+from tests.support.redis_cluster import RedisClusterServers, shared_cluster, stop_shared_cluster
 
 MakeBroker = Callable[..., Awaitable[Broker]]
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisClusterServers]:
+    """The session's 3-master Redis Cluster (skips or, in CI, fails when it cannot start)."""
+    yield shared_cluster()
+    stop_shared_cluster()
+
+
+@pytest.fixture(
+    params=["memory", pytest.param("redis", marks=pytest.mark.redis), pytest.param("cluster", marks=pytest.mark.redis)]
+)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def backend_url(backend: str) -> str:
+def backend_url(backend: str, request: pytest.FixtureRequest) -> str:
     if backend == "redis":
         return require_redis()
+    if backend == "cluster":
+        servers: RedisClusterServers = request.getfixturevalue("redis_cluster")
+        return servers.url
     return f"memory://test-{uuid.uuid4().hex}"
 
 

@@ -26,10 +26,26 @@ from redis.crc import key_slot
 MASTERS = 3
 
 
-def _free_port() -> int:
+def _bindable(port: int) -> bool:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _free_port() -> int:
+    """A free port whose cluster bus port (10000 higher, at most 65535) is free too."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port <= 55535 and _bindable(port + 10000):
+            return port
+        port = 20000 + (port % 30000)
+        if _bindable(port) and _bindable(port + 10000):
+            return port
 
 
 def _ask(port: int, *args: str, timeout: float = 5.0) -> str:
@@ -99,7 +115,8 @@ class RedisClusterServers:
         deadline = time.monotonic() + 10
         while "PONG" not in _ask(port, "PING", timeout=2):
             if self.procs[port].poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not come up on port {port}")
+                said = (self.dir / f"redis-{port}.log").read_text(errors="replace")[-300:]
+                raise RuntimeError(f"redis-server did not come up on port {port}: {said!r}")
             time.sleep(0.05)
 
     def stop_node(self, port: int) -> None:
@@ -137,6 +154,17 @@ class RedisClusterServers:
                     return int(node_port)
                 index += 1
         raise RuntimeError(f"no node serves slot {slot}")
+
+    def move_slot(self, slot: int, source: int, target: int) -> None:
+        """Reshard one slot from the master on ``source`` to the one on ``target`` (its keys too),
+        as ``redis-cli --cluster reshard`` does it."""
+        ids = {port: _ask(port, "CLUSTER", "MYID").strip() for port in self.procs}
+        _ask(target, "CLUSTER", "SETSLOT", str(slot), "IMPORTING", ids[source])
+        _ask(source, "CLUSTER", "SETSLOT", str(slot), "MIGRATING", ids[target])
+        while keys := _ask(source, "CLUSTER", "GETKEYSINSLOT", str(slot), "100").split():
+            _ask(source, "MIGRATE", "127.0.0.1", str(target), "", "0", "5000", "KEYS", *keys)
+        for port in [target, source, *(p for p in self.procs if p not in (source, target))]:
+            _ask(port, "CLUSTER", "SETSLOT", str(slot), "NODE", ids[target])
 
     def stop(self) -> None:
         for port in list(self.procs):
