@@ -225,6 +225,12 @@ class RedisStore:
             return None
         return overlay(orjson.loads(raw), orjson.loads(live) if live else None), [orjson.loads(e) for e in entries]
 
+    async def exists(self, code: str) -> bool:
+        try:
+            return bool(await self._redis.exists(self._table_keys(code)[1]))
+        except (RedisError, RedisClusterException, OSError) as exc:
+            raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
+
     async def codes(self) -> list[str]:
         try:
             members = await self._redis.smembers(self._index_keys()[1])

@@ -155,6 +155,11 @@ class RedisClusterServers:
                 index += 1
         raise RuntimeError(f"no node serves slot {slot}")
 
+    def flush(self) -> None:
+        """Empty every master."""
+        for port in self.procs:
+            _ask(port, "FLUSHALL")
+
     def move_slot(self, slot: int, source: int, target: int) -> None:
         """Reshard one slot from the master on ``source`` to the one on ``target`` (its keys too),
         as ``redis-cli --cluster reshard`` does it."""
