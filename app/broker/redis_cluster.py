@@ -226,7 +226,10 @@ class ClusterCommands:
                 groups.setdefault(address, []).append(index)
             sent = list(groups.items())
             try:
-                answers = await asyncio.gather(*(self._send(address, group, items, asking) for address, group in sent))
+                if len(sent) == 1:  # the usual case (the frames of one table): no task per call
+                    answers = [await self._send(sent[0][0], sent[0][1], items, asking)]
+                else:
+                    answers = await asyncio.gather(*(self._send(where, group, items, asking) for where, group in sent))
             except BrokerUnavailable:
                 self.refresh_soon()  # a master may have failed over: learn where its slots went
                 raise
