@@ -524,12 +524,18 @@ class RedisBroker(Broker):
         if self._routes is not None:
             with contextlib.suppress(BrokerUnavailable):
                 await self._routes.refresh()  # channels whose slots moved go to their new master
+        link = _Link(self._dispatch, lambda full: self._dropped(shard, full), self.options.health_interval_s)
+        try:  # outside the lock: a master that does not answer must not hold up the others
+            await open_wire(shard.target, link, self.options.connect_timeout_s)
+        except BaseException as exc:
+            await link.aclose(f"connect failed: {exc!r}")
+            if isinstance(exc, _LOST):
+                raise BrokerUnavailable(f"cannot connect to redis at {shard.target}: {exc}") from exc
+            raise
         async with self._lock:
-            if self._closed:
-                raise BrokerUnavailable("the broker is closed")
-            link = _Link(self._dispatch, lambda full: self._dropped(shard, full), self.options.health_interval_s)
             try:
-                await open_wire(shard.target, link, self.options.connect_timeout_s)
+                if self._closed:
+                    raise BrokerUnavailable("the broker is closed")
                 link.start()
                 shard.link = link
                 await self._resubscribe(shard)

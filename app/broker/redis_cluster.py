@@ -122,6 +122,7 @@ class ClusterCommands:
         self._command_timeout_s = command_timeout_s
         self._nodes: dict[Address, Commands] = {}
         self.slots: list[Address | None] = [None] * SLOTS
+        self._masters: list[Address] = []
         self.version = 0  # goes up with every change of the map
         self.on_change: Callable[[], None] | None = None
         self._refreshing: asyncio.Task[None] | None = None
@@ -139,7 +140,8 @@ class ClusterCommands:
         return node
 
     def masters(self) -> list[Address]:
-        return sorted({address for address in self.slots if address is not None})
+        """The nodes that serve slots, as the map says."""
+        return self._masters
 
     def address_of(self, slot: int) -> Address:
         address = self.slots[slot]
@@ -191,6 +193,7 @@ class ClusterCommands:
         if slots == self.slots:
             return
         self.slots = slots
+        self._masters = sorted({address for address in slots if address is not None})
         self.version += 1
         for address in list(self._nodes):  # connections to nodes that serve nothing any more go
             if address not in slots:
