@@ -147,13 +147,9 @@ def test_a_redis_outage_is_survived(cluster: Cluster) -> None:
     _check_settled(cluster, a, cookies, players, 30)
 
 
-def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Cluster) -> None:
-    """The sign-out is announced over Redis: a table socket held by another process closes with
-    4001, and the revoked cookie is refused at every process."""
-    cluster.start(2)
-    a, b = cluster.ports
-    cookie = signup(a, "mover")
-    code = _open_staked_table(cluster, a, cookie, 0)
+def logout_closes_the_socket_on_another_process(cluster: Cluster, a: int, b: int, cookie: str, code: str) -> None:
+    """A table socket held by process ``b`` closes with 4001 when its session logs out on ``a``, and
+    the revoked cookie is refused at both."""
 
     async def scenario() -> tuple[int, dict]:
         async with websockets.connect(
@@ -180,3 +176,13 @@ def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Clust
     assert close_code == 4001 and bye["code"] == "signed_out"
     for port in (a, b):
         assert rest(port, cookie, "GET", "/api/me").status_code == 401
+
+
+def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Cluster) -> None:
+    """The sign-out is announced over Redis: a table socket held by another process closes with
+    4001, and the revoked cookie is refused at every process."""
+    cluster.start(2)
+    a, b = cluster.ports
+    cookie = signup(a, "mover")
+    code = _open_staked_table(cluster, a, cookie, 0)
+    logout_closes_the_socket_on_another_process(cluster, a, b, cookie, code)

@@ -270,4 +270,4 @@ async def test_redis_keeps_a_capped_history() -> None:
             await chat.remember(broker, "T", f'{{"n": {index}}}'.encode())
         lines = await chat.history(broker, "T")
         assert [line["n"] for line in lines] == list(range(7, chat.HISTORY + 7))
-        await broker._client().delete(broker._key(chat.history_key("T")))  # type: ignore[attr-defined]
+        assert await broker.delete(chat.history_key("T")) == 1
