@@ -21,7 +21,7 @@ def failed_reconnects(caplog: pytest.LogCaptureFixture) -> int:
     """How many times the broker's supervisor has tried to reconnect, and failed, so far (it logs
     each attempt at debug level)."""
     messages = [record.getMessage() for record in caplog.records]
-    return sum(text.startswith("broker: reconnect attempt") and " failed: " in text for text in messages)
+    return sum(text.startswith("broker: connecting to redis") and " failed (attempt " in text for text in messages)
 
 
 async def test_crash_raises_then_recovers_by_itself_with_a_gap(
