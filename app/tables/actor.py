@@ -3,14 +3,15 @@
 Every command reaches the actor as a typed :class:`~app.tables.commands.Command` through its inbox
 (``inbox.py``): straight from a connection in this process, or decoded once from the broker channel
 ``t:<code>:in``. Commands and due deadlines are applied one at a time, each by the handler for its
-type (the tables at the end of this file). Every change bumps ``version``, is saved (``record.py``)
-and becomes a :class:`~app.tables.fanout.Change`, which ``fanout.py`` turns into redacted frames
-for each connected player and the spectators, wherever their connections live.
+type (the tables at the end of this file), and a play command is answered once (``Answers``).
+Every change bumps ``version``, is saved (``record.py``) and becomes a
+:class:`~app.tables.fanout.Change`, which ``fanout.py`` turns into redacted frames for each
+connected player and the spectators, wherever their connections live.
 
 The actor holds the state and the order of things; the rules of each piece are parts on plain
-values: seats, connections, series and the rematch proposal (``seating.py``), the timers
-(``deadlines.py``), what the table shows (``facts.py``), the deal (``fair.py``), a finished match
-(``results.py``) and when bots think (``bot_turns.py``).
+values that never import the actor: seats, connections, series and the rematch proposal
+(``seating.py``), the timers (``deadlines.py``), what the table shows (``facts.py``), the deal
+(``fair.py``), a finished match (``results.py``) and when bots think (``bot_turns.py``).
 """
 
 from __future__ import annotations
