@@ -366,3 +366,13 @@ async def test_bots_sit_only_at_free_tables(api: Api) -> None:
             select(func.count()).select_from(LedgerAccount).where(LedgerAccount.kind == "player")
         )
     assert wallets == 1  # alice's: a bot has none
+    # a match against a bot: labelled in the history and on the profile, never rated
+    game = (await alice.post("/api/quickplay/bot", json={"level": "hard"})).json()
+    match_id = (await alice.get(f"/api/tables/{game['code']}")).json()["match_id"]
+    assert (await alice.post(f"/api/tables/{game['code']}/leave")).status_code == 200
+    await recorded(api, match_id)
+    seats = (await alice.get(f"/api/matches/{match_id}")).json()["seats"]
+    assert [(s["display_name"], s["bot_level"]) for s in seats] == [("alice", None), ("Bot (hard)", "hard")]
+    recent = (await alice.get("/api/players/alice")).json()["recent_matches"][0]
+    assert recent["bots"] == ["Bot (hard)"] and recent["rating_change"] is None
+    assert await rating_rows(api) == 0
