@@ -156,6 +156,13 @@ async def test_logging_in_on_a_device_relates_the_accounts(api: Api) -> None:
     response = await shared.post("/api/auth/login", json={"name": "bob", "password": PASSWORD})
     assert response.status_code == 200
     assert (await join(bob, code)).json()["detail"].startswith("related_accounts")
+    # sitting down is noted too: carol's session used once in alice's browser relates them
+    carol = await api.signed_up("carol")
+    borrowed = api.client()
+    borrowed.cookies.set(DEVICE, alice.cookies[DEVICE])
+    borrowed.cookies.set("durak_session", carol.cookies["durak_session"])
+    assert (await join(borrowed, await open_table(carol))).status_code == 200
+    assert (await join(carol, code)).json()["detail"].startswith("related_accounts")
 
 
 async def test_accounts_made_from_one_address_within_a_day_are_related_when_the_rule_is_on(make_api: MakeApi) -> None:
