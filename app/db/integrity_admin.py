@@ -5,7 +5,7 @@ Every action is a row of ``admin_actions``; a reversal is a new ledger transfer 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -87,7 +87,7 @@ async def flag_view(session: AsyncSession, flag: IntegrityFlag) -> dict[str, Any
         "summary": flag.summary,
         "accounts": [{"id": i, "name": names.get(i, f"#{i}"), "frozen": i in frozen} for i in (a, b)],
         "matches": await match_rows(session, flag.match_ids),
-        "coin_flow": await coin_flow(session, a, b),
+        "coin_flow": await coin_flow(session, a, b, since=flag.created_at),
         "note": flag.note,
     }
 
@@ -122,13 +122,17 @@ async def match_rows(session: AsyncSession, match_ids: Sequence[str]) -> list[di
     return rows
 
 
-async def coin_flow(session: AsyncSession, a: int, b: int, *, days: int = COIN_FLOW_DAYS) -> dict[str, Any]:
-    """Coins and quick wins between ``a`` and ``b`` per UTC day over the last ``days`` days (days
-    with any, oldest first) and the coins in each direction over them."""
-    since = utc_day(utcnow() - timedelta(days=days - 1))
+async def coin_flow(
+    session: AsyncSession, a: int, b: int, *, since: datetime | None = None, days: int = COIN_FLOW_DAYS
+) -> dict[str, Any]:
+    """Coins and quick wins between ``a`` and ``b`` per UTC day (the days with any, oldest first)
+    from ``days`` days before ``since`` (a flag's filing; default now) until today, and the coins
+    in each direction over them."""
+    start = min(since or utcnow(), utcnow())
+    first_day = utc_day(start - timedelta(days=days - 1))
     rows = (
         await session.scalars(
-            select(PairDay).where(PairDay.winner_id.in_([a, b]), PairDay.loser_id.in_([a, b]), PairDay.day >= since)
+            select(PairDay).where(PairDay.winner_id.in_([a, b]), PairDay.loser_id.in_([a, b]), PairDay.day >= first_day)
         )
     ).all()
     per_day: dict[str, dict[str, Any]] = {}

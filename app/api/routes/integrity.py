@@ -69,7 +69,9 @@ class FlowDay(BaseModel):
 class CoinFlow(BaseModel):
     a_to_b: int = Field(description="Coins from the first account to the second over the days listed.")
     b_to_a: int
-    days: list[FlowDay] = Field(description="The last 30 days on which the pair moved coins or won quickly.")
+    days: list[FlowDay] = Field(
+        description="The days on which the pair moved coins or won quickly, from 30 days before the flag until today."
+    )
 
 
 class Flag(BaseModel):
