@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -17,7 +18,7 @@ from app.db.integrity import IntegrityRules, MatchFacts, Refusal
 from app.db.matches import table_ref
 from app.db.session import Database
 from app.tables.hooks import CannotStart, FinishedMatch
-from app.tables.integrity import bouts_of, match_facts
+from app.tables.integrity import bouts_of, dealt_deck, forfeit_after_acting, throw_in_chances
 
 log = logging.getLogger("durak.table")
 
@@ -92,21 +93,20 @@ class DbHooks:
         started = await self._started_at(match)
         finished = self.now()
         seconds = None if started is None else (finished - started).total_seconds()
-        try:
-            facts = await asyncio.to_thread(
-                match_facts,
-                rules_json=match.rules,
-                seed=match.seed,
-                dealer=match.dealer,
-                actions=match.actions,
-                outcome=match.outcome,
-                fairness=match.fairness,
-                seconds=seconds,
-                rules=self.rules,
-            )
-        except Exception:  # the settlement never waits on the signals: record it without them
-            log.exception("match %s: could not read the integrity facts from its log", match.match_id)
-            facts = MatchFacts(bouts=bouts_of(match.actions), seconds=seconds, rules=self.rules)
+        facts = MatchFacts(
+            bouts=bouts_of(match.actions),
+            seconds=seconds,
+            rules=self.rules,
+            forfeit_after_acting=forfeit_after_acting(match.actions, match.outcome),
+        )
+        if len({seat.get("account_id") for seat in match.seats} - {None}) >= 2:  # bots, guests: no signal
+            try:
+                throw_ins = await asyncio.to_thread(
+                    throw_in_chances, match.rules, match.seed, match.dealer, match.actions, dealt_deck(match.fairness)
+                )
+                facts = replace(facts, throw_ins=throw_ins)
+            except Exception:  # the settlement never waits on the signals: it goes on without them
+                log.exception("match %s: could not replay its log for the soft-play signal", match.match_id)
         record = stakes.MatchRecord(
             match_id=match.match_id,
             table_id=table_ref(match.table_code),  # never the invite code itself

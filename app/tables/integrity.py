@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.db.integrity import IntegrityRules, MatchFacts
 from app.engine import Card, Rules, action_from_json, apply, legal_actions, new_match
 from app.engine.state import BOUT
 
@@ -53,22 +52,8 @@ def throw_in_chances(
     return {key: (chances, passes) for key, (chances, passes) in counts.items()}
 
 
-def match_facts(
-    *,
-    rules_json: dict[str, Any],
-    seed: int | str,
-    dealer: int,
-    actions: Sequence[dict[str, Any]],
-    outcome: dict[str, Any],
-    fairness: dict[str, Any] | None,
-    seconds: float | None,
-    rules: IntegrityRules,
-) -> MatchFacts:
-    order = [Card.parse(text) for text in fairness["deck"]] if fairness and fairness.get("deck") else None
-    return MatchFacts(
-        bouts=bouts_of(actions),
-        seconds=seconds,
-        rules=rules,
-        forfeit_after_acting=forfeit_after_acting(actions, outcome),
-        throw_ins=throw_in_chances(rules_json, seed, dealer, actions, order),
-    )
+def dealt_deck(fairness: dict[str, Any] | None) -> list[Card] | None:
+    """The dealt deck of a provably fair match (docs/fairness.md), to replay it; None before those."""
+    if not fairness or not fairness.get("deck"):
+        return None
+    return [Card.parse(text) for text in fairness["deck"]]

@@ -26,6 +26,7 @@ from app.db.models import (
     PairDay,
     RatingChange,
     SignupAddress,
+    ThrowInCount,
 )
 from app.db.session import Database
 from app.engine import Action, Forfeit, Rules, State, action_to_json, apply, legal_actions, new_match
@@ -231,6 +232,9 @@ async def test_a_full_match_is_rated_and_a_short_one_is_not(db: Database) -> Non
     async with db.session() as session:
         bouts = sum(1 for action in (await session.get(Match, long_match)).actions if action["type"] == "lead")
     assert bouts >= 3 and await rated(db, long_match)
+    async with db.session() as session:  # the replay counted the throw-in chances (always taken here)
+        counts = (await session.scalars(select(ThrowInCount))).all()
+    assert counts and all(row.chances > 0 and row.passes == 0 for row in counts)
     too_quick = await run_match(hooks, clock, [a, b], seconds=30)  # the same match, 30 s
     assert not await rated(db, too_quick)
     left = await run_match(hooks, clock, [a, b], seconds=300, ending=left_at_once)  # 0 bouts

@@ -10,8 +10,7 @@ import pytest
 
 from app.db.integrity import IntegrityRules, MatchFacts, coin_flows, soft_play_score
 from app.engine import Rules, State, action_to_json, apply, legal_actions, new_match
-from app.engine.state import BOUT, LEAD
-from app.tables.integrity import bouts_of, forfeit_after_acting, match_facts, throw_in_chances
+from app.tables.integrity import bouts_of, dealt_deck, forfeit_after_acting, throw_in_chances
 
 
 def first_bout_with_a_throw_in(seats: int = 2) -> tuple[Rules, int, State, list[dict[str, Any]]]:
@@ -99,7 +98,7 @@ def test_matches_that_count(
     assert lenient.long_enough
 
 
-def test_match_facts_of_a_real_match_played_to_the_end() -> None:
+def test_the_signals_of_a_real_match_played_to_the_end() -> None:
     rules = Rules(deck=24, seats=2, timer=0)
     state, log = new_match(rules, 11, 0), []
     while state.outcome is None:
@@ -108,22 +107,11 @@ def test_match_facts_of_a_real_match_played_to_the_end() -> None:
         action = next((a for a in options if a.kind in ("cover", "lead", "throw_in")), options[0])
         log.append(action_to_json(action))
         state, _ = apply(state, action)
-    outcome = state.outcome.to_json()
-    facts = match_facts(
-        rules_json=rules.to_json(),
-        seed=11,
-        dealer=0,
-        actions=log,
-        outcome=outcome,
-        fairness=None,
-        seconds=120.0,
-        rules=IntegrityRules(),
-    )
-    assert facts.bouts == sum(1 for a in log if a["type"] == "lead") >= 1
-    assert not facts.forfeit_after_acting
-    # this player always throws in when he can: every chance taken, none passed up
-    assert facts.throw_ins and all(passes == 0 for _, passes in facts.throw_ins.values())
-    assert state.phase not in (BOUT, LEAD)
+    assert bouts_of(log) >= 3
+    assert not forfeit_after_acting(log, state.outcome.to_json())
+    # this player always throws in when he can: chances, none passed up
+    chances = throw_in_chances(rules.to_json(), 11, 0, log, dealt_deck(None))
+    assert chances and all(passes == 0 for _, passes in chances.values())
 
 
 def test_coin_flows_share_each_loss_among_the_gainers() -> None:
