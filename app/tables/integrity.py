@@ -44,7 +44,10 @@ def throw_in_chances(
     for data in actions:
         action = action_from_json(data)
         deciding = action.kind in ("throw_in", "pass") and state.phase == BOUT and action.seat != state.defender
-        if deciding and any(option.kind == "throw_in" for option in legal_actions(state, action.seat)):
+        # a throw-in is a chance taken; a pass is a chance passed up only when a card could be thrown in
+        if deciding and (
+            action.kind == "throw_in" or any(o.kind == "throw_in" for o in legal_actions(state, action.seat))
+        ):
             tally = counts.setdefault((action.seat, state.defender), [0, 0])
             tally[0] += 1
             tally[1] += action.kind == "pass"
