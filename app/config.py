@@ -137,8 +137,11 @@ class Settings(BaseSettings):
     @field_validator("broker_url")
     @classmethod
     def _known_broker(cls, value: str) -> str:
-        if not value.startswith(("memory://", "redis://", "rediss://", "unix://")):
-            raise ValueError("broker_url must be memory://, redis://host:port/db or unix:///path/redis.sock?db=0")
+        if not value.startswith(("memory://", "redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
+            raise ValueError(
+                "broker_url must be memory://, redis://host:port/db, unix:///path/redis.sock?db=0"
+                " or redis+cluster://host:port[,host:port...]"
+            )
         return value
 
 

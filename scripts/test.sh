@@ -11,6 +11,8 @@ pip=(.venv/bin/pip install -q --disable-pip-version-check)
 .venv/bin/ruff check app tests bench migrations
 .venv/bin/mypy app
 DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/docker-compose -f docker-compose.yml config -q
+DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/docker-compose \
+  -f docker-compose.yml -f docker-compose.cluster.yml config -q
 .venv/bin/hadolint --failure-threshold warning Dockerfile
 # A known vulnerability in a locked release fails; without advisories (offline) it says SKIPPED.
 .venv/bin/python scripts/audit_lock.py

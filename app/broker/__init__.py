@@ -9,9 +9,11 @@
                 else:
                     handle(event.data)
 
-``memory://`` (in-process; ``memory://NAME`` shares one hub between brokers of this process) and
-``redis://host:port/db`` / ``rediss://`` are understood. The interface, delivery guarantees and
-outage behaviour are described in ``docs/broker.md``.
+``memory://`` (in-process; ``memory://NAME`` shares one hub between brokers of this process),
+``redis://host:port/db`` / ``rediss://`` / ``unix://`` (one Redis) and
+``redis+cluster://host:port[,host:port...]`` (a Redis Cluster, with sharded pub/sub) are
+understood. The interface, delivery guarantees and outage behaviour are described in
+``docs/broker.md``.
 """
 
 from __future__ import annotations
@@ -62,4 +64,7 @@ def open_broker(url: str, options: BrokerOptions | None = None) -> Broker:
         from app.broker.redis import RedisBroker
 
         return RedisBroker(url, options)
-    raise ValueError(f"unsupported broker URL {url!r}: use memory://, redis://host:port/db or unix:///path?db=0")
+    raise ValueError(
+        f"unsupported broker URL {url!r}: use memory://, redis://host:port/db, unix:///path?db=0"
+        " or redis+cluster://host:port[,host:port...]"
+    )

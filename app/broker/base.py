@@ -4,8 +4,8 @@ A :class:`Broker` gives the server three things across processes:
 
 * pub/sub with per-process fan-out (:meth:`Broker.publish`, :meth:`Broker.subscribe`),
 * leases with fencing tokens, for "exactly one process owns this table" (``*_lease``),
-* small shared counters and sets for lobby facts (``hincrby``/``hgetall``/``hdel``,
-  ``sadd``/``srem``/``smembers``, ``delete``).
+* small shared counters, sets and capped lists (``hincrby``/``hgetall``/``hdel``,
+  ``sadd``/``srem``/``smembers``, ``push_capped``/``read_list``, ``delete``).
 
 Delivery is at-most-once. Whenever a subscriber may have missed messages it receives a
 :class:`Gap` in place of them; the consumer then resyncs from a full snapshot. See
@@ -29,7 +29,9 @@ log = logging.getLogger("app.broker")
 
 DEFAULT_PREFIX = "durak:"
 DEFAULT_MAX_QUEUE = 1024
-REDIS_SCHEMES = ("redis", "rediss", "unix")  # URL schemes served by the Redis backend and store
+SINGLE_REDIS_SCHEMES = ("redis", "rediss", "unix")  # one Redis server
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")  # a Redis Cluster (sharded pub/sub)
+REDIS_SCHEMES = SINGLE_REDIS_SCHEMES + CLUSTER_SCHEMES  # URL schemes served by the Redis backend and store
 
 
 class BrokerError(Exception):
@@ -401,7 +403,7 @@ class Broker(abc.ABC):
     async def lease_holder(self, name: str) -> LeaseHolder | None:
         """The current ``(owner, token)`` of lease ``name``, or ``None`` when it is free."""
 
-    # --- shared counters and sets ---
+    # --- shared counters, sets and lists ---
 
     @abc.abstractmethod
     async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
@@ -428,5 +430,15 @@ class Broker(abc.ABC):
         """The members of set ``key`` (empty when missing)."""
 
     @abc.abstractmethod
+    async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
+        """Append ``item`` to list ``key`` and keep only its last ``limit`` items. With ``ttl_s`` the
+        list is deleted that long after its last push (Redis only: a ``memory://`` list lives as
+        long as its hub)."""
+
+    @abc.abstractmethod
+    async def read_list(self, key: str) -> list[bytes]:
+        """The items of list ``key``, oldest first (empty when missing)."""
+
+    @abc.abstractmethod
     async def delete(self, *keys: str) -> int:
-        """Delete hashes/sets ``keys``; returns how many existed."""
+        """Delete hashes/sets/lists ``keys``; returns how many existed."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -44,6 +45,7 @@ class _Hub:
     fences: dict[str, int] = field(default_factory=dict)
     hashes: dict[str, dict[str, int]] = field(default_factory=dict)
     sets: dict[str, set[str]] = field(default_factory=dict)
+    lists: dict[str, deque[bytes]] = field(default_factory=dict)
 
     def __hash__(self) -> int:
         return id(self)
@@ -208,7 +210,7 @@ class MemoryBroker(Broker):
         lease = self._live_lease(name)
         return None if lease is None else LeaseHolder(lease.owner, lease.token)
 
-    # --- counters and sets ---
+    # --- counters, sets and lists ---
 
     def _key(self, key: str) -> str:
         self._check_open()
@@ -249,11 +251,24 @@ class MemoryBroker(Broker):
     async def smembers(self, key: str) -> set[str]:
         return set(self._hub.sets.get(self._key(key), set()))
 
+    async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        data = encode_message(item)
+        items = self._hub.lists.get(self._key(key))
+        if items is None or items.maxlen != limit:
+            items = self._hub.lists[self._key(key)] = deque(items or (), maxlen=limit)
+        items.append(data)
+
+    async def read_list(self, key: str) -> list[bytes]:
+        return list(self._hub.lists.get(self._key(key), ()))
+
     async def delete(self, *keys: str) -> int:
         removed = 0
         for key in keys:
             full = self._key(key)
             found = self._hub.hashes.pop(full, None) is not None
             found = self._hub.sets.pop(full, None) is not None or found
+            found = self._hub.lists.pop(full, None) is not None or found
             removed += found
         return removed

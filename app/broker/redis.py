@@ -1,29 +1,38 @@
-"""``redis://`` (and ``rediss://``) backend, on redis-py's asyncio client.
+"""``redis://`` (``rediss://``, ``unix://``) and ``redis+cluster://`` backend, on redis-py's asyncio
+client and connections of our own.
 
 Three kinds of connection:
 
-* a redis-py pool for the occasional commands (the lease scripts, hashes and sets). Any
-  connection-level failure there is raised as :class:`BrokerUnavailable`;
-* one pipelined command connection for PUBLISH (:class:`~app.broker.redis_wire.Commands`, also
-  used by the table store's append): the hot path, with no pool checkout, lock or task per call;
-* one *link*: a dedicated connection in pub/sub mode that carries one SUBSCRIBE per channel that
-  has at least one local subscriber. What arrives on it is parsed (hiredis) and fanned out into
-  the subscribers' bounded queues right in the transport's read callback; a watchdog PINGs it
-  every ``health_interval_s`` so a silent peer is noticed too, not only a closed socket.
+* a redis-py client for the occasional commands (the lease scripts, hashes, sets, lists): a pool
+  for one Redis, redis-py's public cluster client for a Redis Cluster. Any connection-level failure
+  there is raised as :class:`BrokerUnavailable`;
+* pipelined command connections for PUBLISH (:class:`~app.broker.redis_wire.Commands`, also used by
+  the table store's append): the hot path, with no pool checkout, lock or task per call. One for a
+  single Redis; one per master for a cluster, where SPUBLISH goes to the master of the channel's
+  slot (:class:`~app.broker.redis_cluster.ClusterCommands`);
+* *links*: dedicated connections in pub/sub mode that carry one SUBSCRIBE (SSUBSCRIBE on a cluster:
+  sharded pub/sub) per channel that has at least one local subscriber. One link for a single Redis;
+  one per master for a cluster, each carrying the channels of that master's slots. What arrives on
+  a link is parsed (hiredis) and fanned out into the subscribers' bounded queues right in the
+  transport's read callback; a watchdog PINGs it every ``health_interval_s`` so a silent peer is
+  noticed too, not only a closed socket.
 
-The two dedicated connections are our own (``app/broker/redis_wire.py``): opened and logged in
-with public asyncio calls, never by reaching into redis-py.
+The dedicated connections are our own (``app/broker/redis_wire.py``): opened and logged in with
+public asyncio calls, never by reaching into redis-py.
 
-When the link breaks, a supervisor task marks the broker unhealthy, reconnects with
-exponential backoff (``reconnect_initial_s`` doubling up to ``reconnect_max_s``), subscribes
-again to every channel that still has subscribers and then puts a ``Gap(RECONNECT)`` into each
-of their queues.
+When a link breaks, its supervisor task marks the broker unhealthy, reconnects with exponential
+backoff (``reconnect_initial_s`` doubling up to ``reconnect_max_s``), subscribes again to every
+channel of that link that still has subscribers and then puts a ``Gap(RECONNECT)`` into each of
+their queues. On a cluster it reads the slot map first, so channels whose slots moved to another
+master (a failover, a resharding: the server then drops their subscriptions itself) are subscribed
+there instead, with a gap too.
 
 Leases are one string key ``<prefix>lease:<name>`` holding ``"<token>:<owner>"`` with a PX
 expiry, changed only by Lua scripts that check owner and token. Tokens come from INCR on the
 companion key ``<prefix>fence:<name>``, which never expires; when it does not exist (first use,
 or a Redis restarted without persistence) it is seeded from the server clock in milliseconds,
-so tokens keep growing across such a restart.
+so tokens keep growing across such a restart. Both keys carry the name's hash tag (the name
+itself as the tag when it has none), so they share a cluster slot.
 """
 
 from __future__ import annotations
@@ -34,16 +43,21 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+import hiredis
 from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
+from redis.exceptions import ClusterError, RedisClusterException, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.broker.base import (
+    CLUSTER_SCHEMES,
     Broker,
     BrokerOptions,
     BrokerUnavailable,
@@ -56,11 +70,28 @@ from app.broker.base import (
     encode_message,
     ttl_ms,
 )
-from app.broker.redis_wire import Commands, RedisTarget, Wire, open_wire, pack_command, pack_publish, retrieve
+from app.broker.redis_cluster import (
+    MAX_REDIRECTS,
+    Address,
+    ClusterCommands,
+    ClusterTarget,
+    cluster_client,
+    slot_of,
+)
+from app.broker.redis_wire import (
+    Commands,
+    RedisTarget,
+    Wire,
+    open_wire,
+    pack_command,
+    pack_publish,
+    pack_spublish,
+    retrieve,
+)
 
 log = logging.getLogger("app.broker.redis")
 
-_LOST = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+_LOST = (RedisConnectionError, RedisTimeoutError, ClusterError, RedisClusterException, OSError, TimeoutError)
 
 _ACQUIRE = """
 local current = redis.call('GET', KEYS[1])
@@ -97,6 +128,14 @@ end
 return 0
 """
 
+# KEYS: the list. ARGV: item, how many to keep, expiry in ms (0: none).
+_PUSH_CAPPED = """
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
+"""
+
 
 @contextlib.contextmanager
 def _unavailable(what: str) -> Iterator[None]:
@@ -110,41 +149,82 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def has_hash_tag(name: str) -> bool:
+    """Whether ``name`` has a Redis Cluster hash tag: a non-empty part between its first ``{`` and
+    the next ``}``."""
+    start = name.find("{")
+    return start >= 0 and name.find("}", start + 1) > start + 1
+
+
+def tagged(name: str) -> str:
+    """``name`` as the part of a key that decides its cluster slot: as it is when it carries a hash
+    tag, else the whole name as the tag (so that the keys made from one name share a slot)."""
+    return name if has_hash_tag(name) else "{" + name + "}"
+
+
+def _moved_to(error: BaseException) -> tuple[int, Address] | None:
+    """The slot and node of a ``MOVED`` error reply."""
+    parts = str(error).split()
+    if len(parts) == 3 and parts[0] == "MOVED":
+        host, _, port = parts[2].rpartition(":")
+        return int(parts[1]), (host, int(port))
+    return None
+
+
+_CONFIRMATIONS = (b"subscribe", b"unsubscribe", b"ssubscribe", b"sunsubscribe")
+
 
 class _Link(Wire):
-    """The pub/sub connection (RESP2): messages are fanned out as they are parsed; a watchdog task
-    PINGs it so a silent peer is noticed too, not only a closed socket."""
+    """A pub/sub connection (RESP2): messages are fanned out as they are parsed; a watchdog task
+    PINGs it so a silent peer is noticed too, not only a closed socket. Confirmations and error
+    replies come back in the order of the requests; a ``sunsubscribe`` nobody asked for (the
+    cluster moved the channel's slot away from this node) goes to ``on_dropped``."""
 
-    def __init__(self, on_message: Callable[[bytes, bytes], None], health_interval_s: float) -> None:
+    def __init__(
+        self,
+        on_message: Callable[[bytes, bytes], None],
+        on_dropped: Callable[[bytes], None],
+        health_interval_s: float,
+    ) -> None:
         super().__init__()
         self._on_message = on_message
+        self._on_dropped = on_dropped
         self._health_interval_s = health_interval_s
-        self._pending: dict[tuple[bytes, bytes], deque[asyncio.Future[None]]] = {}
+        self._pending: deque[tuple[bytes, bytes, asyncio.Future[None]]] = deque()
         self._watchdog: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._watchdog = asyncio.create_task(self._watch(), name="broker-redis-watchdog")
 
     def _failed(self, reason: str) -> None:
-        for waiters in self._pending.values():
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_exception(BrokerUnavailable(reason))
-        self._pending.clear()
+        pending, self._pending = self._pending, deque()
+        for _, _, fut in pending:
+            if not fut.done():
+                fut.set_exception(BrokerUnavailable(reason))
+                fut.exception()
 
     def _reply(self, reply: Any) -> None:
-        if type(reply) is list and len(reply) == 3 and reply[0] == b"message":
+        if type(reply) is list and len(reply) == 3 and (reply[0] == b"message" or reply[0] == b"smessage"):
             self._on_message(reply[1], reply[2])
+            return
+        if isinstance(reply, hiredis.ReplyError):  # the answer to the oldest request (MOVED, say)
+            if self._pending:
+                fut = self._pending.popleft()[2]
+                if not fut.done():
+                    fut.set_exception(ResponseError(str(reply)))
+                    fut.exception()  # whoever awaits it still gets it; nobody else logs it
             return
         if not isinstance(reply, list) or len(reply) < 2:
             return  # +PONG outside subscribed mode, or anything else without a payload for us
-        kind = reply[0]
-        if kind in (b"subscribe", b"unsubscribe"):
-            waiters = self._pending.get((kind, reply[1]))
-            if waiters:
-                fut = waiters.popleft()
+        kind, name = reply[0], reply[1]
+        if kind in _CONFIRMATIONS:
+            pending = self._pending
+            if pending and pending[0][0] == kind and pending[0][1] == name:
+                fut = pending.popleft()[2]
                 if not fut.done():
                     fut.set_result(None)
+            elif kind == b"sunsubscribe":
+                self._on_dropped(name)
 
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()
@@ -162,33 +242,32 @@ class _Link(Wire):
                 return
 
     async def request(
-        self, args: tuple[str | bytes, ...], expect: list[tuple[bytes, bytes]], timeout: float
-    ) -> None:
-        """Send a (UN)SUBSCRIBE and wait for one confirmation per ``(kind, channel)`` in ``expect``."""
+        self, commands: Sequence[tuple[str | bytes, ...]], expect: Sequence[tuple[bytes, bytes]], timeout: float
+    ) -> list[BaseException | None]:
+        """Send (UN)SUBSCRIBE commands in one write and wait for one confirmation per
+        ``(kind, channel)`` in ``expect``, in order: ``None`` for each confirmed, the error reply
+        (``ResponseError``) for each refused. A lost link raises :class:`BrokerUnavailable`."""
         if not self.up:
             raise BrokerUnavailable(f"redis pub/sub link is down: {self.lost.result()}")
         futures: list[asyncio.Future[None]] = []
-        for key in expect:
+        for kind, name in expect:
             fut: asyncio.Future[None] = self._loop.create_future()
-            self._pending.setdefault(key, deque()).append(fut)
+            self._pending.append((kind, name, fut))
             futures.append(fut)
         try:
-            self._write(pack_command(*args))
+            self._write(b"".join(pack_command(*command) for command in commands))
             async with asyncio.timeout(timeout):
-                await asyncio.gather(*futures)
-        except BrokerUnavailable:
-            raise
+                outcomes = await asyncio.gather(*futures, return_exceptions=True)
         except TimeoutError as exc:
-            self.fail(f"no confirmation of {args[0]!r} within {timeout}s")
-            raise BrokerUnavailable(f"redis did not confirm {args[0]!r} within {timeout}s") from exc
+            self.fail(f"no confirmation of {commands[0][0]!r} within {timeout}s")
+            raise BrokerUnavailable(f"redis did not confirm {commands[0][0]!r} within {timeout}s") from exc
         finally:
-            for key, fut in zip(expect, futures, strict=True):
-                waiters = self._pending.get(key)
-                if waiters is not None and fut in waiters:
-                    waiters.remove(fut)
-                    if not waiters:
-                        del self._pending[key]
+            for fut in futures:
                 retrieve(fut)
+        for outcome in outcomes:
+            if isinstance(outcome, BrokerUnavailable):
+                raise outcome
+        return [outcome if isinstance(outcome, BaseException) else None for outcome in outcomes]
 
     async def aclose(self, reason: str = "closed") -> None:
         self.fail(reason)
@@ -198,38 +277,84 @@ class _Link(Wire):
                 await self._watchdog
 
 
+class _Shard:
+    """One Redis node's pub/sub link and the channels subscribed on it (the only one for a single
+    Redis; one per master of a cluster)."""
+
+    def __init__(self, address: Address | None, target: RedisTarget) -> None:
+        self.address = address
+        self.target = target
+        self.link: _Link | None = None
+        self.remote: set[str] = set()  # channels subscribed on the current link
+        self.supervisor: asyncio.Task[None] | None = None
+        self.first_attempt: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.last_error = "not connected yet"
+
+    @property
+    def up(self) -> bool:
+        return self.link is not None and self.link.up
+
+    def __repr__(self) -> str:
+        return f"<shard {self.target} up={self.up} channels={len(self.remote)}>"
+
+
 class RedisBroker(Broker):
     def __init__(self, url: str, options: BrokerOptions | None = None) -> None:
         options = options or BrokerOptions()
         super().__init__(options)
-        self._target = RedisTarget.from_url(url)  # also refuses a URL that is not for Redis
-        # One quick retry covers a pooled connection that died since its last use; the real
-        # reconnect policy is the supervisor's, and callers see BrokerUnavailable right away.
-        pool_options: dict[str, Any] = {
-            "socket_connect_timeout": options.connect_timeout_s,
-            "socket_timeout": options.command_timeout_s,
-            "retry": Retry(NoBackoff(), 1),
-            "health_check_interval": 0,
-            **parse_url(url),  # what the URL says wins, as with Redis.from_url
-            "decode_responses": False,
-        }
-        self._pool = ConnectionPool(**pool_options)
-        # PUBLISH goes over a dedicated pipelined connection of its own (no pool checkout per call).
-        self._commands = Commands(self._target, options.connect_timeout_s, options.command_timeout_s)
-        self._redis = Redis(connection_pool=self._pool)
+        self._redis: Redis | RedisCluster
+        self.cluster = urlsplit(url).scheme in CLUSTER_SCHEMES
+        if self.cluster:
+            self._cluster_target: ClusterTarget | None = ClusterTarget.from_url(url)
+            self._target = self._cluster_target.login
+            # SPUBLISH goes over one pipelined connection per master, to the master of the slot.
+            self._routes: ClusterCommands | None = ClusterCommands(
+                self._cluster_target, options.connect_timeout_s, options.command_timeout_s
+            )
+            self._routes.on_change = self._map_changed
+            self._commands: Commands | None = None
+            self._redis = cluster_client(
+                url, connect_timeout_s=options.connect_timeout_s, command_timeout_s=options.command_timeout_s
+            )
+            self._pool: ConnectionPool | None = None
+            self._sub, self._unsub = "SSUBSCRIBE", "SUNSUBSCRIBE"
+        else:
+            self._cluster_target = None
+            self._routes = None
+            self._target = RedisTarget.from_url(url)  # also refuses a URL that is not for Redis
+            # One quick retry covers a pooled connection that died since its last use; the real
+            # reconnect policy is the supervisor's, and callers see BrokerUnavailable right away.
+            pool_options: dict[str, Any] = {
+                "socket_connect_timeout": options.connect_timeout_s,
+                "socket_timeout": options.command_timeout_s,
+                "retry": Retry(NoBackoff(), 1),
+                "health_check_interval": 0,
+                **parse_url(url),  # what the URL says wins, as with Redis.from_url
+                "decode_responses": False,
+            }
+            self._pool = ConnectionPool(**pool_options)
+            # PUBLISH goes over a dedicated pipelined connection of its own (no pool checkout per call).
+            self._commands = Commands(self._target, options.connect_timeout_s, options.command_timeout_s)
+            self._redis = Redis(connection_pool=self._pool)
+            self._sub, self._unsub = "SUBSCRIBE", "UNSUBSCRIBE"
+        self._sub_kind, self._unsub_kind = self._sub.lower().encode(), self._unsub.lower().encode()
         self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
         self._renew: AsyncScript = self._redis.register_script(_RENEW)
         self._release: AsyncScript = self._redis.register_script(_RELEASE)
-        self._link: _Link | None = None
-        self._supervisor: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()  # serialises every change of the link's subscriptions
+        self._push_capped: AsyncScript = self._redis.register_script(_PUSH_CAPPED)
+        self._shards: dict[Address | None, _Shard] = {}
+        self._lock = asyncio.Lock()  # serialises every change of the links' subscriptions
         self._subs: dict[str, set[Subscription]] = {}
-        self._remote: set[str] = set()  # channels subscribed on the current link
+        self._home: dict[str, _Shard] = {}  # channel -> the shard it is (or was last) subscribed on
+        self._lost: set[str] = set()  # channels whose subscription was lost: a gap when it is back
         self._unsubscribing: set[asyncio.Task[None]] = set()
+        self._rehoming: asyncio.Task[None] | None = None
+        self._rehome_again = False
         self._channel_prefix = (self.prefix + "ch:").encode()
 
     def __repr__(self) -> str:
-        return f"<RedisBroker prefix={self.prefix!r} healthy={self.healthy}>"
+        kind = "cluster " if self.cluster else ""
+        return f"<RedisBroker {kind}prefix={self.prefix!r} healthy={self.healthy}>"
 
     # --- lifecycle ---
 
@@ -240,43 +365,70 @@ class RedisBroker(Broker):
             raise ValueError("a closed broker cannot be restarted")
         self._started = True
         try:
-            link = await self._open_link(reconnect=False)
-        except BrokerUnavailable:
+            if self._routes is not None:
+                # A cluster: learn its masters and link to each; a master that cannot be reached
+                # now is retried by its supervisor (its channels are unavailable meanwhile).
+                await self._routes.refresh()
+                shards = [self._shard_at(address) for address in self._routes.masters()]
+                await asyncio.gather(*(asyncio.shield(shard.first_attempt) for shard in shards))
+            else:
+                shard = self._shard_at(None)
+                await asyncio.shield(shard.first_attempt)
+                if not shard.up:
+                    raise BrokerUnavailable(f"cannot connect to redis: {shard.last_error}")
+        except BaseException:
             await self.aclose()
             raise
-        self._supervisor = asyncio.create_task(self._supervise(link), name="broker-redis-supervisor")
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._supervisor
-        if self._link is not None:
-            await self._link.aclose()
-            self._link = None
+        tasks = [shard.supervisor for shard in self._shards.values() if shard.supervisor is not None]
+        if self._rehoming is not None:
+            tasks.append(self._rehoming)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for shard in self._shards.values():
+            if shard.link is not None:
+                await shard.link.aclose()
+                shard.link = None
+            shard.remote.clear()
         for task in list(self._unsubscribing):
             task.cancel()
         for subs in self._subs.values():
             for sub in subs:
                 sub._close()
         self._subs.clear()
-        self._remote.clear()
-        await self._commands.aclose()
+        self._home.clear()
+        if self._commands is not None:
+            await self._commands.aclose()
+        if self._routes is not None:
+            await self._routes.aclose()
         await self._redis.aclose()
-        await self._pool.disconnect()
+        if self._pool is not None:
+            await self._pool.disconnect()
 
     @property
     def healthy(self) -> bool:
-        return not self._closed and self._link is not None and self._link.up
+        if self._closed or not self._started:
+            return False
+        if self._routes is None:
+            shard = self._shards.get(None)
+            return shard is not None and shard.up
+        masters = self._routes.masters()
+        return bool(masters) and all(
+            (shard := self._shards.get(address)) is not None and shard.up for address in masters
+        )
 
-    def _client(self) -> Redis:
+    def _client(self) -> Redis | RedisCluster:
         self._check_open()
         return self._redis
 
-    # --- the pub/sub link ---
+    # --- the pub/sub links ---
 
     def _full_channel(self, channel: str) -> bytes:
         return self._channel_prefix + channel.encode()
@@ -296,71 +448,249 @@ class RedisBroker(Broker):
             for sub in subs:  # _deliver never changes the set: no copy needed
                 sub._deliver(message)
 
-    async def _open_link(self, *, reconnect: bool) -> _Link:
-        """Connect, subscribe every channel that has subscribers, and signal them a gap if asked."""
-        async with self._lock:
-            link = _Link(self._dispatch, self.options.health_interval_s)
+    def _shard_at(self, address: Address | None) -> _Shard:
+        """The shard of a node (made, and its supervisor started, on first use)."""
+        shard = self._shards.get(address)
+        if shard is None:
+            cluster = self._cluster_target
+            target = self._target if address is None or cluster is None else cluster.node(address)
+            shard = self._shards[address] = _Shard(address, target)
+            shard.supervisor = asyncio.create_task(self._supervise(shard), name="broker-redis-supervisor")
+        return shard
+
+    def _shard_for(self, channel: str) -> _Shard:
+        """Where ``channel`` belongs now: the one Redis, or the master of its slot."""
+        if self._routes is None:
+            return self._shard_at(None)
+        return self._shard_at(self._routes.address_of(slot_of(self._full_channel(channel))))
+
+    def _belongs_to(self, channel: str, shard: _Shard) -> bool:
+        if self._routes is None:
+            return True
+        return self._routes.slots[slot_of(self._full_channel(channel))] == shard.address
+
+    async def _supervise(self, shard: _Shard) -> None:
+        """Connect the shard's link, and again (with backoff) whenever it is lost."""
+        delays: Iterator[float] | None = None
+        attempts = 0
+        while True:
+            if delays is not None:
+                await asyncio.sleep(next(delays))
+            attempts += 1
             try:
-                await open_wire(self._target, link, self.options.connect_timeout_s)
+                link = await self._connect(shard)
+            except BrokerUnavailable as exc:
+                shard.last_error = str(exc)
+                log.debug("broker: connecting to redis %s failed (attempt %d): %s", shard.target, attempts, exc)
+                delays = delays or backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s)
+                if self._retire(shard):
+                    return
+                continue
+            except Exception as exc:  # keep the supervisor alive whatever happens
+                shard.last_error = repr(exc)
+                log.exception("broker: unexpected error while connecting to redis %s", shard.target)
+                delays = delays or backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s)
+                continue
+            finally:
+                if not shard.first_attempt.done():
+                    shard.first_attempt.set_result(None)
+            if delays is not None:
+                log.warning("broker: redis pub/sub link to %s restored after %d attempt(s)", shard.target, attempts)
+            reason = await link.lost
+            log.warning("broker: redis pub/sub link to %s down (%s); reconnecting", shard.target, reason)
+            async with self._lock:
+                if shard.link is link:
+                    shard.link = None
+                for channel in shard.remote:
+                    self._lost.add(channel)
+                shard.remote.clear()
+            await link.aclose(reason)
+            delays = backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s)
+            attempts = 0
+
+    def _retire(self, shard: _Shard) -> bool:
+        """A cluster node that no longer serves any slot and has no channel is let go."""
+        if self._routes is None or shard.address in self._routes.masters():
+            return False
+        if any(home is shard for home in self._home.values()):
+            return False
+        if self._shards.get(shard.address) is shard:
+            del self._shards[shard.address]
+        return True
+
+    async def _connect(self, shard: _Shard) -> _Link:
+        """Open the shard's link, subscribe the channels that belong there and signal gaps where
+        messages may have been lost."""
+        if self._routes is not None:
+            with contextlib.suppress(BrokerUnavailable):
+                await self._routes.refresh()  # channels whose slots moved go to their new master
+        link = _Link(self._dispatch, lambda full: self._dropped(shard, full), self.options.health_interval_s)
+        try:  # outside the lock: a master that does not answer must not hold up the others
+            await open_wire(shard.target, link, self.options.connect_timeout_s)
+        except BaseException as exc:
+            await link.aclose(f"connect failed: {exc!r}")
+            if isinstance(exc, _LOST):
+                raise BrokerUnavailable(f"cannot connect to redis at {shard.target}: {exc}") from exc
+            raise
+        async with self._lock:
+            try:
+                if self._closed:
+                    raise BrokerUnavailable("the broker is closed")
                 link.start()
-                channels = [channel for channel, subs in self._subs.items() if subs]
-                if channels:
-                    fulls = [self._full_channel(channel) for channel in channels]
-                    await link.request(
-                        ("SUBSCRIBE", *fulls),
-                        [(b"subscribe", full) for full in fulls],
-                        self.options.command_timeout_s,
-                    )
+                shard.link = link
+                await self._resubscribe(shard)
+                if self._routes is not None:
+                    await self._rehome()
             except BaseException as exc:  # cancellation included: never leak the half-open link
+                if shard.link is link:
+                    shard.link = None
+                for channel in shard.remote:
+                    self._lost.add(channel)
+                shard.remote.clear()
                 await link.aclose(f"connect failed: {exc!r}")
                 if isinstance(exc, _LOST):
-                    raise BrokerUnavailable(f"cannot connect to redis: {exc}") from exc
+                    raise BrokerUnavailable(f"cannot connect to redis at {shard.target}: {exc}") from exc
                 raise
-            self._link = link
-            self._remote = set(channels)
-            if reconnect:
-                for channel in channels:
-                    for sub in tuple(self._subs.get(channel, ())):
-                        sub._signal_gap(GapReason.RECONNECT)
             return link
 
-    async def _supervise(self, link: _Link) -> None:
-        while True:
-            reason = await link.lost
-            log.warning("broker: redis pub/sub link down (%s); reconnecting", reason)
-            async with self._lock:
-                self._link = None
-                self._remote.clear()
-            await link.aclose(reason)
-            attempts = 0
-            for delay in backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s):
-                await asyncio.sleep(delay)
-                attempts += 1
-                try:
-                    link = await self._open_link(reconnect=True)
-                except BrokerUnavailable as exc:
-                    log.debug("broker: reconnect attempt %d failed: %s", attempts, exc)
-                    continue
-                except Exception:  # keep the supervisor alive whatever happens
-                    log.exception("broker: unexpected error while reconnecting")
-                    continue
-                log.warning("broker: redis pub/sub link restored after %d attempt(s)", attempts)
-                break
+    async def _resubscribe(self, shard: _Shard) -> None:
+        """(Under the lock.) Subscribe on ``shard`` every channel with subscribers that belongs
+        there and is not subscribed yet; those that had lost their subscription get a gap."""
+        link = shard.link
+        if link is None or not link.up:
+            return
+        channels = [
+            channel
+            for channel, subs in self._subs.items()
+            if subs and channel not in shard.remote and self._belongs_to(channel, shard)
+        ]
+        if not channels:
+            return
+        fulls = [self._full_channel(channel) for channel in channels]
+        if self._routes is None:
+            commands: list[tuple[str | bytes, ...]] = [(self._sub, *fulls)]
+        else:  # a cluster takes several shard channels in one SSUBSCRIBE only from one slot
+            commands = [(self._sub, full) for full in fulls]
+        expect = [(self._sub_kind, full) for full in fulls]
+        outcomes = await link.request(commands, expect, self.options.command_timeout_s)
+        for channel, outcome in zip(channels, outcomes, strict=True):
+            if outcome is not None:
+                self._refused(channel, outcome)
+                continue
+            shard.remote.add(channel)
+            self._home[channel] = shard
+            if channel in self._lost:
+                self._lost.discard(channel)
+                for sub in tuple(self._subs.get(channel, ())):
+                    sub._signal_gap(GapReason.RECONNECT)
+
+    def _refused(self, channel: str, error: BaseException) -> None:
+        """A node refused to subscribe ``channel`` again (it stays among the lost ones)."""
+        moved = _moved_to(error)
+        if moved is not None and self._routes is not None:
+            self._routes.moved(*moved)  # our map is old: the next round subscribes it there
+        else:
+            log.warning("broker: redis refused to subscribe %r: %s", channel, error)
+        self._rehome_soon()  # a cluster tries again (a failover may be under way)
+
+    async def _rehome(self) -> None:
+        """(Under the lock; cluster.) Move every subscribed channel to the master that serves its
+        slot now: drop it where it no longer belongs, subscribe it where it does (with a gap)."""
+        assert self._routes is not None
+        for channel, subs in list(self._subs.items()):
+            if not subs:
+                continue
+            home = self._home.get(channel)
+            address = self._routes.slots[slot_of(self._full_channel(channel))]
+            if home is not None and home.address != address:
+                self._home.pop(channel, None)
+                self._lost.add(channel)
+                if channel in home.remote:
+                    home.remote.discard(channel)
+                    if home.link is not None and home.up:
+                        full = self._full_channel(channel)
+                        with contextlib.suppress(BrokerUnavailable):
+                            await home.link.request(
+                                [(self._unsub, full)], [(self._unsub_kind, full)], self.options.command_timeout_s
+                            )
+            if address is not None:
+                self._shard_at(address)  # its supervisor subscribes the channel once it is linked
+        for shard in list(self._shards.values()):
+            await self._resubscribe(shard)
+
+    def _rehome_soon(self) -> None:
+        """Re-home the channels in the background (the map changed, or a node dropped channels)."""
+        if self._closed or self._routes is None:
+            return
+        self._rehome_again = True
+        if self._rehoming is None or self._rehoming.done():
+            self._rehoming = asyncio.create_task(self._rehome_loop(), name="broker-redis-rehome")
+
+    async def _rehome_loop(self) -> None:
+        """Until every channel is where the map says (a refused subscription, say during a
+        failover, is tried again with the reconnect backoff)."""
+        assert self._routes is not None
+        delays = backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s)
+        while self._rehome_again and not self._closed:
+            self._rehome_again = False
+            try:
+                await self._routes.refresh()
+                async with self._lock:
+                    await self._rehome()
+            except BrokerUnavailable as exc:
+                log.debug("broker: re-homing channels failed: %s", exc)
+                self._rehome_again = True
+            if self._rehome_again:
+                await asyncio.sleep(next(delays))
+
+    def _map_changed(self) -> None:
+        self._rehome_soon()
+
+    def _dropped(self, shard: _Shard, full_channel: bytes) -> None:
+        """The node dropped a channel's subscription by itself (its slot moved elsewhere)."""
+        if not full_channel.startswith(self._channel_prefix):
+            return
+        channel = full_channel[len(self._channel_prefix) :].decode("utf-8", "replace")
+        if channel in shard.remote:
+            shard.remote.discard(channel)
+            self._lost.add(channel)
+            log.info("broker: redis %s dropped the subscription of %r (slot moved)", shard.target, channel)
+            if self._routes is not None:
+                self._routes.refresh_soon()
+            self._rehome_soon()
 
     async def _attach(self, sub: Subscription) -> None:
         channel = sub.channel
         self._subs.setdefault(channel, set()).add(sub)
         try:
-            if channel in self._remote and self.healthy:
+            home = self._home.get(channel)
+            if home is not None and channel in home.remote and home.up:
                 return
-            async with self._lock:
-                link = self._link
-                if link is None or not link.up:
-                    raise BrokerUnavailable("redis pub/sub link is down")
-                if channel not in self._remote:
+            for _ in range(MAX_REDIRECTS + 1):
+                shard = self._shard_for(channel)
+                if not shard.first_attempt.done():
+                    await asyncio.shield(shard.first_attempt)
+                async with self._lock:
+                    if self._shard_for(channel) is not shard:
+                        continue  # the map changed meanwhile
+                    if channel in shard.remote and shard.up:
+                        return
+                    link = shard.link
+                    if link is None or not link.up:
+                        raise BrokerUnavailable(f"redis pub/sub link to {shard.target} is down")
                     full = self._full_channel(channel)
-                    await link.request(("SUBSCRIBE", full), [(b"subscribe", full)], self.options.command_timeout_s)
-                    self._remote.add(channel)
+                    (outcome,) = await link.request(
+                        [(self._sub, full)], [(self._sub_kind, full)], self.options.command_timeout_s
+                    )
+                    if outcome is None:
+                        shard.remote.add(channel)
+                        self._home[channel] = shard
+                        return
+                    moved = _moved_to(outcome)
+                    if moved is None or self._routes is None:
+                        raise BrokerUnavailable(f"redis refused {self._sub} {channel!r}: {outcome}")
+                    self._routes.moved(*moved)
+            raise BrokerUnavailable(f"redis cluster kept redirecting {self._sub} {channel!r}")
         except BaseException:
             await self._detach(sub)
             raise
@@ -385,35 +715,47 @@ class RedisBroker(Broker):
             if self._subs.get(channel):
                 return
             self._subs.pop(channel, None)
-            link = self._link
-            if channel not in self._remote or link is None or not link.up:
-                self._remote.discard(channel)
+            self._lost.discard(channel)
+            shard = self._home.pop(channel, None)
+            if shard is None or channel not in shard.remote:
                 return
-            self._remote.discard(channel)
+            shard.remote.discard(channel)
+            link = shard.link
+            if link is None or not link.up:
+                return
             full = self._full_channel(channel)
             with contextlib.suppress(BrokerUnavailable):
-                await link.request(("UNSUBSCRIBE", full), [(b"unsubscribe", full)], self.options.command_timeout_s)
+                await link.request([(self._unsub, full)], [(self._unsub_kind, full)], self.options.command_timeout_s)
 
     async def publish(self, channel: str, message: bytes | str) -> None:
         await self.publish_many([(channel, message)])
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
-        """All of ``messages`` in one write and one round trip (a pipeline without MULTI)."""
+        """All of ``messages`` in one write and one round trip (a pipeline without MULTI); on a
+        cluster, one write per master concerned, sent at once."""
         self._check_open()
         if not messages:
             return
         full_channel = self._full_channel
-        data = b"".join(
-            pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
-            for channel, message in messages
-        )
-        await self._commands.call(data, len(messages), "PUBLISH")
+        if self._commands is not None:
+            data = b"".join(
+                pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
+                for channel, message in messages
+            )
+            await self._commands.call(data, len(messages), "PUBLISH")
+            return
+        assert self._routes is not None
+        items = []
+        for channel, message in messages:
+            full = full_channel(check_name("channel", channel))
+            items.append((slot_of(full), pack_spublish(full, encode_message(message))))
+        await self._routes.call(items, "SPUBLISH")
 
     # --- leases ---
 
     def _lease_keys(self, name: str) -> list[str]:
-        check_name("lease name", name)
-        return [f"{self.prefix}lease:{name}", f"{self.prefix}fence:{name}"]
+        tag = tagged(check_name("lease name", name))
+        return [f"{self.prefix}lease:{tag}", f"{self.prefix}fence:{tag}"]
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> int | None:
         self._client()
@@ -445,7 +787,7 @@ class RedisBroker(Broker):
         token, _, owner = _text(value).partition(":")
         return LeaseHolder(owner, int(token))
 
-    # --- counters and sets ---
+    # --- counters, sets and lists ---
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}kv:{check_name('key', key)}"
@@ -487,6 +829,20 @@ class RedisBroker(Broker):
         with _unavailable("smembers"):
             raw = await client.smembers(self._key(key))
         return {_text(member) for member in raw}
+
+    async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
+        self._client()
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        expiry = 0 if ttl_s is None else ttl_ms(ttl_s)
+        with _unavailable("push_capped"):
+            await self._push_capped(keys=[self._key(key)], args=[encode_message(item), int(limit), expiry])
+
+    async def read_list(self, key: str) -> list[bytes]:
+        client = self._client()
+        with _unavailable("read_list"):
+            items = await client.lrange(self._key(key), 0, -1)
+        return [item if isinstance(item, bytes) else item.encode() for item in items]
 
     async def delete(self, *keys: str) -> int:
         client = self._client()

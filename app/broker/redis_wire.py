@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import hiredis
 from redis.exceptions import ResponseError
 
-from app.broker.base import REDIS_SCHEMES, BrokerUnavailable
+from app.broker.base import SINGLE_REDIS_SCHEMES, BrokerUnavailable
 
 log = logging.getLogger("app.broker.redis")
 
@@ -56,7 +56,7 @@ class RedisTarget:
     @classmethod
     def from_url(cls, url: str) -> RedisTarget:
         parts = urlsplit(url)
-        if parts.scheme not in REDIS_SCHEMES:
+        if parts.scheme not in SINGLE_REDIS_SCHEMES:
             raise ValueError(f"not a redis://, rediss:// or unix:// URL: {url!r}")
         query = {name: values[-1] for name, values in parse_qs(parts.query).items()}
         username = query.get("username") or (unquote(parts.username) if parts.username else None)
@@ -139,6 +139,11 @@ def pack_command(*args: bytes | str | int) -> bytes:
 
 def pack_publish(full_channel: bytes, data: bytes) -> bytes:
     return b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(full_channel), full_channel, len(data), data)
+
+
+def pack_spublish(full_channel: bytes, data: bytes) -> bytes:
+    """SPUBLISH (Redis 7 sharded pub/sub), for a Redis Cluster."""
+    return b"*3\r\n$8\r\nSPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(full_channel), full_channel, len(data), data)
 
 
 _INCOMPLETE = object()  # what hiredis' Reader.gets() returns until a whole reply has arrived
@@ -347,7 +352,17 @@ class Commands:
         return pipe
 
     async def call(self, data: bytes, count: int, what: str) -> list[Any]:
-        """Send ``count`` packed commands (``data``) and return their replies."""
+        """Send ``count`` packed commands (``data``) and return their replies; an error reply
+        raises redis-py's ``ResponseError``."""
+        replies = await self.replies(data, count, what)
+        for reply in replies:
+            if isinstance(reply, hiredis.ReplyError):
+                raise ResponseError(str(reply))
+        return replies
+
+    async def replies(self, data: bytes, count: int, what: str) -> list[Any]:
+        """Send ``count`` packed commands (``data``) and return their replies as they are, error
+        replies included (as ``hiredis.ReplyError`` values)."""
         pipe = self._pipe
         if pipe is None or not pipe.up:
             pipe = await self._connect()
@@ -358,9 +373,6 @@ class Commands:
         except TimeoutError as exc:
             pipe.close(f"no reply to {what} within {self._command_timeout_s}s")
             raise BrokerUnavailable(f"redis did not answer {what} within {self._command_timeout_s}s") from exc
-        for reply in replies:
-            if isinstance(reply, hiredis.ReplyError):
-                raise ResponseError(str(reply))
         return replies
 
     async def aclose(self) -> None:

@@ -31,6 +31,9 @@ class TableStore(Protocol):
 
     async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None: ...
 
+    async def exists(self, code: str) -> bool:
+        """Whether the store holds the table's record (without reading it)."""
+
     async def codes(self) -> list[str]: ...
 
     async def resolve_watch(self, watch_code: str) -> str | None: ...

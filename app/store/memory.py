@@ -67,6 +67,9 @@ class MemoryStore:
             return None
         return overlay(record, self._data.live.get(code)), list(self._data.logs.get(code, []))
 
+    async def exists(self, code: str) -> bool:
+        return code in self._data.records
+
     async def codes(self) -> list[str]:
         return list(self._data.records)
 

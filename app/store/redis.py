@@ -1,10 +1,11 @@
-"""``RedisStore``: the table store of ``redis://``, ``rediss://`` and ``unix://`` brokers, which is
-what lets a table survive the death of its process.
+"""``RedisStore``: the table store of ``redis://``, ``rediss://``, ``unix://`` and ``redis+cluster://``
+brokers, which is what lets a table survive the death of its process.
 
-Each write is one Lua script that checks the fencing token first. The per-move append runs on a
-dedicated pipelined connection of our own (:class:`app.broker.redis_wire.Commands`), the rest on
-redis-py. Redis outages raise ``BrokerUnavailable``; an owner that finds its log shorter than it
-should be (Redis restarted with nothing on disk) gets ``LogGap`` and writes it again whole.
+Each write is a Lua script that checks the fencing token first. The per-move append runs on a
+dedicated pipelined connection of our own (:class:`app.broker.redis_wire.Commands`; on a cluster one
+per master, :class:`app.broker.redis_cluster.ClusterCommands`), the rest on redis-py. Redis outages
+raise ``BrokerUnavailable``; an owner that finds its log shorter than it should be (Redis restarted
+with nothing on disk) gets ``LogGap`` and writes it again whole.
 """
 
 from __future__ import annotations
@@ -12,39 +13,61 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 from redis.asyncio import Redis
-from redis.exceptions import RedisError, ResponseError
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from app.broker import BrokerUnavailable
+from app.broker.base import CLUSTER_SCHEMES
+from app.broker.redis_cluster import ClusterCommands, ClusterTarget, cluster_client, slot_of
 from app.broker.redis_wire import Commands, RedisTarget, pack_command
 from app.store.base import Fenced, LogGap, overlay
 
-# KEYS: fence, record, log, watch-index, codes-set, lobby-hash. ARGV: token, code, record json,
-# watch code, public flag, mode ("save" / "append" / "replace"), index, entries...
-_WRITE = """
+# The writes are Lua scripts that check the fencing token first. A table's own keys (fence,
+# record, log, live) carry its code as their hash tag, so they share a Redis Cluster slot; the
+# indexes of all tables (watch codes, table codes, lobby rows) share another one. One Redis runs
+# each write as one script over both; a cluster runs the table's part, then (if it was allowed)
+# the indexes' part, which checks the token again against the newest one it has seen per table.
+
+# KEYS: fence, record, log. ARGV: token, code, record json, watch code, public flag, mode ("save" /
+# "replace"), entries...
+_WRITE_TABLE = """
 local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
-local token = tonumber(ARGV[1])
-if fence > token then return -1 end
+if fence > tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[3])
-redis.call('HSET', KEYS[4], ARGV[4], ARGV[2])
-redis.call('SADD', KEYS[5], ARGV[2])
-if ARGV[5] == '1' then redis.call('HSET', KEYS[6], ARGV[2], ARGV[3]) else redis.call('HDEL', KEYS[6], ARGV[2]) end
-local mode = ARGV[6]
-if mode == 'replace' then
+if ARGV[6] == 'replace' then
   redis.call('DEL', KEYS[3])
-  for i = 8, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
-elseif mode == 'append' then
-  local index = tonumber(ARGV[7])
-  local length = redis.call('LLEN', KEYS[3])
-  if length < index then return -2 end
-  if length > index then redis.call('LTRIM', KEYS[3], 0, index - 1) end
-  redis.call('RPUSH', KEYS[3], ARGV[8])
+  for i = 7, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+end
+"""
+
+# The last three KEYS: watch index, codes set, lobby hash. Same ARGV.
+_WRITE_INDEX = """
+local k = #KEYS - 3
+redis.call('HSET', KEYS[k + 1], ARGV[4], ARGV[2])
+redis.call('SADD', KEYS[k + 2], ARGV[2])
+if ARGV[5] == '1' then
+  redis.call('HSET', KEYS[k + 3], ARGV[2], ARGV[3])
+else
+  redis.call('HDEL', KEYS[k + 3], ARGV[2])
 end
 return 1
 """
+
+# (Cluster) KEYS[1]: the indexes' own record of the newest token per table. ARGV[1] token, ARGV[2] code.
+_INDEX_FENCE = """
+local seen = tonumber(redis.call('HGET', KEYS[1], ARGV[2]) or '0')
+if seen > tonumber(ARGV[1]) then return -1 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[1])
+"""
+
+_WRITE = _WRITE_TABLE + _WRITE_INDEX  # one Redis: everything in one script
+_WRITE_TABLE_ONLY = _WRITE_TABLE + "return 1\n"
+_WRITE_INDEX_FENCED = _INDEX_FENCE + _WRITE_INDEX
 
 # KEYS: fence, record, log, live. ARGV: token, index, entry json, live json.
 _APPEND = """
@@ -68,15 +91,25 @@ redis.call('SET', KEYS[1], ARGV[1])
 return 1
 """
 
-_REMOVE = """
+# KEYS: fence, record, log, live. ARGV: token, code, watch code.
+_REMOVE_TABLE = """
 local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
 if fence > tonumber(ARGV[1]) then return -1 end
-redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HDEL', KEYS[4], ARGV[3])
-redis.call('SREM', KEYS[5], ARGV[2])
-redis.call('HDEL', KEYS[6], ARGV[2])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+"""
+
+# The last three KEYS: watch index, codes set, lobby hash. Same ARGV.
+_REMOVE_INDEX = """
+local k = #KEYS - 3
+redis.call('HDEL', KEYS[k + 1], ARGV[3])
+redis.call('SREM', KEYS[k + 2], ARGV[2])
+redis.call('HDEL', KEYS[k + 3], ARGV[2])
 return 1
 """
+
+_REMOVE = _REMOVE_TABLE + _REMOVE_INDEX
+_REMOVE_TABLE_ONLY = _REMOVE_TABLE + "return 1\n"
+_REMOVE_INDEX_FENCED = _INDEX_FENCE + _REMOVE_INDEX
 
 
 def _dumps(value: Any) -> bytes:
@@ -88,70 +121,77 @@ def _dumps(value: Any) -> bytes:
 
 class RedisStore:
     def __init__(self, url: str, prefix: str = "durak:") -> None:
-        self._redis = Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self._routes: ClusterCommands | None = None
+        self._commands: Commands | None = None
+        self._redis: Redis | RedisCluster
+        if urlsplit(url).scheme in CLUSTER_SCHEMES:
+            self._redis = cluster_client(url, connect_timeout_s=5, command_timeout_s=5)
+            self._routes = ClusterCommands(ClusterTarget.from_url(url), connect_timeout_s=5, command_timeout_s=5)
+        else:
+            self._redis = Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+            # The per-move append runs on a dedicated pipelined connection: no pool checkout, lock
+            # or task per call (see app.broker.redis_wire.Commands).
+            self._commands = Commands(RedisTarget.from_url(url), connect_timeout_s=5, command_timeout_s=5)
         self._p = prefix + "store:"
-        self._write = self._redis.register_script(_WRITE)
-        self._remove = self._redis.register_script(_REMOVE)
+        self._index = f"{self._p}{{index}}:"  # the hash tag of the indexes' slot
+        cluster = self._routes is not None
+        self._write = self._redis.register_script(_WRITE_TABLE_ONLY if cluster else _WRITE)
+        self._write_index = self._redis.register_script(_WRITE_INDEX_FENCED)
+        self._remove = self._redis.register_script(_REMOVE_TABLE_ONLY if cluster else _REMOVE)
+        self._remove_index = self._redis.register_script(_REMOVE_INDEX_FENCED)
         self._claim = self._redis.register_script(_CLAIM)
-        # The per-move append runs on a dedicated pipelined connection: no pool checkout, lock or
-        # task per call (see app.broker.redis_wire.Commands).
-        self._commands = Commands(RedisTarget.from_url(url), connect_timeout_s=5, command_timeout_s=5)
         self._append_sha = hashlib.sha1(_APPEND.encode()).hexdigest().encode()
 
-    def _keys(self, code: str) -> list[str]:
-        p = self._p
-        return [f"{p}fence:{code}", f"{p}rec:{code}", f"{p}log:{code}", f"{p}watch", f"{p}codes", f"{p}lobby"]
+    def _table_keys(self, code: str) -> list[str]:
+        """The table's fence, record, log and live keys: one hash tag, one cluster slot."""
+        p, tag = self._p, "{" + code + "}"
+        return [f"{p}fence:{tag}", f"{p}rec:{tag}", f"{p}log:{tag}", f"{p}live:{tag}"]
+
+    def _index_keys(self) -> list[str]:
+        """The indexes of every table: watch code -> code, the codes, the public tables' records."""
+        return [f"{self._index}watch", f"{self._index}codes", f"{self._index}lobby"]
 
     async def _run(self, script: Any, keys: list[str], args: list[Any]) -> int:
         try:
             result = await script(keys=keys, args=args)
-        except (RedisError, OSError) as exc:
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         return int(result)
 
-    async def _write_record(
-        self, code: str, token: int, record: dict[str, Any], mode: str, index: int, entries: list[dict[str, Any]]
-    ) -> int:
+    async def _fenced(self, code: str, table: Any, index: Any, keys: list[str], args: list[Any]) -> None:
+        """Run a write: on one Redis one script; on a cluster the table's part, then the indexes'."""
+        if self._routes is None:
+            result = await self._run(table, keys + self._index_keys(), args)
+        else:
+            result = await self._run(table, keys, args)
+            if result != -1:
+                result = await self._run(index, [f"{self._index}tokens", *self._index_keys()], args)
+        if result == -1:
+            raise Fenced(code)
+
+    async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
         args: list[Any] = [
             token,
             code,
             _dumps(record),
             record["spec"]["watch_code"],
             "0" if record["spec"]["private"] else "1",
-            mode,
-            index,
-            *(_dumps(entry) for entry in entries),
+            "save" if log is None else "replace",
+            *(_dumps(entry) for entry in log or []),
         ]
-        result = await self._run(self._write, self._keys(code), args)
-        if result == -1:
-            raise Fenced(code)
-        return result
-
-    async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
-        await self._write_record(code, token, record, "save" if log is None else "replace", 0, log or [])
+        await self._fenced(code, self._write, self._write_index, self._table_keys(code)[:3], args)
 
     async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
-        fence, record, log = self._keys(code)[:3]
-        keys_args = (
-            b"4",
-            fence,
-            record,
-            log,
-            f"{self._p}live:{code}",
-            token,
-            index,
-            _dumps(entry),
-            _dumps(live),
-        )
-        call = self._commands.call
+        keys: list[bytes | str | int] = [b"4", *self._table_keys(code)]
+        keys_args = (*keys, token, index, _dumps(entry), _dumps(live))
         try:
             try:
-                (result,) = await call(pack_command(b"EVALSHA", self._append_sha, *keys_args), 1, "append")
+                result = await self._call(code, pack_command(b"EVALSHA", self._append_sha, *keys_args))
             except ResponseError as exc:
                 if not str(exc).startswith("NOSCRIPT"):
                     raise
                 # Not in this server's script cache yet (first use, or it restarted): EVAL caches it.
-                (result,) = await call(pack_command(b"EVAL", _APPEND, *keys_args), 1, "append")
+                result = await self._call(code, pack_command(b"EVAL", _APPEND, *keys_args))
         except RedisError as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if result == -1:
@@ -159,33 +199,49 @@ class RedisStore:
         if result == -2:
             raise LogGap(code)
 
+    async def _call(self, code: str, command: bytes) -> Any:
+        """One command about a table on the hot path's own connection (on a cluster: to the master
+        of the table's slot)."""
+        if self._routes is not None:
+            (result,) = await self._routes.call([(slot_of("{" + code + "}"), command)], "append")
+            return result
+        assert self._commands is not None
+        (result,) = await self._commands.call(command, 1, "append")
+        return result
+
     async def claim(self, code: str, token: int) -> None:
-        if await self._run(self._claim, self._keys(code)[:1], [token]) == -1:
+        if await self._run(self._claim, self._table_keys(code)[:1], [token]) == -1:
             raise Fenced(code)
 
     async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        keys = self._keys(code)
+        _, rec, log, live_key = self._table_keys(code)
         try:
-            raw = await self._redis.get(keys[1])
-            live = await self._redis.get(f"{self._p}live:{code}")
-            entries = await self._redis.lrange(keys[2], 0, -1)
-        except (RedisError, OSError) as exc:
+            raw = await self._redis.get(rec)
+            live = await self._redis.get(live_key)
+            entries = await self._redis.lrange(log, 0, -1)
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if raw is None:
             return None
         return overlay(orjson.loads(raw), orjson.loads(live) if live else None), [orjson.loads(e) for e in entries]
 
+    async def exists(self, code: str) -> bool:
+        try:
+            return bool(await self._redis.exists(self._table_keys(code)[1]))
+        except (RedisError, RedisClusterException, OSError) as exc:
+            raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
+
     async def codes(self) -> list[str]:
         try:
-            members = await self._redis.smembers(f"{self._p}codes")
-        except (RedisError, OSError) as exc:
+            members = await self._redis.smembers(self._index_keys()[1])
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members)
 
     async def resolve_watch(self, watch_code: str) -> str | None:
         try:
-            code = await self._redis.hget(f"{self._p}watch", watch_code)
-        except (RedisError, OSError) as exc:
+            code = await self._redis.hget(self._index_keys()[0], watch_code)
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if code is None:
             return None
@@ -193,18 +249,19 @@ class RedisStore:
 
     async def lobby(self) -> list[dict[str, Any]]:
         try:
-            rows = await self._redis.hvals(f"{self._p}lobby")
-        except (RedisError, OSError) as exc:
+            rows = await self._redis.hvals(self._index_keys()[2])
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         return [orjson.loads(row) for row in rows]
 
     async def remove(self, code: str, token: int) -> None:
         record = await self.load(code)
         watch = record[0]["spec"]["watch_code"] if record else ""
-        if await self._run(self._remove, self._keys(code), [token, code, watch]) == -1:
-            raise Fenced(code)
+        await self._fenced(code, self._remove, self._remove_index, self._table_keys(code), [token, code, watch])
 
     async def close(self) -> None:
-        await self._commands.aclose()
+        if self._commands is not None:
+            await self._commands.aclose()
+        if self._routes is not None:
+            await self._routes.aclose()
         await self._redis.aclose()
-

@@ -10,8 +10,10 @@ import orjson
 
 
 def of_table(code: str) -> str:
-    """What every channel of the table starts with."""
-    return f"t:{code}:"
+    """What every channel of the table starts with. The code in braces is the channels' Redis
+    Cluster hash tag: every channel of one table (and its lease, record and log, tagged the same
+    way) lives in one slot, on one shard; a single Redis ignores the braces."""
+    return f"t:{{{code}}}:"
 
 
 def inbox(code: str) -> str:

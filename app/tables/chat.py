@@ -4,14 +4,14 @@ the last lines kept per table.
 Chat is not game state: it never passes through the table's actor. A line is published on the
 table's chat channel (one per table; the line says whether it is the players' or the spectators'
 chat) and every process with connections at that table fans it out to them (``app.api.chat``).
-The last :data:`HISTORY` lines of a table are kept where the broker keeps its shared state: in the
-broker hub's memory for ``memory://`` and in a capped Redis list for ``redis://``.
+The last :data:`HISTORY` lines of a table are kept where the broker keeps its shared state, in a
+capped list (:meth:`app.broker.Broker.push_capped`): the broker hub's memory for ``memory://``, a
+Redis list for ``redis://`` and ``redis+cluster://``.
 """
 
 from __future__ import annotations
 
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -40,7 +40,8 @@ def channel(code: str) -> str:
 
 
 def history_key(code: str) -> str:
-    return f"chat:{code}"
+    """The broker key of the table's chat history (tagged with the code, as its channels are)."""
+    return f"chat:{{{code}}}"
 
 
 def clean_text(text: str) -> str:
@@ -74,39 +75,14 @@ class RateLimit:
         return 0
 
 
-# memory:// brokers: the history lives beside the hub that the brokers of one URL share.
-_memory_histories: weakref.WeakKeyDictionary[Any, dict[str, deque[bytes]]] = weakref.WeakKeyDictionary()
-
-
-def _memory_hub(broker: Broker) -> Any | None:
-    return getattr(broker, "_hub", None)
-
-
 async def remember(broker: Broker, code: str, line: bytes) -> None:
     """Keep ``line`` (JSON of one chat message) among the table's last :data:`HISTORY` lines."""
-    hub = _memory_hub(broker)
-    if hub is not None:
-        lines = _memory_histories.setdefault(hub, {}).setdefault(code, deque(maxlen=HISTORY))
-        lines.append(line)
-        return
-    client = broker._client()  # type: ignore[attr-defined]
-    key = broker._key(history_key(code))  # type: ignore[attr-defined]
-    async with client.pipeline(transaction=True) as pipe:
-        pipe.rpush(key, line)
-        pipe.ltrim(key, -HISTORY, -1)
-        pipe.expire(key, int(HISTORY_TTL_S))
-        await pipe.execute()
+    await broker.push_capped(history_key(code), line, HISTORY, ttl_s=HISTORY_TTL_S)
 
 
 async def history(broker: Broker, code: str) -> list[dict[str, Any]]:
     """The table's last lines, oldest first."""
-    hub = _memory_hub(broker)
-    if hub is not None:
-        raw: list[bytes] = list(_memory_histories.get(hub, {}).get(code, ()))
-    else:
-        client = broker._client()  # type: ignore[attr-defined]
-        raw = await client.lrange(broker._key(history_key(code)), -HISTORY, -1)  # type: ignore[attr-defined]
-    return [orjson.loads(line) for line in raw]
+    return [orjson.loads(line) for line in await broker.read_list(history_key(code))]
 
 
 def visible(line: dict[str, Any], *, seated: bool) -> bool:

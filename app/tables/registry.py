@@ -182,7 +182,9 @@ class LobbyViewer:
 
 
 def lease_name(code: str) -> str:
-    return f"table:{code}"
+    """The broker lease of a table, tagged with the code like its channels and store keys (one
+    Redis Cluster slot holds them all)."""
+    return f"table:{{{code}}}"
 
 
 class TableRegistry:
@@ -402,6 +404,7 @@ class TableRegistry:
                     self._drop(code, unlist=False)
                 else:
                     actor.recorder.token = token
+                    actor.recorder.dirty = True  # what took the lease may have taken the log too: write it whole
                     with contextlib.suppress(Exception):
                         await actor.save_now()
 
@@ -499,6 +502,10 @@ class TableRegistry:
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
+        if not await self.store.exists(code):
+            # Nothing to rebuild (removed, or lost with a Redis node that restarted empty while its
+            # owner lives on and writes it again): claiming it would only fence that owner out.
+            return None
         token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
         if token is None:
             return None

@@ -3,7 +3,6 @@ loop with progress, cached per match and seat; refused for a match that is not f
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +13,7 @@ from app.db import matches as history
 from app.engine import Rules
 from bench._common import play_match
 from tests.api.support import Api
+from tests.support.wait import eventually
 
 RULES = Rules(deck=36, seats=2)
 
@@ -54,14 +54,18 @@ async def test_analysis_progress_then_report_then_cache(api: Api) -> None:
     body = first.json()
     total = sum(1 for a in actions if a["seat"] == 0)
     assert body["status"] == "computing" and body["total"] == total and body["analysis"] is None
-    for _ in range(600):
+    answers: list[Any] = []
+
+    async def reported() -> bool:
         answer = await client.get("/api/matches/m-coach/analysis", params={"seat": 0})
+        answers.append(answer)
         if answer.status_code == 200:
-            break
+            return True
         assert answer.status_code == 202 and 0 <= answer.json()["done"] <= total
-        await asyncio.sleep(0.05)
-    assert answer.status_code == 200
-    report = answer.json()
+        return False
+
+    await eventually(reported, timeout=30, what="the analysis is done", every=0.05)
+    report = answers[-1].json()
     assert report["status"] == "done" and report["done"] == report["total"] == total
     decisions = report["analysis"]["decisions"]
     assert len(decisions) == total and report["analysis"]["seat"] == 0
@@ -95,12 +99,14 @@ async def test_the_server_computes_in_its_worker_process_pool(api: Api) -> None:
     api.app.state.coach_worlds = 2
     client = api.client()
     assert (await client.get("/api/matches/m-pool/analysis", params={"seat": 1})).status_code == 202
-    for _ in range(1200):
-        answer = await client.get("/api/matches/m-pool/analysis", params={"seat": 1})
-        if answer.status_code == 200:
-            break
-        await asyncio.sleep(0.05)
-    assert answer.status_code == 200 and answer.json()["analysis"]["seat"] == 1
+    answers: list[Any] = []
+
+    async def reported() -> bool:
+        answers.append(await client.get("/api/matches/m-pool/analysis", params={"seat": 1}))
+        return bool(answers[-1].status_code == 200)
+
+    await eventually(reported, timeout=60, what="the worker processes finish the analysis", every=0.05)
+    assert answers[-1].json()["analysis"]["seat"] == 1
     pool = coaching.pool()
     pids = set(pool._processes)  # the worker processes that did the work
     assert pids and os.getpid() not in pids

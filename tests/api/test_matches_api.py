@@ -4,7 +4,6 @@ who may see a private table's matches and whose coin results."""
 from __future__ import annotations
 
 import random
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +13,7 @@ from app.db import stakes
 from app.engine import Rules, action_from_json, action_to_json, apply, decision, legal_actions, new_match
 from app.engine.views import sort_hand
 from tests.api.support import Api
+from tests.support.wait import wait_until
 from tests.tables.harness import Player, create_table, play_out, signup
 
 
@@ -193,10 +193,11 @@ def _finish_table(client: TestClient, *, private: bool) -> tuple[dict[str, Any],
         actor = client.app.state.tables.tables[code]  # type: ignore[attr-defined]
         pb.until(lambda m: m["type"] == "update" and m["view"] is not None)
         play_out([pa, pb], lambda: actor, random.Random(3))
-    for _ in range(100):
-        if client.get("/api/matches?account=me", headers=alice).json()["total"]:
-            break
-        time.sleep(0.05)
+    wait_until(  # the match is stored by a task after the results went out
+        lambda: bool(client.get("/api/matches?account=me", headers=alice).json()["total"]),
+        what="alice's match is stored",
+        every=0.05,
+    )
     return table, alice, bob
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from app.api.outgoing import Outgoing
+from tests.support.wait import loop_turns
 
 
 class Server:
@@ -62,8 +63,8 @@ async def test_frames_wait_for_a_blocked_send_and_keep_their_order() -> None:
     out = Outgoing(server.send)
     out.write("1")
     out.write("2")
-    await asyncio.sleep(0.01)
-    assert server.frames == []
+    await loop_turns()
+    assert server.frames == [] and server.steps == 1  # "1" waits at the gate, "2" behind it
     server.gate.set()
     await out.flush()
     assert server.frames == ["1", "2"]
@@ -89,9 +90,9 @@ async def test_cancel_stops_a_waiting_send() -> None:
     out.write("stuck")
     await asyncio.sleep(0)
     out.cancel()
-    await asyncio.sleep(0.01)
+    await loop_turns()
     server.gate.set()
-    await asyncio.sleep(0.01)
+    await loop_turns()  # a send still alive would pass the gate and record the frame now
     assert server.frames == []
 
 

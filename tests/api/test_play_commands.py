@@ -14,6 +14,7 @@ from app.broker import BrokerUnavailable
 from app.tables import channels
 from app.tables.commands import Command, play_action
 from app.tables.spec import Principal
+from tests.support.wait import eventually
 
 
 class SlowBroker:
@@ -21,8 +22,10 @@ class SlowBroker:
         self.gate = asyncio.Event()
         self.published: list[dict[str, Any]] = []
         self.fail_next = False
+        self.calls = 0
 
     async def publish(self, channel: str, message: bytes) -> None:
+        self.calls += 1
         await self.gate.wait()
         if self.fail_next:
             self.fail_next = False
@@ -44,12 +47,10 @@ async def test_remote_commands_keep_their_order_and_a_failed_one_is_reported() -
     broker.fail_next = True
     for n in range(4):
         conn.command(Command("pass", id=f"m{n}", action=play_action("pass", {})))
-    await asyncio.sleep(0.01)
-    assert broker.published == []  # the first publish is still waiting
+    await eventually(lambda: broker.calls > 0, what="the first publish has begun")
+    assert broker.published == [] and broker.calls == 1  # it is still waiting, the others behind it
     broker.gate.set()
-    async with asyncio.timeout(2):
-        while conn.publisher is not None:
-            await asyncio.sleep(0.005)
+    await eventually(lambda: conn.publisher is None, 2, "every command is published")
     assert [m["id"] for m in broker.published] == ["m1", "m2", "m3"]
     assert all(m["principal"]["key"] == "a:1" and m["conn"] == "c1" for m in broker.published)
     await conn.out.flush()
@@ -71,9 +72,7 @@ async def test_a_resync_that_cannot_be_sent_is_not_reported() -> None:
     conn.last_version = 7
     conn.resync()  # lost: the next gap or reconnect asks again
     conn.resync()
-    async with asyncio.timeout(2):
-        while conn.publisher is not None:
-            await asyncio.sleep(0.005)
+    await eventually(lambda: conn.publisher is None, 2, "the resync is published")
     assert [(m["type"], m["last_version"]) for m in broker.published] == [("hello", 7)]
     await conn.out.flush()
     assert sent == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import matches
 from app.db.stakes import MatchRecord
 from tests.api.support import Api
+from tests.support.wait import eventually
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -53,7 +55,8 @@ async def test_the_oldest_matching_table_is_filled_first_and_other_preferences_g
     cat = await api.signed_up("cat")
     dan = await api.signed_up("dan")
     older = await quickplay(ann, seats=3, deck=36)
-    await asyncio.sleep(0.01)
+    created = api.app.state.tables.tables[older["code"]].created  # wall-clock seconds
+    await eventually(lambda: time.time() > created, what="the next table is created later")
     newer = await quickplay(ben, seats=3, deck=52)
     assert newer["code"] != older["code"] and newer["created"]
     anything_for_three = await quickplay(cat, seats=3)  # no deck preference: the oldest 3-seat table

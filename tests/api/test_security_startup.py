@@ -12,7 +12,6 @@ import re
 import secrets
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,6 +24,7 @@ from websockets.sync.client import connect
 import app.__main__ as entry
 from app.api.security import RedactCodes, redact_codes, secret_key_problem
 from app.config import DEFAULT_SECRET_KEY, Settings
+from tests.support.wait import wait_until
 from tests.web.support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -218,7 +218,7 @@ def test_a_running_server_logs_no_invite_codes(tmp_path: Path) -> None:
         # uvicorn logs websocket handshakes on its error logger: no table there, accepted, then closed.
         with connect(f"ws://127.0.0.1:{port}/ws/tables/{CODE}") as ws, contextlib.suppress(ConnectionClosed):
             ws.recv(timeout=5)
-        time.sleep(0.3)
+        wait_until(lambda: '"WebSocket /ws/tables/' in log.read_text(), what="the server logs the handshake")
     finally:
         process.terminate()
         process.wait(timeout=15)
@@ -231,16 +231,17 @@ def test_a_running_server_logs_no_invite_codes(tmp_path: Path) -> None:
 
 
 def _wait_for(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 40
-    while time.monotonic() < deadline:
+    """Until the server process answers ``url`` with 200 (it is starting: a real process)."""
+
+    def up() -> bool:
         assert process.poll() is None, "the server exited"
         try:
             with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"the server did not come up at {url}")
+            return False
+
+    wait_until(up, timeout=40, what=f"the server answers at {url}", every=0.1)
 
 
 # --- nginx ----------------------------------------------------------------------------------------

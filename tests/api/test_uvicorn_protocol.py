@@ -15,6 +15,7 @@ import websockets
 from app.api.outgoing import TEXT_FRAMES
 from app.api.uvicorn_protocol import WebSocketProtocol, text_frame_header
 from bench._server import free_port
+from tests.support.wait import eventually
 
 SIZES = [0, 1, 125, 126, 127, 65535, 65536, 200_000]
 
@@ -63,8 +64,10 @@ async def serve(app: Any) -> AsyncIterator[int]:
     config = uvicorn.Config(app, host="127.0.0.1", port=port, ws=WebSocketProtocol, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: server.started or task.done(), 10, "the server listens")
+    if task.done():
+        task.result()  # its failure to start
+        raise AssertionError("the server stopped before it listened")
     try:
         yield port
     finally:
@@ -100,7 +103,10 @@ class Listener:
         await send({"type": "websocket.accept"})
         for _ in range(2):
             self.through_receive.append((await receive()).get("text"))
-        await asyncio.sleep(0.2)  # the client has sent more meanwhile: queued, reading paused
+        # The client has sent more meanwhile: wait until the protocol (the object whose method
+        # ``listen`` is) has queued the next text frame, so that ``listen`` must pass it first.
+        protocol = listen.__self__
+        await eventually(lambda: not protocol.queue.empty(), what="the server queues the next frame")
 
         def on_text(text: str) -> None:
             if text == "boom":
@@ -131,7 +137,7 @@ async def test_listen_passes_text_frames_in_order_and_leaves_the_rest_to_receive
                 await ws.send(text)
             await ws.send(b"\x00binary")
             await ws.send("g")
-            await asyncio.sleep(0.2)
+            await eventually(lambda: "g" in app.texts, what="the last text frame reaches the listener")
         await asyncio.wait_for(app.done.wait(), 5)
     assert app.through_receive[:2] == ["a", "b"]
     assert app.texts == ["c", "d", "e", "f", "g"]  # the listener's failure did not stop the next frames

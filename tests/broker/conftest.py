@@ -3,7 +3,7 @@
 ``make_broker`` opens brokers that share one backend and one unique prefix per test, like
 several server processes sharing one Redis: for ``memory`` that is a named hub of its own, for
 ``redis`` the shared server on 6379 with a ``test:<uuid>:`` prefix whose keys are deleted
-afterwards.
+afterwards, for ``cluster`` the session's own 3-master Redis Cluster (``tests/support/redis_cluster.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -28,19 +27,33 @@ from app.broker import Broker, BrokerOptions, Event, Message, Subscription, open
 from app.broker.memory import MemoryBroker
 from tests.services import require_redis
 from tests.support.clock import FakeClock
+from tests.support.redis_cluster import RedisClusterServers, shared_cluster, stop_shared_cluster
+from tests.support.wait import wait_until
 
 MakeBroker = Callable[..., Awaitable[Broker]]
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisClusterServers]:
+    """The session's 3-master Redis Cluster (skips or, in CI, fails when it cannot start)."""
+    yield shared_cluster()
+    stop_shared_cluster()
+
+
+@pytest.fixture(
+    params=["memory", pytest.param("redis", marks=pytest.mark.redis), pytest.param("cluster", marks=pytest.mark.redis)]
+)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def backend_url(backend: str) -> str:
+def backend_url(backend: str, request: pytest.FixtureRequest) -> str:
     if backend == "redis":
         return require_redis()
+    if backend == "cluster":
+        servers: RedisClusterServers = request.getfixturevalue("redis_cluster")
+        return servers.url
     return f"memory://test-{uuid.uuid4().hex}"
 
 
@@ -48,7 +61,7 @@ class ServerTime:
     """Time as a real server keeps it: Redis expires leases on its own clock, so a test waits."""
 
     async def advance(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds)  # a real Redis server expires the lease: only real time moves it
 
 
 LeaseTime = FakeClock | ServerTime
@@ -155,24 +168,32 @@ class OwnRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 5
-        while True:
+        proc = self.proc
+
+        def answers() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited before it came up on port {self.port}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
                     conn.sendall(b"PING\r\n")
-                    if conn.recv(16).startswith(b"+PONG"):
-                        return
+                    return conn.recv(16).startswith(b"+PONG")
             except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not come up on port {self.port}")
-            time.sleep(0.02)
+                return False
+
+        wait_until(answers, 5, f"redis-server answers on port {self.port}", every=0.02)  # a real process
 
     def kill(self) -> None:
         """SIGKILL our own server: a crash, its sockets closed by the kernel."""
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait(timeout=5)
+            self.proc = None
+
+    def stop(self) -> None:
+        """SIGTERM our own server: a clean shutdown (it flushes its append-only file, if it has one)."""
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
             self.proc = None
 
     def pause(self) -> None:

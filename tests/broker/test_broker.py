@@ -1,4 +1,4 @@
-"""One behavioural suite, run on every backend (``memory`` and a real Redis)."""
+"""One behavioural suite, run on every backend (``memory``, a real Redis and a real Redis Cluster)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import contextlib
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from app.broker import Broker, BrokerClosed, BrokerUnavailable, Gap, GapReason, LeaseHolder, Message
 from tests.broker.conftest import LeaseTime, MakeBroker, assert_silent, next_event
@@ -21,8 +22,14 @@ async def remote_subscriber_count(broker: Broker, channel: str) -> int:
     if isinstance(broker, MemoryBroker):
         return len(broker._hub.channels.get(broker.prefix + channel, ()))
     assert isinstance(broker, RedisBroker)
+    full = broker._full_channel(channel)
+    if isinstance(broker._redis, RedisCluster):  # sharded: ask the master of the channel's slot
+        await broker._redis.initialize()
+        node = broker._redis.get_node_from_key(full)
+        reply = await broker._redis.execute_command("PUBSUB", "SHARDNUMSUB", full, target_nodes=node)
+        return int(reply[1])
     client: Redis = broker._redis
-    [(_, count)] = await client.pubsub_numsub(broker._full_channel(channel))
+    [(_, count)] = await client.pubsub_numsub(full)
     return int(count)
 
 
@@ -424,3 +431,35 @@ async def test_sets(make_broker: MakeBroker) -> None:
     assert await first.smembers("live") == {"t2", "t3"}
     assert await first.delete("live", "absent") == 1
     assert await second.smembers("live") == set()
+
+
+async def test_capped_lists(make_broker: MakeBroker) -> None:
+    first, second = await make_broker(), await make_broker()
+    assert await first.read_list("chat:{T1}") == []
+    for n in range(7):
+        await (first if n % 2 else second).push_capped("chat:{T1}", f"line {n}", 5)
+    assert await second.read_list("chat:{T1}") == [f"line {n}".encode() for n in range(2, 7)]
+    await first.push_capped("chat:{T1}", b"\xff raw", 5)  # bytes are kept as they are
+    assert (await second.read_list("chat:{T1}"))[-2:] == [b"line 6", b"\xff raw"]
+    await first.push_capped("chat:{T1}", "only", 1)  # a smaller cap trims what is there
+    assert await first.read_list("chat:{T1}") == [b"only"]
+    with pytest.raises(ValueError):
+        await first.push_capped("chat:{T1}", "x", 0)
+    assert await first.delete("chat:{T1}", "absent") == 1
+    assert await second.read_list("chat:{T1}") == []
+
+
+async def test_a_capped_list_expires_after_its_last_push(backend: str, make_broker: MakeBroker) -> None:
+    if backend == "memory":
+        pytest.skip("memory:// lists live as long as their hub (documented)")
+    broker = await make_broker()
+    await broker.push_capped("short", "a", 3, ttl_s=0.3)
+    await asyncio.sleep(0.2)
+    await broker.push_capped("short", "b", 3, ttl_s=0.3)  # each push starts the time again
+    await asyncio.sleep(0.2)
+    assert await broker.read_list("short") == [b"a", b"b"]
+
+    async def gone() -> bool:
+        return await broker.read_list("short") == []
+
+    await eventually(gone, what="the list expires")

@@ -6,19 +6,30 @@ The shared Redis on 6379 is never touched here.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
 from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, open_broker
 from tests.broker.conftest import OwnRedis, assert_silent, next_event
-from tests.support.wait import eventually
+from tests.support.wait import eventually, loop_turns
 
 pytestmark = pytest.mark.redis
 
 
-async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRedis) -> None:
-    # Default backoff (0.1 s doubling to 2 s): the outage lasts ~1.2 s, so recovery comes
-    # within a few attempts.
+def failed_reconnects(caplog: pytest.LogCaptureFixture) -> int:
+    """How many times the broker's supervisor has tried to reconnect, and failed, so far (it logs
+    each attempt at debug level)."""
+    messages = [record.getMessage() for record in caplog.records]
+    return sum(text.startswith("broker: reconnect attempt") and " failed: " in text for text in messages)
+
+
+async def test_crash_raises_then_recovers_by_itself_with_a_gap(
+    own_redis: OwnRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Default backoff (0.1 s doubling to 2 s): the outage lasts three failed attempts (~0.7 s),
+    # so recovery comes at the fourth.
+    caplog.set_level(logging.DEBUG, logger="app.broker.redis")
     broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:"))
     async with broker, broker.subscribe("table:1") as sub, broker.subscribe("table:2") as other:
         await broker.publish("table:1", "before")
@@ -39,7 +50,7 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(own_redis: OwnRed
         with pytest.raises(BrokerUnavailable):
             async with broker.subscribe("table:3"):
                 pass
-        await asyncio.sleep(1.0)
+        await eventually(lambda: failed_reconnects(caplog) >= 3, 5, "the broker has failed to reconnect 3 times")
         with pytest.raises(BrokerUnavailable):
             await broker.publish("table:1", "still down")
         assert not broker.healthy
@@ -105,7 +116,8 @@ async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -
         own_redis.pause()
         try:
             pending = asyncio.ensure_future(broker.publish_many([("c", "a"), ("c", "b")]))
-            await asyncio.sleep(0.1)
+            await loop_turns()  # written to the socket of the stopped server (one write, scheduled at once)
+            assert not pending.done()  # in flight: no answer comes
             own_redis.kill()
             with pytest.raises(BrokerUnavailable):
                 await asyncio.wait_for(pending, 3)
@@ -118,13 +130,16 @@ async def test_a_publish_in_flight_when_redis_dies_raises(own_redis: OwnRedis) -
             assert await next_event(sub) == Message("c", b"again")
 
 
-async def test_closing_during_an_outage_leaves_no_tasks_behind(own_redis: OwnRedis) -> None:
+async def test_closing_during_an_outage_leaves_no_tasks_behind(
+    own_redis: OwnRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="app.broker.redis")
     broker = open_broker(own_redis.url, BrokerOptions(prefix="outage:", reconnect_max_s=0.2))
     await broker.start()
     async with broker.subscribe("c") as sub:
         own_redis.kill()
         await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
-        await asyncio.sleep(0.3)  # the supervisor is now retrying
+        await eventually(lambda: failed_reconnects(caplog) >= 1, 3, "the supervisor is retrying")
         await asyncio.wait_for(broker.aclose(), 2)
         assert [event async for event in sub] == []
     leftovers = [t for t in asyncio.all_tasks() if t.get_name().startswith("broker-") and not t.done()]

@@ -12,6 +12,7 @@ from app.broker.base import backoff_delays
 from app.broker.memory import MemoryBroker
 from app.broker.redis import RedisBroker
 from tests.broker.conftest import free_port
+from tests.support.wait import loop_turns
 
 
 def msg(text: str) -> Message:
@@ -69,8 +70,7 @@ async def test_closed_subscription_drains_then_stops() -> None:
 async def test_receive_waits_for_delivery() -> None:
     sub = Subscription("c", max_queue=5)
     waiter = asyncio.create_task(sub.receive())
-    for _ in range(3):
-        await asyncio.sleep(0)  # a few turns of the loop: the waiter runs and waits
+    await loop_turns()  # the waiter runs and waits
     assert not waiter.done()
     sub._deliver(msg("x"))
     assert await asyncio.wait_for(waiter, 1) == msg("x")

@@ -1,5 +1,5 @@
-"""Several real server processes on loopback sharing PostgreSQL and a Redis of their own, and
-websocket players that can move between them."""
+"""Several real server processes on loopback sharing PostgreSQL and a Redis of their own (or the
+session's Redis Cluster), and websocket players that can move between them."""
 
 from __future__ import annotations
 
@@ -26,9 +26,12 @@ import websockets
 from sqlalchemy.engine import make_url
 
 from app.db import migrate
+from app.tables.registry import lease_name
 from bench._client import PlayerCore
 from tests.limits import RELAXED_LIMITS_ENV
 from tests.services import require_postgres, require_redis
+from tests.support.redis_cluster import RedisClusterServers
+from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,13 +42,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_port(port: int, timeout: float = 60.0) -> None:  # a loaded CI machine starts Python slowly
+    """Until a process listens on ``port`` (a real server starting)."""
+
+    def listening() -> bool:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on {port}")
+            return True
+        return False
+
+    wait_until(listening, timeout, f"something listens on {port}", every=0.05)
 
 
 class RedisServer:
@@ -78,7 +83,8 @@ class RedisServer:
 @dataclass
 class Cluster:
     database_url: str
-    redis: RedisServer
+    redis: RedisServer | None  # the processes' own redis-server; None on a Redis Cluster
+    broker_url: str
     ports: list[int] = field(default_factory=list)
     procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
     logs: Path = Path(".")
@@ -96,7 +102,7 @@ class Cluster:
             **os.environ,
             "DURAK_PORT": str(port),
             "DURAK_DATABASE_URL": self.database_url,
-            "DURAK_BROKER_URL": self.redis.url,
+            "DURAK_BROKER_URL": self.broker_url,
             "DURAK_SECRET_KEY": "cluster-test-secret-0123456789",
             "DURAK_ALLOWED_ORIGINS": json.dumps([self.origin(p) for p in self.ports]),
             "DURAK_WS_RATE_PER_S": "1000",
@@ -130,7 +136,16 @@ class Cluster:
         """The port of the process that holds the table's lease."""
         import redis
 
-        value = redis.Redis.from_url(self.redis.url).get(f"durak:lease:table:{code}")
+        client: redis.Redis | redis.RedisCluster
+        if self.redis is None:
+            host, _, port = self.broker_url.removeprefix("redis+cluster://").split(",")[0].rpartition(":")
+            client = redis.RedisCluster(host=host, port=int(port))
+        else:
+            client = redis.Redis.from_url(self.redis.url)
+        try:
+            value = client.get(f"durak:lease:{lease_name(code)}")
+        finally:
+            client.close()
         if value is None:
             return None
         owner = value.decode().split(":", 1)[1]
@@ -138,8 +153,10 @@ class Cluster:
         return self.ports[index]
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@contextlib.contextmanager
+def servers(tmp_path: Path, redis_cluster: RedisClusterServers | None = None) -> Iterator[Cluster]:
+    """A database of their own for the processes, and a redis-server of their own or, given one, the
+    session's Redis Cluster (emptied first: what earlier tests left there is no table of ours)."""
     url = make_url(require_postgres())
     name = f"durak_cluster_{uuid.uuid4().hex[:10]}"
     admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -147,16 +164,36 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         conn.execute(f'CREATE DATABASE "{name}"')
     database_url = url.set(database=name).render_as_string(hide_password=False)
     migrate.upgrade_sync(database_url)
-    redis_server = RedisServer()
-    redis_server.start()
-    cluster = Cluster(database_url, redis_server, logs=tmp_path)
+    redis_server: RedisServer | None = None
+    if redis_cluster is None:
+        redis_server = RedisServer()
+        redis_server.start()
+        broker_url = redis_server.url
+    else:
+        redis_cluster.flush()
+        broker_url = redis_cluster.url
+    cluster = Cluster(database_url, redis_server, broker_url, logs=tmp_path)
     try:
         yield cluster
     finally:
         cluster.stop()
-        redis_server.stop()
+        if redis_server is not None:
+            redis_server.stop()
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    with servers(tmp_path) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def cluster_on_redis_cluster(tmp_path: Path, redis_cluster: RedisClusterServers) -> Iterator[Cluster]:
+    """Server processes whose broker is ``redis+cluster://`` on the session's 3-master Redis Cluster."""
+    with servers(tmp_path, redis_cluster) as cluster:
+        yield cluster
 
 
 def signup(port: int, name: str) -> str:
@@ -209,7 +246,7 @@ class Player(PlayerCore):
             if self.outcome is None:
                 self.reconnects += 1
                 self.ports = self.ports[1:] + self.ports[:1]
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.2)  # a reconnecting client's pause before the next real server
         assert self.outcome is not None, f"seat {self.seat}: match did not finish (version {self.version})"
 
     async def _await_ack(self, ws: Any, cmd_id: str) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import httpx
 import pytest
 import websockets
 
 from tests.cluster.harness import Cluster, Player, rest, signup
+from tests.support.wait import eventually, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -22,13 +22,14 @@ def _open_staked_table(cluster: Cluster, port: int, creator: str, stake: int) ->
 
 
 def _wait_match(port: int, cookie: str, count: int, timeout: float = 20.0) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        items = rest(port, cookie, "GET", "/api/matches?account=me").json()["items"]
-        if len(items) >= count:
-            return items
-        time.sleep(0.2)
-    raise AssertionError("match not recorded")
+    items: list[dict] = []
+
+    def recorded() -> bool:
+        items[:] = rest(port, cookie, "GET", "/api/matches?account=me").json()["items"]
+        return len(items) >= count
+
+    wait_until(recorded, timeout, f"{count} match(es) are recorded", every=0.1)
+    return items
 
 
 def _balance(port: int, cookie: str) -> int:
@@ -105,8 +106,7 @@ def test_killing_the_owner_mid_bout_moves_the_match_to_another_process(cluster: 
 
     async def play_and_kill() -> None:
         tasks = [asyncio.create_task(p.run(deadline_s=120)) for p in players]
-        while max(p.version for p in players) < 12:
-            await asyncio.sleep(0.05)
+        await eventually(lambda: max(p.version for p in players) >= 12, 60, "the match is under way", every=0.05)
         cluster.kill(a)  # SIGKILL: no goodbye, no lease release
         await asyncio.gather(*tasks)
 
@@ -129,17 +129,16 @@ def test_a_redis_outage_is_survived(cluster: Cluster) -> None:
 
     async def play_with_outage() -> None:
         tasks = [asyncio.create_task(p.run(deadline_s=120)) for p in players]
-        while max(p.version for p in players) < 8:
-            await asyncio.sleep(0.05)
+        await eventually(lambda: max(p.version for p in players) >= 8, 60, "the match is under way", every=0.05)
         cluster.redis.stop()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the real Redis is down a while: the processes notice on their own
         # A clear error, not a hang: REST calls that need the broker answer 503 / 404 quickly.
         async with httpx.AsyncClient(timeout=15) as client:
             response = await client.post(
                 f"http://127.0.0.1:{b}/api/tables/{code}/join", cookies={"durak_session": cookies[1]}, json={}
             )
         seen_during_outage.append(response.status_code)
-        await asyncio.sleep(2.5)
+        await asyncio.sleep(2.5)  # an outage of a few seconds of the real Redis, players retrying meanwhile
         cluster.redis.start()
         await asyncio.gather(*tasks)
 
@@ -148,13 +147,9 @@ def test_a_redis_outage_is_survived(cluster: Cluster) -> None:
     _check_settled(cluster, a, cookies, players, 30)
 
 
-def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Cluster) -> None:
-    """The sign-out is announced over Redis: a table socket held by another process closes with
-    4001, and the revoked cookie is refused at every process."""
-    cluster.start(2)
-    a, b = cluster.ports
-    cookie = signup(a, "mover")
-    code = _open_staked_table(cluster, a, cookie, 0)
+def logout_closes_the_socket_on_another_process(cluster: Cluster, a: int, b: int, cookie: str, code: str) -> None:
+    """A table socket held by process ``b`` closes with 4001 when its session logs out on ``a``, and
+    the revoked cookie is refused at both."""
 
     async def scenario() -> tuple[int, dict]:
         async with websockets.connect(
@@ -181,3 +176,13 @@ def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Clust
     assert close_code == 4001 and bye["code"] == "signed_out"
     for port in (a, b):
         assert rest(port, cookie, "GET", "/api/me").status_code == 401
+
+
+def test_logging_out_on_one_process_closes_the_sockets_on_another(cluster: Cluster) -> None:
+    """The sign-out is announced over Redis: a table socket held by another process closes with
+    4001, and the revoked cookie is refused at every process."""
+    cluster.start(2)
+    a, b = cluster.ports
+    cookie = signup(a, "mover")
+    code = _open_staked_table(cluster, a, cookie, 0)
+    logout_closes_the_socket_on_another_process(cluster, a, b, cookie, code)

@@ -72,7 +72,7 @@ async def test_concurrent_stakes_payouts_refunds_and_adjustments_conserve_coins(
                 return "settle refused"
 
         async def refund() -> str:
-            await asyncio.sleep(rng.random() / 200)
+            await asyncio.sleep(rng.random() / 200)  # settles get a random head start on the real database
             try:
                 await stakes.refund_escrow(db, match_id=match_id)
                 return "refunded"

@@ -10,6 +10,7 @@ import httpx
 
 from bench._client import DECK_RANKS, Account, Player, is_cheat
 from bench._server import ServerProcess
+from tests.support.wait import eventually
 
 
 async def accounts(server: ServerProcess, *names: str, guest: bool = False) -> list[Account]:
@@ -101,13 +102,13 @@ def expected_payout(outcome: dict[str, Any], stake: int, seats: int) -> list[int
 
 async def stored_match(server: ServerProcess, match_id: str, timeout: float = 10.0) -> dict[str, Any]:
     """``GET /api/matches/{id}`` (public), once the table has stored the finished match."""
-    deadline = asyncio.get_running_loop().time() + timeout
     async with httpx.AsyncClient(base_url=server.base_url) as http:
-        while True:
-            response = await http.get(f"/api/matches/{match_id}")
-            if response.status_code != 404 or asyncio.get_running_loop().time() > deadline:
-                break
-            await asyncio.sleep(0.05)
+
+        async def stored() -> bool:
+            return (await http.get(f"/api/matches/{match_id}")).status_code != 404
+
+        await eventually(stored, timeout, f"match {match_id} is stored", every=0.05)
+        response = await http.get(f"/api/matches/{match_id}")
     assert response.status_code == 200, response.text
     detail: dict[str, Any] = response.json()
     return detail
@@ -115,13 +116,12 @@ async def stored_match(server: ServerProcess, match_id: str, timeout: float = 10
 
 async def recorded_match(account: Account, match_id: str, timeout: float = 10.0) -> dict[str, Any]:
     """The stored match as ``GET /api/matches/{id}`` gives it, once it is in ``?account=me``."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
+
+    async def recorded() -> bool:
         page = (await account.http.get("/api/matches", params={"account": "me"})).json()
-        if any(item["id"] == match_id for item in page["items"]):
-            break
-        assert asyncio.get_running_loop().time() < deadline, f"match {match_id} was not recorded"
-        await asyncio.sleep(0.05)
+        return any(item["id"] == match_id for item in page["items"])
+
+    await eventually(recorded, timeout, f"match {match_id} is recorded for {account.name}", every=0.05)
     response = await account.http.get(f"/api/matches/{match_id}")
     assert response.status_code == 200, response.text
     detail: dict[str, Any] = response.json()

@@ -20,18 +20,21 @@ from tests.e2e.support import (
     table_info,
     until_dealt,
 )
+from tests.support.wait import eventually
 
 START = 1000
 
 
 async def _settled(people: list[Account], total: int) -> list[int]:
     """Balances once the settlement has landed (it runs after the result is pushed)."""
-    for _ in range(100):
-        balances = [await p.balance() for p in people]
-        if sum(balances) == total:
-            return balances
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not settled: {balances}")
+    balances: list[int] = []
+
+    async def settled() -> bool:
+        balances[:] = [await p.balance() for p in people]
+        return sum(balances) == total
+
+    await eventually(settled, 5, "the stakes are settled", every=0.05)
+    return balances
 
 
 async def test_timer_runs_out_and_the_waiting_seat_forfeits_its_stake(server: ServerProcess) -> None:

@@ -15,6 +15,7 @@ from bench._client import Player, beats, command, is_cheat
 from bench._server import ServerProcess
 from tests.e2e.support import accounts, close_all, expected_payout, join, open_table, until_dealt
 from tests.e2e.support import connect as connect_player
+from tests.support.wait import eventually
 
 START = 1000
 
@@ -138,6 +139,7 @@ async def test_a_burst_over_the_rate_limit_is_refused_message_by_message(server:
             refused = [m for m in seen if m["type"] == "error"]
             assert 200 <= pongs < 2000 and pongs + len(refused) == 2000
             assert all(m["code"] == "rate_limited" and m["retry_after_ms"] >= 1 for m in refused)
+            # The server process's rate limit runs on its real clock: wait what it said.
             await asyncio.sleep(max(m["retry_after_ms"] for m in refused) / 1000)
             await ws.send(json.dumps({"type": "ping", "id": "after"}))
             assert json.loads(await asyncio.wait_for(ws.recv(), 10)) == {"type": "pong", "id": "after"}
@@ -171,12 +173,13 @@ async def test_challenge_decides_a_staked_cheating_match(server: ServerProcess, 
         event = next(e for e in final["events"] if e["type"] == "results")
         challenge = [e for e in challenger.messages if e["type"] == "update" for e in e["events"]]
         ruling = next(e for e in challenge if e["type"] == "challenge")
-        await asyncio.sleep(0.3)  # settlement runs after the result is pushed
-        for _ in range(50):
-            balances = [await p.balance() for p in people]
-            if sum(balances) == 2 * START:
-                break
-            await asyncio.sleep(0.1)
+        balances: list[int] = []
+
+        async def settled() -> bool:  # settlement runs after the result is pushed
+            balances[:] = [await p.balance() for p in people]
+            return sum(balances) == 2 * START
+
+        await eventually(settled, 5, "the stakes are settled", every=0.05)
     finally:
         await close_all(*players, *people)
     loser_seat = loser.seat

@@ -16,6 +16,7 @@ from app.api.protocol import server_message
 from app.engine import Rules
 from app.tables import chat
 from app.tables.spec import Principal, TableSpec
+from tests.support.wait import eventually
 from tests.tables.actors import two_processes
 from tests.tables.harness import Player, create_table, guest, signup
 
@@ -239,7 +240,9 @@ async def test_a_line_said_on_one_process_reaches_the_players_on_another() -> No
         hub_a, hub_b = chat_socket.hub(first), chat_socket.hub(second)
         hub_a.join(here)  # type: ignore[arg-type]
         hub_b.join(there)  # type: ignore[arg-type]
-        await asyncio.sleep(0.1)
+        await eventually(  # both hubs follow the table's chat channel before anyone speaks
+            lambda: all(hub.tables[actor.code].live.done() for hub in (hub_a, hub_b)), what="both hubs are subscribed"
+        )
         hub_b.command(there, Said(type="chat", id="c1", text="hi from process b"))  # type: ignore[arg-type]
         assert (await there.next("ack"))["id"] == "c1"
         line = await here.next("chat")
@@ -267,4 +270,4 @@ async def test_redis_keeps_a_capped_history() -> None:
             await chat.remember(broker, "T", f'{{"n": {index}}}'.encode())
         lines = await chat.history(broker, "T")
         assert [line["n"] for line in lines] == list(range(7, chat.HISTORY + 7))
-        await broker._client().delete(broker._key(chat.history_key("T")))  # type: ignore[attr-defined]
+        assert await broker.delete(chat.history_key("T")) == 1

@@ -6,7 +6,6 @@ run on the table's own clock, which these tests move by hand."""
 
 from __future__ import annotations
 
-import time
 import uuid
 
 from fastapi.testclient import TestClient
@@ -17,6 +16,7 @@ from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal
+from tests.support.wait import wait_until
 from tests.tables.actors import ALICE, BOB, FakeClock, advance, seated_table
 from tests.tables.harness import create_table, signup
 
@@ -184,11 +184,11 @@ def test_on_the_ledger_the_forfeit_of_a_seat_that_never_connected_settles_the_st
     assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "disconnected")
     expected = [1010, 1010]
     expected[leader] = 990
-    for _ in range(100):
-        if [_balance(client, who) for who in (alice, bob)] == expected:
-            break
-        time.sleep(0.05)
-    assert [_balance(client, who) for who in (alice, bob)] == expected
+    wait_until(  # the stakes are settled by a task after the match ends
+        lambda: [_balance(client, who) for who in (alice, bob)] == expected,
+        what=f"the balances are {expected}",
+        every=0.05,
+    )
     for seat, who in enumerate((alice, bob)):  # each player sees his own coin result
         detail = client.get(f"/api/matches/{actor.match_id}", headers=who).json()
         assert detail["seats"][seat]["coin_change"] == expected[seat] - 1000

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from app import cli
 from app.engine import decision, fairness
+from tests.support.wait import wait_until
 from tests.tables.harness import ORIGIN, Player, create_table, guest, signup
 
 CLIENT_SEED = "00112233445566778899aabbccddeeff"
@@ -156,11 +157,13 @@ def test_a_fair_deal_from_commitment_to_reveal(
     assert actor.info()["fairness"]["commitment"] == fairness.commitment(actor.fair.server_seed, actor.fair.table, 2)
 
     # Stored with the match: the REST answer, the replay's first position and the CLI agree.
-    for _ in range(600):  # the match is stored by a task after the results went out
-        detail = client.get(f"/api/matches/{match_id}")
-        if detail.status_code == 200:
-            break
-        time.sleep(0.05)
+    wait_until(  # the match is stored by a task after the results went out
+        lambda: client.get(f"/api/matches/{match_id}").status_code != 404,
+        timeout=30,
+        what="the match is stored",
+        every=0.05,
+    )
+    detail = client.get(f"/api/matches/{match_id}")
     assert detail.status_code == 200, detail.text
     stored = detail.json()["fairness"]
     assert stored == revealed and stored["table"] == detail.json()["table_id"]

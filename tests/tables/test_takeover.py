@@ -14,7 +14,7 @@ from app.engine import Rules, action_to_json, fairness, legal_actions, state_to_
 from app.engine.views import decision
 from app.tables.actor import Refused
 from app.tables.hooks import MemoryHooks
-from app.tables.registry import TableRegistry
+from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
 from tests.support.wait import eventually
@@ -75,7 +75,7 @@ async def test_a_fenced_out_owner_stops_writing() -> None:
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
         # The lease lapses (e.g. a long pause) and another process takes the table.
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)
         taken = await second.take_over(spec.code)
         assert taken is not None and taken.token > actor.token
         # The old owner's next write is refused: it learns it was fenced and stops.
@@ -124,7 +124,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         await first.call(spec.code, "join", ALICE)
         await first.call(spec.code, "join", BOB)
         await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(f"table:{spec.code}", "proc-a", actor.token)  # the lease is gone
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)  # the lease is gone
 
         replies: list[dict] = []
         real_load = second.store.load
@@ -144,3 +144,28 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         assert actor.fenced
         assert [entry["k"] for entry in taken.log] == [entry["k"] for entry in actor.log]
         assert taken.version == actor.version
+
+
+async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> None:
+    """A Redis node restarted empty took the table's record and lease with it, while its owner lives
+    on. Another process must not claim it (it has nothing to rebuild it from, and the claim would
+    fence the owner out): the owner takes its lease again and writes the table whole."""
+    async with two_processes() as (first, second):
+        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+        actor = await first.create(spec)
+        await first.call(spec.code, "join", ALICE)
+        await first.call(spec.code, "join", BOB)
+        await play_moves(first, spec.code, 5, random.Random(5))
+        await first.store.remove(spec.code, actor.token)  # what the restarted node lost
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)
+        assert await second.take_over(spec.code) is None
+        assert await second.broker.lease_holder(lease_name(spec.code)) is None
+
+        async def written_again() -> bool:  # by the owner's lease keeper (every LEASE_TTL_S / 3)
+            loaded = await second.store.load(spec.code)
+            return loaded is not None and loaded[1] == actor.log
+
+        await eventually(written_again, what="the owner takes its lease again and writes the table whole")
+        holder = await second.broker.lease_holder(lease_name(spec.code))
+        assert holder is not None and holder.owner == "proc-a" and not actor.fenced
+        assert (await first.call(spec.code, "info", ALICE))["type"] == "info"

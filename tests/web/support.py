@@ -180,11 +180,14 @@ PLAYABLE_POINT = """() => {
     card.scrollIntoView({block: 'nearest'});
     const box = card.getBoundingClientRect();
     for (const fy of [0.5, 0.35, 0.65, 0.2, 0.8]) {
-        for (let x = box.left + 3; x < box.right - 2; x += 3) {
-            const y = box.top + box.height * fy;
+        const y = box.top + box.height * fy;
+        const xs = [];  // the visible strip of the card on this line: take its middle, away from the edges
+        for (let x = box.left + 2; x < box.right - 1; x += 2) {
             const hit = document.elementFromPoint(x, y);
-            if (hit && hit.closest('.card') === card) return {x, y};
+            if (hit && hit.closest('.card') === card) xs.push(x);
+            else if (xs.length) break;
         }
+        if (xs.length >= 3) return {x: xs[Math.floor(xs.length / 2)], y};
     }
     return null;
 }"""
@@ -193,24 +196,28 @@ PLAYABLE_POINT = """() => {
 def click_playable(page: Any) -> None:
     """Click the first playable card of the hand where it shows, once it has stopped moving."""
     point = page.wait_for_function(PLAYABLE_POINT, timeout=5_000).json_value()
+    page.mouse.move(point["x"], point["y"])  # a hovered card lifts: click once it has settled there
+    point = page.wait_for_function(PLAYABLE_POINT, timeout=5_000).json_value()
     page.mouse.click(point["x"], point["y"])
 
 
-def needs_target(page: Any, before: int) -> bool:
-    """After a card was clicked: True when it waits for an attack to cover, False once it was played."""
+def after_card_click(page: Any, before: int) -> str:
+    """After a card was clicked: 'target' when it waits for an attack to cover, 'play' when it was
+    selected with others of its rank possible (a button plays the selection), else it was sent."""
     outcome = page.wait_for_function(
         """(before) => {
             if (document.querySelector('#results')) return 'played';
             const felt = document.querySelector('#felt');
             if (felt && Number(felt.dataset.version) > before) return 'played';
             if (document.querySelector('.pair .target')) return 'target';
+            if (document.querySelector('#actions button[data-action=play]')) return 'play';
             if (document.querySelector('#hand .card[aria-pressed=true]')) return null;
             return 'sent';  // neither selected nor played yet: the command is on its way
         }""",
         arg=before,
         timeout=10_000,
     ).json_value()
-    return outcome == "target"
+    return str(outcome)
 
 
 @dataclass
@@ -237,8 +244,9 @@ class Driver:
             click_playable(page)  # a long hand overlaps and turns: click where the card shows
         else:
             target.click()
-        if kind == "card" and needs_target(page, before):
-            cover = page.locator(".pair .target").first
+        follow = after_card_click(page, before) if kind == "card" else "sent"
+        if follow in ("target", "play"):
+            cover = page.locator(".pair .target" if follow == "target" else "#actions button[data-action=play]").first
             if keyboard:
                 cover.focus()
                 page.keyboard.press("Enter")

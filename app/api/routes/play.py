@@ -52,6 +52,8 @@ RATE_PER_S = 10.0
 # being refused after this long (no pause of REFUSAL_GAP_S without a refusal) is closed with 4008.
 ABUSE_CLOSE_S = 10.0
 REFUSAL_GAP_S = 1.0
+# The clock of the rate limit (its token buckets and runs of refusals); tests put a fake one here.
+rate_clock: Callable[[], float] = time.monotonic
 
 
 _COMMAND_COUNTERS: dict[str, Any] = {}  # COMMANDS by type, looked up once
@@ -178,7 +180,7 @@ async def _serve(
     sockets.add(websocket)
     CONNECTIONS.inc()
     connection = Connection(websocket, receive, send, registry, table_code, principal, conn)
-    connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s)
+    connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s, rate_clock)
     try:
         await connection.run()
     finally:
@@ -389,7 +391,7 @@ class Connection:
     def rate_limited(self, text: str, wait: float) -> None:
         """Refuse one message over the limit, saying how long to wait; close the connection when it
         has been over the limit for ABUSE_CLOSE_S without a pause."""
-        now = time.monotonic()
+        now = self.bucket.clock()
         if self.refused_since is None or now - self.last_refused > REFUSAL_GAP_S:
             self.refused_since = now
         self.last_refused = now
