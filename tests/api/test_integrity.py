@@ -5,6 +5,8 @@ warn, freeze) and a ledger-correct reversal."""
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -16,9 +18,11 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from app.config import Settings
 from app.db import ledger
 from app.db.models import AdminAction, LedgerAccount, LedgerTransfer, Match, RatingChange
+from app.engine import action_to_json, decision, legal_actions
 from app.main import create_app
 from tests.api.support import PASSWORD, SECRET, Api
 from tests.limits import RELAXED_LIMITS
+from tests.support.clock import FakeClock
 from tests.support.wait import eventually
 
 DEVICE = "durak_device"
@@ -200,6 +204,37 @@ async def test_the_sign_up_address_comes_from_x_forwarded_for_only_behind_a_trus
     assert (await join(first, code)).status_code == 200
     answer = await join(second, code)
     assert (answer.status_code == 409) is related, answer.text
+
+
+# ---------------------------------------------------------------------- matches that count
+
+
+async def test_a_short_match_moves_no_rating_unless_a_player_who_had_moved_ran_out_of_time(api: Api) -> None:
+    alice, bob = await api.signed_up("alice"), await api.signed_up("bob")
+    await quick_win(api, alice, bob)  # left at once: too short, and by leaving
+    assert await rating_rows(api) == 0
+    code = await open_table(alice, timer=5)
+    assert (await join(alice, code)).status_code == 200 and (await join(bob, code)).status_code == 200
+    registry = api.app.state.tables
+    actor = registry.tables[code]
+    clock = FakeClock(time.monotonic())
+    actor.clock = clock  # the table's timers on a clock the test moves
+    for _ in range(2):  # the lead, and the defender's answer: both players have moved
+        seat = decision(actor.game)["seats"][0]
+        action = legal_actions(actor.game, seat)[-1]  # a lead, or a take
+        fields = {k: v for k, v in action_to_json(action).items() if k not in ("type", "seat")}
+        reply = await registry.call(code, action.kind, actor.seats[seat].principal, id=uuid.uuid4().hex, **fields)
+        assert reply["type"] == "ack", reply
+    for _ in range(20):  # nobody moves again: the timer decides, pass by pass, until someone forfeits
+        if actor.status != "playing":
+            break
+        await clock.advance(6)
+        await registry.call(code, "info", actor.seats[0].principal)
+    assert actor.status == "finished" and actor.results is not None
+    outcome = actor.results["outcome"]
+    assert outcome["reason"] == "timeout" and outcome["forfeit"] is not None
+    await recorded(api, actor.match_id)
+    assert await rating_rows(api) == 2  # a few seconds, one or two bouts: rated all the same
 
 
 # ---------------------------------------------------------------------- the farming watch
