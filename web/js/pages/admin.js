@@ -1,4 +1,5 @@
 // Admin: search accounts, read a ledger, adjust a balance with a reason.
+import { adminTabs } from '../admintabs.js';
 import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
@@ -214,6 +215,7 @@ export function mount(root) {
         'div',
         { class: 'page admin-page' },
         h('h1', { text: t('admin.title') }),
+        adminTabs('accounts'),
         h('div', { class: 'admin-grid' }, h('section', { class: 'panel' }, searchForm, error ? h('p', { class: 'form-error', role: 'alert', text: error }) : null, list), detail),
         reportsPanel(),
       ),
