@@ -271,6 +271,8 @@ export function codeText(code) {
       return t('code.staked_play_frozen');
     case 'already_reversed':
       return t('code.already_reversed');
+    case 'nothing_to_reverse':
+      return t('code.nothing_to_reverse');
     default:
       return null;
   }

@@ -19,6 +19,8 @@ function ledgerReason(reason) {
       return t('ledger.refund');
     case 'admin_adjustment':
       return t('ledger.admin_adjustment');
+    case 'match_reversal':
+      return t('ledger.match_reversal');
     default:
       return reason;
   }

@@ -79,7 +79,7 @@ export function mount(root, params = {}) {
   const noteErrors = new Map(); // flag id -> why the note was not sent
   const reasons = new Map(); // account id -> the freeze reason being typed (while its form is open)
   const reasonErrors = new Map();
-  const transfers = new Map(); // match id -> the transfers its reversal made (this visit)
+  const transfers = new Map(); // match id -> {transfers, shortfall} of its reversal (this visit)
   const busy = new Set(); // actions on their way: "<flag>:dismiss", "account:<id>", "match:<id>"
 
   async function load() {
@@ -237,7 +237,7 @@ export function mount(root, params = {}) {
       problem.textContent = '';
       try {
         const answer = await post(`/api/admin/matches/${encodeURIComponent(match.id)}/reverse`, { note });
-        transfers.set(match.id, answer.transfers || []);
+        transfers.set(match.id, { transfers: answer.transfers || [], shortfall: answer.shortfall || 0 });
         markReversed(match.id);
         dialog.close();
         toast(t('integrity.reversed_done', { count: (answer.transfers || []).length }));
@@ -395,7 +395,8 @@ export function mount(root, params = {}) {
                     ? h('span', { class: 'badge reversed', text: t('integrity.reversed_badge') })
                     : h('button', { type: 'button', class: 'btn small danger', disabled: busy.has(`match:${match.id}`) || match.coins === 0, dataset: { key: `reverse:${match.id}`, action: 'reverse' }, onclick: () => confirmReverse(flag, match), text: t('integrity.reverse') }),
                 ),
-                made ? h('p', { class: 'transfers', role: 'status' }, h('span', { class: 'muted', text: `${t('integrity.transfers')}: ` }), made.length ? transfersLine(made) : t('integrity.no_transfers')) : null,
+                made ? h('p', { class: 'transfers', role: 'status' }, h('span', { class: 'muted', text: `${t('integrity.transfers')}: ` }), made.transfers.length ? transfersLine(made.transfers) : t('integrity.no_transfers')) : null,
+                made && made.shortfall > 0 ? h('p', { class: 'transfers shortfall', text: t('integrity.shortfall', { coins: formatNumber(made.shortfall) }) }) : null,
               );
             }),
           )
