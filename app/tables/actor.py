@@ -291,6 +291,9 @@ class TableActor:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
         seed = self.fair.checked_client_seed(command.client_seed, command.commitment) if command.client_seed else None
         seat = self._free_seat(command.seat)
+        others = [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
+        if refusal := await self.hooks.may_sit(account_id=principal.account_id, others=others, stake=self.rules.stake):
+            raise Refused(*refusal)  # docs/integrity.md: frozen, related accounts, the pair's coin cap
         if seed is not None:
             self.fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
         seat.kind, seat.principal, seat.level = "human", principal, None
