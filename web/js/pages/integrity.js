@@ -205,7 +205,7 @@ export function mount(root, params = {}) {
       { class: 'panel reverse-dialog', id: 'reverse-dialog', 'aria-labelledby': 'reverse-title' },
       h(
         'form',
-        { class: 'form', method: 'dialog', onsubmit: (event) => { event.preventDefault(); send(); } },
+        { class: 'form', method: 'dialog', novalidate: true, onsubmit: (event) => { event.preventDefault(); send(); } },
         h('h2', { id: 'reverse-title', text: t('integrity.reverse_title') }),
         h('p', { text: t('integrity.reverse_match', { date: formatDate(match.finished_at), coins: formatNumber(match.coins) }) }),
         h('p', { class: 'muted', text: t('integrity.reverse_explain') }),
