@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,9 +63,7 @@ def sign_in_page(context: Any, name: str) -> Any:
     return page
 
 
-def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(
-    new_context: Any, server: Server
-) -> None:
+def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(new_context: Any, server: Server) -> None:
     admin_name = unique_name("judge")
     server.cli("create-admin", admin_name, "--password", PASSWORD)
     # Two browsers (two device cookies): the accounts are not related, so they may share a staked table.
@@ -160,10 +159,8 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(
     # The reversal is in the ledger and stays marked after a reload; a second one is refused.
     admin.reload()
     expect(card.locator(f".flag-match[data-match='{target['id']}'] .badge.reversed")).to_be_visible()
-    again = admin_ctx.request.post(
-        f"/api/admin/matches/{target['id']}/reverse", data='{"note": "twice"}', headers={"Content-Type": "application/json"}
-    )
-    assert again.status == 409 and "already_reversed" in again.text()
+    again = api(admin_ctx, "POST", f"/api/admin/matches/{target['id']}/reverse", {"note": "twice"}, ok=(409,))
+    assert again["detail"].startswith("already_reversed")
 
     # Freeze the farmer's staked play: a reason is required; the badge shows on the flag.
     account = card.locator(f".flag-account[data-name='{farmer['name']}']")
@@ -224,3 +221,62 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(
     farmer_page.locator("#join-button").click()
     expect(farmer_page.locator("#join-error")).to_have_count(0)
     expect(farmer_page.locator("#hand .card").first).to_be_visible()
+
+
+def test_related_accounts_and_a_frozen_rematch_are_refused_with_clear_words(
+    new_context: Any, server: Server, artifacts: Path
+) -> None:
+    admin_name = unique_name("judge")
+    server.cli("create-admin", admin_name, "--password", PASSWORD)
+    admin_ctx = new_context()
+    api(admin_ctx, "POST", "/api/auth/login", {"name": admin_name, "password": PASSWORD})
+
+    # Two accounts signed up in one browser (one device cookie) are related: the second may not sit
+    # at the first one's staked table, and says why (the first plays from another browser meanwhile).
+    shared_ctx = new_context(width=360, height=740)
+    first = sign_up_api(shared_ctx, unique_name("twin"))
+    api(shared_ctx, "POST", "/api/auth/logout", {}, ok=(200, 204))
+    sign_up_api(shared_ctx, unique_name("twin"))
+    first_ctx = new_context()
+    api(first_ctx, "POST", "/api/auth/login", {"name": first["name"], "password": PASSWORD})
+    table = create_table_api(first_ctx, deck=24, seats=2, stake=STAKE, name="Twins")
+    api(first_ctx, "POST", f"/api/tables/{table['code']}/join", {})
+    page = shared_ctx.new_page()
+    page.goto(table["invite_url"])
+    page.locator("#join-button").click()
+    expect(page.locator("#join-error")).to_have_text(
+        "You cannot sit at a staked table with an account that is related to yours (the same device or "
+        "network). Free tables are open to you both."
+    )
+    expect(page.locator("#waiting .seat-line[data-seat='1']")).to_contain_text("Free seat")
+    # A free table is fine for them.
+    free = create_table_api(first_ctx, deck=24, seats=2, name="Twins, free")
+    api(first_ctx, "POST", f"/api/tables/{free['code']}/join", {})
+    page.goto(free["invite_url"])
+    page.locator("#join-button").click()
+    expect(page.locator("#hand .card")).to_have_count(6)
+
+    # A rematch needs every stake again: a player frozen since the last match is refused, on the
+    # results, with the admin's reason (the match does not start; nobody's coins move).
+    alice_ctx, bob_ctx = new_context(width=360, height=740), new_context(width=360, height=740)
+    sign_up_api(alice_ctx)
+    bob = sign_up_api(bob_ctx)
+    table = create_table_api(alice_ctx, deck=24, seats=2, stake=STAKE, name="Once more")
+    api(alice_ctx, "POST", f"/api/tables/{table['code']}/join", {"seat": 0})
+    api(bob_ctx, "POST", f"/api/tables/{table['code']}/join", {"seat": 1})
+    bob_page = bob_ctx.new_page()
+    bob_page.goto(table["invite_url"])
+    expect(bob_page.locator("#hand .card")).to_have_count(6)
+    api(alice_ctx, "POST", f"/api/tables/{table['code']}/leave")  # alice forfeits, keeps her seat
+    expect(bob_page.locator("#results")).to_be_visible()
+    reason = "Under review for farming"
+    api(admin_ctx, "POST", f"/api/admin/accounts/{bob['id']}/freeze", {"reason": reason})
+    api(alice_ctx, "POST", f"/api/tables/{table['code']}/rematch", {})
+    before = balance(bob_ctx)
+    bob_page.locator("#rematch-button").click()
+    error = bob_page.locator("#rematch-error")
+    expect(error).to_have_text(f"An admin has frozen your play at staked tables. Reason: {reason}")
+    expect(bob_page.locator("#waiting")).to_be_visible()  # the table waits, both still seated
+    assert balance(bob_ctx) == before
+    error.scroll_into_view_if_needed()
+    bob_page.screenshot(path=str(artifacts / "integrity-rematch-refused.png"))

@@ -195,6 +195,10 @@ export function mount(root, { code, watch }) {
   }
 
   function onStatusChange(before, status) {
+    if (status === 'playing') {
+      st.joinError = '';
+      st.rematchError = '';
+    }
     const me = currentUser();
     if (!me || me.kind !== 'account' || st.seat === null) return;
     if (status === 'playing' && st.table.rules.stake > 0) refreshMe();
