@@ -280,3 +280,22 @@ def test_related_accounts_and_a_frozen_rematch_are_refused_with_clear_words(
     assert balance(bob_ctx) == before
     error.scroll_into_view_if_needed()
     bob_page.screenshot(path=str(artifacts / "integrity-rematch-refused.png"))
+
+
+def test_bots_are_named_as_bots_on_a_profile(new_context: Any) -> None:
+    context = new_context(width=360, height=740)
+    me = sign_up_api(context)
+    table = create_table_api(context, deck=24, seats=2, name="Against a bot")
+    api(context, "POST", f"/api/tables/{table['code']}/join", {"seat": 0})
+    api(context, "POST", f"/api/tables/{table['code']}/bots", {"seat": 1, "level": "hard"})
+    wait_for("the match to start", lambda: api(context, "GET", f"/api/tables/{table['code']}")["status"] == "playing")
+    api(context, "POST", f"/api/tables/{table['code']}/leave")
+    wait_for("the match in the history", lambda: api(context, "GET", "/api/matches?account=me")["total"] == 1)
+    page = context.new_page()
+    page.goto(f"/#/u/{me['name']}")
+    players = page.locator("#recent-matches li .players")
+    expect(players).to_have_count(1)
+    expect(players.locator(".bot-name")).to_have_text("Hard bot")
+    expect(players).to_contain_text(f"{me['name']}, Hard bot")
+    page.locator("#lang-select").select_option("ru")
+    expect(players.locator(".bot-name")).to_have_text("Сильный бот")
