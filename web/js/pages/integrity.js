@@ -240,6 +240,12 @@ export function mount(root, params = {}) {
         transfers.set(match.id, { transfers: answer.transfers || [], shortfall: answer.shortfall || 0 });
         markReversed(match.id);
         dialog.close();
+        // The button is gone: keyboard focus goes to the transfers it made, in the flag it came from.
+        const made = root.querySelector(`article.flag[data-flag="${flag.id}"] .flag-match[data-match="${CSS.escape(match.id)}"] .transfers`);
+        if (made) {
+          made.tabIndex = -1;
+          made.focus();
+        }
         toast(t('integrity.reversed_done', { count: (answer.transfers || []).length }));
         refreshMe(); // the admin may have played in it: the header's balance follows the ledger
       } catch (failure) {
