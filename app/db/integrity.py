@@ -148,6 +148,13 @@ async def saw_device(session: AsyncSession, *, device: str | None, account_id: i
     )
 
 
+async def knows_device(session: AsyncSession, *, device: str | None, account_id: int) -> bool:
+    """Whether ``account_id`` was seen on ``device`` already (or ``device`` is no device id)."""
+    if not valid_device(device):
+        return True
+    return await session.get(DeviceAccount, (device, account_id)) is not None
+
+
 async def record_signup_address(session: AsyncSession, *, account_id: int, address: str) -> None:
     session.add(SignupAddress(account_id=account_id, address=address[:64], created_at=utcnow()))
     await session.flush()

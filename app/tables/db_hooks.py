@@ -13,11 +13,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.db import integrity, stakes
 from app.db.errors import EscrowClosed, InsufficientFunds, NoWallet
-from app.db.integrity import IntegrityRules, Refusal
+from app.db.integrity import IntegrityRules, MatchFacts, Refusal
 from app.db.matches import table_ref
 from app.db.session import Database
 from app.tables.hooks import CannotStart, FinishedMatch
-from app.tables.integrity import match_facts
+from app.tables.integrity import bouts_of, match_facts
 
 log = logging.getLogger("durak.table")
 
@@ -91,17 +91,22 @@ class DbHooks:
     async def match_finished(self, match: FinishedMatch) -> None:
         started = await self._started_at(match)
         finished = self.now()
-        facts = await asyncio.to_thread(
-            match_facts,
-            rules_json=match.rules,
-            seed=match.seed,
-            dealer=match.dealer,
-            actions=match.actions,
-            outcome=match.outcome,
-            fairness=match.fairness,
-            seconds=None if started is None else (finished - started).total_seconds(),
-            rules=self.rules,
-        )
+        seconds = None if started is None else (finished - started).total_seconds()
+        try:
+            facts = await asyncio.to_thread(
+                match_facts,
+                rules_json=match.rules,
+                seed=match.seed,
+                dealer=match.dealer,
+                actions=match.actions,
+                outcome=match.outcome,
+                fairness=match.fairness,
+                seconds=seconds,
+                rules=self.rules,
+            )
+        except Exception:  # the settlement never waits on the signals: record it without them
+            log.exception("match %s: could not read the integrity facts from its log", match.match_id)
+            facts = MatchFacts(bouts=bouts_of(match.actions), seconds=seconds, rules=self.rules)
         record = stakes.MatchRecord(
             match_id=match.match_id,
             table_id=table_ref(match.table_code),  # never the invite code itself

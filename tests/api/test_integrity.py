@@ -156,6 +156,13 @@ async def test_logging_in_on_a_device_relates_the_accounts(api: Api) -> None:
     response = await shared.post("/api/auth/login", json={"name": "bob", "password": PASSWORD})
     assert response.status_code == 200
     assert (await join(bob, code)).json()["detail"].startswith("related_accounts")
+    # sitting down is noted too: carol's session used once in alice's browser relates them
+    carol = await api.signed_up("carol")
+    borrowed = api.client()
+    borrowed.cookies.set(DEVICE, alice.cookies[DEVICE])
+    borrowed.cookies.set("durak_session", carol.cookies["durak_session"])
+    assert (await join(borrowed, await open_table(carol))).status_code == 200
+    assert (await join(carol, code)).json()["detail"].startswith("related_accounts")
 
 
 async def test_accounts_made_from_one_address_within_a_day_are_related_when_the_rule_is_on(make_api: MakeApi) -> None:
@@ -366,3 +373,13 @@ async def test_bots_sit_only_at_free_tables(api: Api) -> None:
             select(func.count()).select_from(LedgerAccount).where(LedgerAccount.kind == "player")
         )
     assert wallets == 1  # alice's: a bot has none
+    # a match against a bot: labelled in the history and on the profile, never rated
+    game = (await alice.post("/api/quickplay/bot", json={"level": "hard"})).json()
+    match_id = (await alice.get(f"/api/tables/{game['code']}")).json()["match_id"]
+    assert (await alice.post(f"/api/tables/{game['code']}/leave")).status_code == 200
+    await recorded(api, match_id)
+    seats = (await alice.get(f"/api/matches/{match_id}")).json()["seats"]
+    assert [(s["display_name"], s["bot_level"]) for s in seats] == [("alice", None), ("Bot (hard)", "hard")]
+    recent = (await alice.get("/api/players/alice")).json()["recent_matches"][0]
+    assert recent["bots"] == ["Bot (hard)"] and recent["rating_change"] is None
+    assert await rating_rows(api) == 0

@@ -305,6 +305,21 @@ async def test_bots_hold_no_coins_and_a_match_with_a_bot_is_not_rated(db: Databa
         await db.write(lambda s: matches.record_match(s, staked))
 
 
+async def test_a_log_the_signals_cannot_read_still_settles(db: Database) -> None:
+    a, b = await make_player(db), await make_player(db)
+    clock = Clock()
+    hooks = DbHooks(db, now=clock)
+    rules = Rules(deck=24, seats=2, timer=0, stake=10)
+    await hooks.match_started(match_id="odd", stake=10, account_ids=[a, b])
+    state, log = new_match(rules, 5, 0), []
+    state = act(state, log, Forfeit(1, "left"))
+    record = finished(rules, state, [{"type": "take", "seat": 0}, *log], seats_of(a, b), "odd")  # not replayable
+    await hooks.match_finished(record)
+    assert (await balance(db, a), await balance(db, b)) == (1010, 990)
+    assert await count(db, Match, Match.id == "odd") == 1
+    await assert_ledger_sound(db)
+
+
 # ---------------------------------------------------------------------- the farming watch
 
 

@@ -171,7 +171,7 @@ async def _review(db: DatabaseDep, admin: AdminAccount, flag_id: int, verdict: s
 
 @router.post(
     "/admin/integrity/flags/{flag_id}/dismiss",
-    responses={200: {"description": "The flag, dismissed."}, **responses(401, 403, 404)},
+    responses={200: {"description": "The flag, dismissed."}, **responses(400, 401, 403, 404)},
 )
 async def dismiss_flag(admin: AdminAccount, db: DatabaseDep, flag_id: FlagId, body: NoteIn) -> Flag:
     """Nothing wrong: the flag is closed with the note (audited)."""
@@ -180,7 +180,7 @@ async def dismiss_flag(admin: AdminAccount, db: DatabaseDep, flag_id: FlagId, bo
 
 @router.post(
     "/admin/integrity/flags/{flag_id}/warn",
-    responses={200: {"description": "The flag, with both accounts warned."}, **responses(401, 403, 404)},
+    responses={200: {"description": "The flag, with both accounts warned."}, **responses(400, 401, 403, 404)},
 )
 async def warn_flag(admin: AdminAccount, db: DatabaseDep, flag_id: FlagId, body: NoteIn) -> Flag:
     """Both accounts get a warning they read in `GET /api/me/integrity` (audited)."""
@@ -192,7 +192,7 @@ async def warn_flag(admin: AdminAccount, db: DatabaseDep, flag_id: FlagId, body:
 
 @router.post(
     "/admin/accounts/{account_id}/freeze",
-    responses={200: {"description": "The account's staked play is frozen."}, **responses(401, 403, 404)},
+    responses={200: {"description": "The account's staked play is frozen."}, **responses(400, 401, 403, 404)},
 )
 async def freeze_account(admin: AdminAccount, db: DatabaseDep, account_id: AccountId, body: FreezeIn) -> FreezeOut:
     """The account may not sit at staked tables (`staked_play_frozen`, with the reason) until unfrozen.
@@ -228,6 +228,7 @@ async def unfreeze_account(admin: AdminAccount, db: DatabaseDep, account_id: Acc
     responses={
         200: {"description": "The match's coin movements are reversed by a new ledger transfer."},
         **responses(
+            400,
             401,
             403,
             404,

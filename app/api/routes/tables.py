@@ -117,9 +117,13 @@ async def require_balance(db: Database, account_id: int, stake: int) -> None:
 
 async def saw_device(db: Database, request: Request, user: SessionInfo) -> None:
     """An account sits down: note the browser's device (docs/integrity.md, related accounts)."""
-    if user.account_id is not None:
-        account_id, device = user.account_id, device_of(request)
-        await db.write(lambda session: integrity.saw_device(session, device=device, account_id=account_id))
+    if user.account_id is None:
+        return
+    account_id, device = user.account_id, device_of(request)
+    async with db.session() as session:
+        if await integrity.knows_device(session, device=device, account_id=account_id):
+            return  # the common case: no write
+    await db.write(lambda session: integrity.saw_device(session, device=device, account_id=account_id))
 
 
 def too_many(refused: TooMany) -> HTTPException:
