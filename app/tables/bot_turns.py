@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from app.engine import Action, State, action_from_json, decision, legal_actions, view
+from app.engine import Action, State, action_from_json, decision, event_to_json, legal_actions, public_cards, view
 from app.engine.actions import ActionParseError
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import Command
@@ -26,8 +26,16 @@ class BotTurns:
         self.asked: dict[int, int] = {}  # bot seat -> the version it was last asked about
         self.thinking: dict[int, asyncio.Task[None]] = {}
 
-    def reset(self) -> None:
+    def new_match(self, seats: list[Seat]) -> None:
+        """A match starts: its bots are set up afresh and nobody has been asked anything yet."""
         self.asked.clear()
+        self.bots.reset(self.code, {s.seat: s.level or "normal" for s in seats if s.kind == "bot"})
+
+    def observe(self, seats: list[Seat], events: list[dict[str, Any]]) -> None:
+        """Tell each bot what happened, as its seat may see it."""
+        for seat in seats:
+            if seat.kind == "bot":
+                self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
 
     def schedule(self, game: State, seats: list[Seat], version: int, delay_s: float) -> None:
         idle_bots = [seat for seat in seats if seat.kind == "bot" and seat.seat not in self.thinking]
@@ -50,6 +58,12 @@ class BotTurns:
 
     def ask_again(self, seat: int) -> None:
         self.asked.pop(seat, None)
+
+    def not_applied(self, game: State, seat: int, stale: bool) -> None:
+        """A bot's answer was not applied: ask it again if the match still waits for it, or if the
+        answer was for an older version (``stale``)."""
+        if stale or seat in decision(game)["seats"]:
+            self.ask_again(seat)
 
     async def _think(self, seat: int, version: int, seat_view: dict[str, Any], delay: float) -> None:
         action: Action | None = None

@@ -10,12 +10,14 @@ one wire codec (the command's JSON on ``t:<code>:in``, decoded once by the recei
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from app.engine import Action, action_from_json, action_to_json
+from app.engine import Action, IllegalAction, action_from_json, action_to_json
 from app.engine.actions import ActionParseError
 from app.tables.spec import Principal
 
@@ -65,6 +67,14 @@ class Command:
         """The play command's action for the sender's seat."""
         assert self.action is not None
         return dataclasses.replace(self.action, seat=seat)
+
+
+def refused_move(exc: IllegalAction, seen: int | None, version: int) -> Refused:
+    """Why the engine did not take a play command: ``stale_version`` when its sender had not seen
+    the table's ``version`` (he saw ``seen``), else the engine's own code."""
+    if seen is not None and seen < version:
+        return Refused("stale_version", f"the table moved on (version {version}, you saw {seen}): {exc}")
+    return Refused(exc.code, str(exc))
 
 
 def play_action(kind: str, fields: dict[str, Any]) -> Action:
@@ -123,3 +133,36 @@ def command_from_json(raw: bytes | str) -> Command:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+class Answers:
+    """A table's answers to commands. A play command is answered once: the answers to the last
+    ``size`` of them are kept by (principal key, command id), and one sent again (a client retrying
+    after a lost answer) gets the same answer, marked ``duplicate``, without being applied twice."""
+
+    def __init__(self, size: int = 512, answered: dict[tuple[str, str], dict[str, Any]] | None = None) -> None:
+        self.size = size
+        self._answers: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict(answered or {})
+
+    async def answer(
+        self, command: Command, principal: Principal, handler: Callable[[], Awaitable[dict[str, Any]]] | None
+    ) -> dict[str, Any]:
+        """Run ``handler`` (None: no handler for the command's type) for ``command`` from ``principal``:
+        its answer, or the ``error`` it was refused with, carrying the command's id."""
+        cmd_id = command.id
+        key = (principal.key, str(cmd_id)) if cmd_id is not None and command.type in PLAY_COMMANDS else None
+        if key is not None and key in self._answers:
+            return {**self._answers[key], "duplicate": True}
+        try:
+            if handler is None:
+                raise Refused("unknown_type", f"unknown command {command.type!r}")
+            reply = await handler()
+        except Refused as refused:
+            reply = {"type": "error", "id": cmd_id, "code": refused.code, "message": refused.message}
+        if cmd_id is not None:
+            reply.setdefault("id", cmd_id)
+        if key is not None:
+            self._answers[key] = reply
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+        return reply

@@ -1,15 +1,16 @@
 """When a table must act without a command (§8, §9), computed from plain values.
 
 The move timer, each waited-for player's idle limit or disconnect grace, the challenge window and a
-rematch proposal's end. The actor keeps the moments (on its own clock) and asks these functions
-which comes next and what each seat is shown.
+rematch proposal's end. The actor keeps the moments (on its own clock) in a :class:`TableTimers`
+and asks it, and these functions, which comes next, what each seat is shown and what a seat whose
+time ran out does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from app.engine import State
+from app.engine import Action, Forfeit, State, decision, legal_actions, timeout_actions
 from app.tables.spec import DecisionLimits, Seat
 
 REMATCH_WINDOW_S = 60.0  # how long a rematch proposal waits for every player's agreement (§8)
@@ -104,3 +105,68 @@ def first_overdue(own_limits: dict[int, tuple[float, str]], now: float) -> tuple
         return None
     _, seat_no, why = overdue[0]
     return seat_no, "disconnected" if why == "grace" else "timeout"
+
+
+def still_applies(game: State, action: Action) -> bool:
+    """Whether a move timer's timeout action (one of ``timeout_actions``) may still be applied to
+    ``game``, after the ones applied before it."""
+    return action in legal_actions(game, action.seat) or isinstance(action, Forfeit)
+
+
+def ran_out_action(game: State, seat_no: int, reason: str) -> Action | None:
+    """What a seat whose idle limit or grace ran out does (§8): it forfeits a lead or a defence
+    (for ``reason``), and passes on a throw-in, as when the move timer runs out. None: nothing to do."""
+    action = next((a for a in timeout_actions(game) if a.seat == seat_no), None)
+    if isinstance(action, Forfeit):
+        return Forfeit(seat_no, reason)
+    if action is None or action not in legal_actions(game, seat_no):
+        return None
+    return action
+
+
+@dataclass
+class TableTimers:
+    """A table's moments, on its actor's clock. ``game`` arguments are the running match's state,
+    None when no match runs."""
+
+    deadline: float | None = None  # the move timer (tables with a timer), or the challenge window's close
+    decision_since: float | None = None  # when the current decision came (the last move)
+    window_closes: float | None = None  # cheating tables: when the open challenge window closes (§9)
+    retry_at: float | None = None  # a timed-out decision could not be saved: retry then
+    _deciding_of: State | None = None  # the game ``_deciding`` was computed for
+    _deciding: list[int] = field(default_factory=list)
+
+    def deciding(self, game: State | None) -> list[int]:
+        """The seats the running match waits for (computed once per game state)."""
+        if game is None:
+            return []
+        if self._deciding_of is not game:
+            self._deciding_of, self._deciding = game, decision(game)["seats"]
+        return self._deciding
+
+    def own_limits(
+        self, game: State | None, seats: list[Seat], gone_since: dict[int, float], limits: DecisionLimits
+    ) -> dict[int, tuple[float, str]]:
+        """Each waited-for player's idle limit or grace (:func:`decision_limits`)."""
+        if self.decision_since is None:
+            return {}
+        return decision_limits(seats, self.deciding(game), self.decision_since, gone_since, limits, self.retry_at)
+
+    def shown(self, own_limits: dict[int, tuple[float, str]], game: State | None) -> dict[int, tuple[float, str]]:
+        return shown_deadlines(own_limits, self.deciding(game), self.deadline)
+
+    def next(self, own_limits: dict[int, tuple[float, str]], rematch_deadline: float | None) -> float | None:
+        return next_deadline(own_limits, self.deadline, rematch_deadline)
+
+    def reset(self, game: State | None, status: str, timer_s: int, limits: DecisionLimits, now: float) -> None:
+        """After every change: the decision that came with it gets its full time."""
+        self.retry_at = None
+        timers = timers_after_change(game, status, timer_s, limits, self.window_closes, now)
+        self.deadline, self.decision_since, self.window_closes = timers.deadline, timers.since, timers.window_closes
+
+    def taken_over(self, game: State | None, deadline: float | None, now: float) -> None:
+        """A running match restored by a new owner: the move timer goes on from ``deadline``; idle
+        limits and graces start again."""
+        self.decision_since, self.deadline = now, deadline
+        if deadline is not None and game is not None and game.phase == "challenge":
+            self.window_closes = deadline

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.engine import Rules, fairness
+from app.engine import Rules, State, fairness, new_match
 from app.engine.cards import Card
 from app.tables.commands import Refused
 from app.tables.spec import Seat
@@ -65,6 +65,13 @@ class FairDeals:
             "deck": [str(card) for card in deal.deck],
         }
         return deal
+
+    def new_match(self, rules: Rules, seats: Sequence[Seat], next_dealer: int | None) -> State:
+        """The match dealt by :meth:`start`. Its dealer is ``next_dealer`` (the last match's durak)
+        while that seat exists, else left to chance: drawn from the same committed stream."""
+        deal = self.start(rules, seats)
+        dealer = next_dealer if next_dealer is not None and next_dealer < len(seats) else deal.dealer_draw
+        return new_match(rules, 0, dealer, deal.deck)
 
     def deck(self) -> list[Card] | None:
         """The running match's deck (a takeover replays the match from it)."""

@@ -12,7 +12,7 @@ card) are encoded once and spliced into each recipient's JSON text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,8 @@ from app.broker import Broker
 from app.engine import State, event_to_json, public_cards, public_view, seat_view
 from app.tables import channels
 from app.tables.channels import dumps
+from app.tables.commands import Command
+from app.tables.spec import Seat
 
 log = logging.getLogger("durak.table")
 
@@ -122,6 +124,25 @@ def presence_frames(change: Change) -> Outbox:
         text = head + dumps({**change.table, "code": None}) + "}"  # never the invite code to a watcher
         outbox.append((channels.watch(change.code), channels.frame_text("presence", text, version=change.version)))
     return outbox
+
+
+def rehello_frames(code: str, seats: Iterable[Seat]) -> Outbox:
+    """After a takeover: every connection, on any process, is asked to say ``hello`` again (the
+    spectators' channel and each seated person's)."""
+    rehello = channels.frame({"type": "_rehello"})
+    people = {seat.principal.key for seat in seats if seat.principal is not None}
+    return [(channels.watch(code), rehello), *((channels.person(code, key), rehello) for key in people)]
+
+
+def answer_frames(code: str, command: Command, principal_key: str, answer: dict[str, Any]) -> Outbox:
+    """Where the answer to ``command`` goes: to its REST caller's reply channel, or to the sender's
+    connection (on his person channel, marked for that connection); nowhere for a command with
+    neither (a bot's decision)."""
+    if command.reply:
+        return [reply_frame(command.reply, answer)]
+    if command.conn:
+        return [reply_frame(channels.person(code, principal_key), answer, command.conn)]
+    return []
 
 
 def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) -> tuple[str, str]:

@@ -1,12 +1,18 @@
-"""A table actor's queue: its commands in order, and the wake-up for its next deadline."""
+"""A table actor's queue: its commands in order (from this process, and decoded from the table's
+broker channel), and the wake-up for its next deadline."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
-from app.tables.commands import Command
+from app.broker import Gap
+from app.tables.commands import BadCommand, Command, command_from_json
+
+log = logging.getLogger("durak.table")
 
 
 class Inbox:
@@ -20,6 +26,16 @@ class Inbox:
     def post(self, command: Command) -> None:
         self._queue.append(command)
         self._wake()
+
+    async def pump(self, sub: AsyncIterator[Any], code: str) -> None:
+        """Queue the commands that come through the broker (``t:<code>:in``), each decoded once."""
+        async for item in sub:
+            if isinstance(item, Gap):
+                continue  # commands lost in a gap are answered by the clients' own timeouts
+            try:
+                self.post(command_from_json(item.data))
+            except BadCommand as exc:
+                log.warning("table %s: dropped a command from the broker: %s", code[:8], exc)
 
     def close(self) -> None:
         if self._alarm is not None:

@@ -60,6 +60,12 @@ class TableRecord:
     done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
     fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
 
+    @classmethod
+    def new(cls, spec: TableSpec) -> TableRecord:
+        """A table just opened: empty seats, waiting for players."""
+        seats = [Seat(i) for i in range(spec.rules.seats)]
+        return cls(spec, spec.rules, seats, "waiting", 0, None, {}, None, None, time.time(), None)
+
 
 def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
     """The stored form of a table (its log is stored apart); ``info`` is its public facts."""

@@ -29,6 +29,7 @@ from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
 from app.tables.hooks import MatchHooks
+from app.tables.record import read_record
 from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import Fenced, MemoryStore, TableStore
 
@@ -95,7 +96,7 @@ def bots_only(actor: TableActor) -> bool:
 
 
 def connected(actor: TableActor) -> bool:
-    return bool(actor.spectators) or any(seat.connections for seat in actor.seats)
+    return bool(actor.seating.spectators) or any(seat.connections for seat in actor.seats)
 
 
 def lobby_row(actor: TableActor) -> dict[str, Any]:
@@ -117,7 +118,7 @@ def lobby_row(actor: TableActor) -> dict[str, Any]:
             for s in actor.seats
         ],
         "free_seats": sum(1 for seat in actor.seats if seat.kind == "empty"),
-        "spectators": len(actor.spectators),
+        "spectators": len(actor.seating.spectators),
         "created": actor.created,
     }
 
@@ -521,16 +522,17 @@ class TableRegistry:
             await self.broker.release_lease(lease_name(code), self.owner, token)
             return None
         record, entries = loaded
-        actor = TableActor.restore(
-            record,
-            entries,
+        table = read_record(record, entries)  # the same match at the same version
+        actor = TableActor(
+            table.spec,
             self.broker,
             self.hooks,
             self.bots,
+            on_change=self._on_change,
             store=self.store,
             token=token,
-            on_change=self._on_change,
             limits=self.limits,
+            restored=table,
         )
         if actor.status == "playing":
             self.bots.reset(code, {s.seat: s.level or "normal" for s in actor.seats if s.kind == "bot"})

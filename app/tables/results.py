@@ -1,13 +1,21 @@
-"""A finished match on plain values: the coins, the series scores and the record for the ledger."""
+"""A finished match on plain values: the coins, the series scores and the record for the ledger,
+and its settlement, retried until the ledger takes it."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from app.engine import Rules, State, payout, series_update
-from app.tables.hooks import FinishedMatch
-from app.tables.spec import Seat
+from app.tables.hooks import FinishedMatch, MatchHooks
+from app.tables.spec import Seat, TableSpec
+
+log = logging.getLogger("durak.table")
+
+SETTLE_TRIES = 12
 
 
 def series_key(seat: Seat) -> str:
@@ -39,10 +47,8 @@ def match_end(
     rules: Rules,
     seats: list[Seat],
     series: dict[str, tuple[int, int]],
-    *,
-    code: str,
+    spec: TableSpec,
     match_id: str,
-    private: bool,
     actions: list[dict[str, Any]],
     fairness: dict[str, Any] | None = None,
 ) -> MatchEnd:
@@ -65,7 +71,7 @@ def match_end(
     results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": match_id, "fairness": fairness}
     record = FinishedMatch(
         match_id=match_id,
-        table_code=code,
+        table_code=spec.code,
         rules=rules.to_json(),
         seed=str(game.seed),
         dealer=game.dealer,
@@ -77,6 +83,23 @@ def match_end(
         coin_changes=changes,
         hands=[[str(c) for c in hand] for hand in game.hands],
         fairness=fairness,
-        private=private,
+        private=spec.private,
     )
     return MatchEnd(results, scores, outcome.durak, record)
+
+
+async def settle(
+    hooks: MatchHooks, record: FinishedMatch, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+) -> bool:
+    """Hand a finished match to the ledger (idempotent by match id), trying again after 0.2 s,
+    0.4 s ... (at most 5 s apart) while it fails; whether it was taken within ``SETTLE_TRIES`` tries."""
+    delay = 0.2
+    for _ in range(SETTLE_TRIES):
+        try:
+            await hooks.match_finished(record)
+            return True
+        except Exception:
+            log.exception("table %s: settling match %s failed; retrying", record.table_code[:8], record.match_id)
+            await sleep(delay)
+            delay = min(delay * 2, 5.0)
+    return False

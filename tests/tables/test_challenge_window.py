@@ -43,7 +43,7 @@ async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> 
         assert actor.limits.challenge_window_s == get_settings().challenge_window_s == 5.0
         await _until_window(registry, actor)
         opened = clock.now
-        assert actor.deadline == opened + 5.0  # even without a move timer
+        assert actor.timers.deadline == opened + 5.0  # even without a move timer
         info = await registry.call(actor.code, "info", ALICE)
         assert info["table"]["deadline_ms"] == 5000
         assert decision(actor.game)["kind"] == "challenge" and not decision(actor.game)["forfeits"]
@@ -54,7 +54,7 @@ async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> 
         reply = await registry.call(actor.code, "pass", ALICE, id=uuid.uuid4().hex)
         assert reply["type"] == "ack", reply
         assert actor.game.phase == "challenge" and decision(actor.game)["seats"] == [1]
-        assert actor.deadline == opened + 5.0
+        assert actor.timers.deadline == opened + 5.0
         assert (await registry.call(actor.code, "info", ALICE))["table"]["deadline_ms"] == 2000
 
         clock.now = opened + 4.9
@@ -65,7 +65,7 @@ async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> 
         await registry.call(actor.code, "info", ALICE)  # a deadline that has come goes first
         assert actor.status == "playing" and actor.game.phase == "lead"
         assert actor.actions[-2:] == [{"type": "pass", "seat": 0}, {"type": "pass", "seat": 1}]
-        assert actor.deadline is None and actor.window_closes is None  # no move timer at this table
+        assert actor.timers.deadline is None and actor.timers.window_closes is None  # no move timer at this table
 
 
 async def test_a_timed_table_runs_the_window_instead_of_the_move_timer_then_the_timer_again() -> None:
@@ -74,12 +74,12 @@ async def test_a_timed_table_runs_the_window_instead_of_the_move_timer_then_the_
         actor.limits = DecisionLimits(challenge_window_s=2.0)
         await _until_window(registry, actor)
         opened = clock.now
-        assert actor.deadline == opened + 2.0
+        assert actor.timers.deadline == opened + 2.0
         for who in (ALICE, BOB):  # both pass: the bout is resolved at once, the move timer runs
             reply = await registry.call(actor.code, "pass", who, id=uuid.uuid4().hex)
             assert reply["type"] == "ack", reply
         assert actor.game.phase == "lead"  # the stock lasts a few bouts: nobody is out yet
-        assert actor.deadline == clock.now + 30 and actor.window_closes is None
+        assert actor.timers.deadline == clock.now + 30 and actor.timers.window_closes is None
 
 
 async def test_the_window_length_is_a_server_setting(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]

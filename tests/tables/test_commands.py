@@ -10,14 +10,18 @@ from app.api.protocol import PLAY_MODELS, client_message
 from app.api.routes.play import command_of
 from app.engine import Card, Cover, Lead
 from app.engine.actions import ActionParseError
+from app.engine.errors import NotYourTurn
 from app.tables.commands import (
     PLAY_COMMANDS,
     UNSEATED,
+    Answers,
     BadCommand,
     Command,
+    Refused,
     command_from_json,
     command_to_json,
     play_action,
+    refused_move,
 )
 from app.tables.spec import Principal
 
@@ -58,3 +62,39 @@ def test_one_list_of_play_commands() -> None:
     assert tuple(PLAY_MODELS) == PLAY_COMMANDS
     with pytest.raises(ActionParseError):
         play_action("cover", {"attack": 0})
+
+
+async def test_a_play_command_is_answered_once_and_a_refusal_becomes_an_error_with_its_id() -> None:
+    answers = Answers(size=2)
+    applied: list[str] = []
+
+    async def ack() -> dict:
+        applied.append("lead")
+        return {"type": "ack", "version": len(applied)}
+
+    lead = Command("lead", principal=ALICE, id="m1", action=Lead(UNSEATED, (Card.parse("7h"),)))
+    assert await answers.answer(lead, ALICE, ack) == {"type": "ack", "version": 1, "id": "m1"}
+    again = await answers.answer(lead, ALICE, ack)
+    assert again == {"type": "ack", "version": 1, "id": "m1", "duplicate": True} and applied == ["lead"]
+    bob = Principal(key="a:2", name="bob", account_id=2)
+    assert (await answers.answer(lead, bob, ack))["version"] == 2  # another player's id is his own
+
+    async def refuse() -> dict:
+        raise Refused("not_your_turn", "wait")
+
+    error = await answers.answer(Command("take", id="m2"), ALICE, refuse)
+    assert error == {"type": "error", "id": "m2", "code": "not_your_turn", "message": "wait"}
+    assert (await answers.answer(Command("take", id="m2"), ALICE, ack))["duplicate"]  # errors too
+    assert (await answers.answer(lead, ALICE, ack)).get("duplicate") is None  # only the last 2 are kept
+    unknown = await answers.answer(Command("dance", id="d"), ALICE, None)
+    assert (unknown["code"], unknown["id"]) == ("unknown_type", "d")
+    join = Command("join", id="j")  # not a play command: never remembered
+    await answers.answer(join, ALICE, ack)
+    assert "duplicate" not in await answers.answer(join, ALICE, ack)
+
+
+def test_a_move_the_engine_refuses_is_stale_when_its_sender_had_not_seen_the_latest_version() -> None:
+    turn = NotYourTurn("seat 1 does not defend")
+    assert (refused_move(turn, 9, 9).code, refused_move(turn, None, 9).code) == ("not_your_turn", "not_your_turn")
+    stale = refused_move(turn, 7, 9)
+    assert stale.code == "stale_version" and "version 9, you saw 7" in stale.message

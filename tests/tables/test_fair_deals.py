@@ -15,7 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import cli
-from app.engine import decision, fairness
+from app.engine import Rules, decision, fairness, new_match
+from app.tables.fair import FairDeals
+from app.tables.spec import Seat
 from tests.support.wait import wait_until
 from tests.tables.harness import ORIGIN, Player, create_table, guest, signup
 
@@ -181,3 +183,12 @@ def test_a_fair_deal_from_commitment_to_reveal(
         assert cli.main(["verify-deal", match_id]) == 0
     finally:
         get_settings.cache_clear()
+
+
+def test_the_last_durak_deals_the_next_match_while_his_seat_exists_else_the_committed_draw() -> None:
+    seats, seed = [Seat(0, "bot"), Seat(1, "bot")], bytes(range(32))
+    deal = FairDeals("t", server_seed=seed).start(Rules(), seats)
+    drawn = FairDeals("t", server_seed=seed).new_match(Rules(), seats, None)
+    assert drawn == new_match(Rules(), 0, deal.dealer_draw, deal.deck)  # dealt from the committed seed
+    assert FairDeals("t", server_seed=seed).new_match(Rules(), seats, 1).dealer == 1
+    assert FairDeals("t", server_seed=seed).new_match(Rules(), seats, 2).dealer == deal.dealer_draw  # seat 2 gone

@@ -7,7 +7,18 @@ import orjson
 
 from app.engine import Card, Rules, new_match
 from app.tables import channels
-from app.tables.fanout import Change, Delivery, events_since, presence_frames, reply_frame, update_frames
+from app.tables.commands import Command
+from app.tables.fanout import (
+    Change,
+    Delivery,
+    answer_frames,
+    events_since,
+    presence_frames,
+    rehello_frames,
+    reply_frame,
+    update_frames,
+)
+from app.tables.spec import Principal, Seat
 
 CODE = "tbl"
 TABLE = {"code": CODE, "status": "playing", "seats": [], "version": 3}
@@ -71,3 +82,22 @@ def test_a_resuming_client_gets_the_missed_events_only_when_the_table_still_has_
     assert events_since(history, 6, 3, 0) is None  # version 4 is gone
     assert events_since(history, 6, 7, 0) is None  # a version this table never had
     assert events_since(history, 6, -1, 0) is None
+
+
+def test_after_a_takeover_the_watchers_and_every_seated_person_are_asked_to_say_hello_again() -> None:
+    alice, gus = Principal("a:1", "alice", 1), Principal("g:2", "gus")
+    seats = [Seat(0, "human", alice), Seat(1, "bot", level="easy"), Seat(2, "human", gus), Seat(3)]
+    outbox = rehello_frames(CODE, seats)
+    assert outbox[0][0] == channels.watch(CODE)
+    assert sorted(channel for channel, _ in outbox[1:]) == [channels.person(CODE, "a:1"), channels.person(CODE, "g:2")]
+    assert {channels.parse_frame(text.encode()).kind for _, text in outbox} == {"_rehello"}
+
+
+def test_an_answer_goes_to_the_rest_caller_or_to_the_connection_that_sent_the_command() -> None:
+    ack = {"type": "ack", "version": 4}
+    rest = answer_frames(CODE, Command("join", reply="reply:9"), "a:1", ack)
+    assert rest == [("reply:9", orjson.dumps(ack).decode())]  # plain JSON for a REST call
+    [(channel, text)] = answer_frames(CODE, Command("take", conn="c-1"), "a:1", ack)
+    frame = channels.parse_frame(text.encode())
+    assert channel == channels.person(CODE, "a:1") and frame.conn == "c-1" and orjson.loads(frame.body) == ack
+    assert answer_frames(CODE, Command("bot", seat=1), "a:1", ack) == []  # a bot's decision is not answered

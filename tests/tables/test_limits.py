@@ -166,7 +166,7 @@ async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
         await registry.call(idle.code, "hello", CAROL, conn="carol-1")  # a visitor keeps it a while
         idle.post(Command("bye", conn="carol-1"))
         await registry.call(idle.code, "info", CAROL)  # handled after the bye
-        assert not idle.spectators
+        assert not idle.seating.spectators
         clock.now += 1799
         assert await registry.sweep() == []
         clock.now += 1

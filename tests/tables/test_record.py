@@ -80,3 +80,12 @@ async def test_the_recorder_appends_moves_and_rewrites_the_record_only_when_it_m
     with pytest.raises(Refused):  # and it never writes again
         await recorder.save(record, log, None, lambda: {})
     assert fenced == [True]
+
+
+def test_a_new_table_waits_with_empty_seats_and_comes_back_the_same_from_its_record() -> None:
+    spec = TableSpec(Rules(seats=3), Principal("a:1", "alice", 1), name="new")
+    table = TableRecord.new(spec)
+    assert (table.status, table.version, table.game, table.match_id, table.series) == ("waiting", 0, None, None, {})
+    assert [(s.seat, s.kind) for s in table.seats] == [(0, "empty"), (1, "empty"), (2, "empty")]
+    back = read_record(record_json(table, {}), [])
+    assert (back.spec, back.seats, back.status, back.created) == (spec, table.seats, "waiting", table.created)

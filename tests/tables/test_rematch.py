@@ -76,7 +76,7 @@ async def test_whoever_has_not_agreed_when_the_window_closes_loses_his_seat_and_
         await _finish_by_forfeit(registry, actor)
         await _call(registry, actor, "rematch", ALICE)
         await advance(registry, actor, clock, REMATCH_WINDOW_S - 1)
-        assert actor.seat_of(BOB) is not None and actor.status == "finished"
+        assert actor.seating.seat_of(BOB) is not None and actor.status == "finished"
         table = await advance(registry, actor, clock, 1)
         assert table["status"] == "waiting" and table["rematch"] is None
         assert [seat["player"] for seat in table["seats"]] == [ALICE.key, None]

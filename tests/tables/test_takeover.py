@@ -41,7 +41,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             await play_moves(first, spec.code, 9, rng)
             before = state_to_json(actor.game)
             version = actor.version
-            remaining = actor.deadline - actor.clock()
+            remaining = actor.timers.deadline - actor.clock()
             # The owner dies: its actors stop, its lease is not released.
             await first.close(release=False)
             await eventually(lambda: spec.code in second.tables, what="the other process took the table over")
@@ -50,7 +50,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert state_to_json(successor.game) == before
             assert successor.fair.commitment == actor.fair.commitment  # the fair deal too
             assert successor.fair.deal == actor.fair.deal
-            assert successor.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
+            assert successor.timers.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
             # A command retried with the same id after the takeover is not applied twice.
             last = successor.log[-1]
             key_principal, key_id = last["k"].split("|", 1)

@@ -17,7 +17,7 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
     """On the real clock: the actor's one alarm wakes it when the grace of a player who went while
     the match waited for him is over (fake-clock tests of the limits: test_decision_limits.py)."""
     async with seated_table(Rules(timer=0), limits=DecisionLimits(disconnect_grace_s=0.3)) as (_, _, actor):
-        assert actor.status == "playing" and actor.deadline is None
+        assert actor.status == "playing" and actor.timers.deadline is None
         for who, conn in ((ALICE, "c-alice"), (BOB, "c-bob")):
             actor.post(Command("hello", principal=who, conn=conn, last_version=-1))
         await eventually(lambda: all(seat.connections for seat in actor.seats), 2, "both are connected")

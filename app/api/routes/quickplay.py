@@ -153,7 +153,7 @@ async def quickplay(
         # already_seated.)
         for actor in sorted(registry.tables.values(), key=lambda actor: actor.created):
             listed = not actor.spec.private and actor.status in ("waiting", "playing")
-            if listed and actor.seat_of(me) is not None and body.matches(actor.rules.to_json()):
+            if listed and actor.seating.seat_of(me) is not None and body.matches(actor.rules.to_json()):
                 return await _answer(registry, actor.code, user, False)
         for row in lobby:
             if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):

@@ -1,0 +1,205 @@
+"""Who sits where at a table and who is connected, on plain values.
+
+:class:`Seating` holds the seats, the connections (a seated player's in his seat, the others'
+as spectators), when each gone player left, and the rematch proposal (RULES §8). Its methods make
+the seat changes a command asks for, or refuse them with :class:`Refused`; the actor saves and
+announces what changed. Nothing here waits or talks to anyone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.engine import Rules, RulesError
+from app.tables.commands import Refused
+from app.tables.spec import BOT_LEVELS, Principal, RematchProposal, Seat, TableSpec
+
+
+def require_creator(spec: TableSpec, principal: Principal) -> None:
+    if principal.key != spec.creator.key:
+        raise Refused("not_creator", "only the table's creator can do that")
+
+
+def is_seat_number(wanted: Any, seats: int) -> bool:
+    return isinstance(wanted, int) and not isinstance(wanted, bool) and 0 <= wanted < seats
+
+
+@dataclass
+class Seating:
+    seats: list[Seat]
+    spectators: set[str] = field(default_factory=set)  # the connections that watch
+    conn_owner: dict[str, str] = field(default_factory=dict)  # connection id -> principal key
+    gone_since: dict[int, float] = field(default_factory=dict)  # seat -> when its player's last connection closed
+    rematch: RematchProposal | None = None
+    series: dict[str, tuple[int, int]] = field(default_factory=dict)  # wins and losses at this table (series_key)
+
+    def seat_of(self, principal: Principal) -> Seat | None:
+        for seat in self.seats:
+            if seat.principal is not None and seat.principal.key == principal.key:
+                return seat
+        return None
+
+    def seated(self, principal: Principal, refusal: str) -> Seat:
+        """The principal's seat, or ``not_seated`` with ``refusal`` as its message."""
+        seat = self.seat_of(principal)
+        if seat is None:
+            raise Refused("not_seated", refusal)
+        return seat
+
+    # ------------------------------------------------------------------ connections
+
+    def connect(self, conn: str | None, principal: Principal) -> tuple[Seat | None, bool]:
+        """A connection said hello: (the principal's seat, whether the connection is new here)."""
+        seat = self.seat_of(principal)
+        arrived = bool(conn) and conn not in self.conn_owner
+        if conn:
+            self.conn_owner[conn] = principal.key
+            if seat is not None:
+                seat.connections.add(conn)
+                self.gone_since.pop(seat.seat, None)
+            else:
+                self.spectators.add(conn)
+        return seat, arrived
+
+    def disconnect(self, conn: str, playing: bool, now: float) -> None:
+        """A connection closed; a player of a running match with none left is gone from ``now``."""
+        self.spectators.discard(conn)
+        self.conn_owner.pop(conn, None)
+        for seat in self.seats:
+            if conn in seat.connections:
+                seat.connections.discard(conn)
+                if not seat.connections and playing:
+                    self.gone_since[seat.seat] = now
+
+    def players(self) -> tuple[tuple[int, str], ...]:
+        """(seat, principal key) of each seated player with a connection: who hears a change."""
+        return tuple(
+            (seat.seat, seat.principal.key)
+            for seat in self.seats
+            if seat.kind == "human" and seat.principal is not None and seat.connections
+        )
+
+    # ------------------------------------------------------------------ taking and leaving seats
+
+    def may_sit(self, principal: Principal, status: str, stake: int) -> None:
+        """Refuse a player who cannot sit down at this table now."""
+        if self.seat_of(principal) is not None:
+            raise Refused("already_seated", "you already have a seat at this table")
+        if status == "playing":
+            raise Refused("match_running", "the match is running; join after it ends or watch")
+        if stake > 0 and principal.is_guest:
+            raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
+
+    def sit(self, principal: Principal, wanted: Any, rating: dict[str, Any] | None) -> Seat:
+        """Seat a player (``may_sit`` said yes) in the seat he asked for or the first free one; his
+        connections stop watching. ``rating`` is kept for accounts only."""
+        seat = self.free_seat(wanted)
+        seat.kind, seat.principal, seat.level = "human", principal, None
+        seat.rating = rating if isinstance(rating, dict) and principal.account_id is not None else None
+        seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
+        self.spectators -= seat.connections
+        return seat
+
+    def free_seat(self, wanted: Any) -> Seat:
+        if wanted is not None:
+            if not is_seat_number(wanted, len(self.seats)):
+                raise Refused("bad_seat", f"there is no seat {wanted!r} at this table")
+            seat: Seat = self.seats[wanted]
+            if seat.kind != "empty":
+                raise Refused("seat_taken", f"seat {wanted} is taken")
+            return seat
+        for seat in self.seats:
+            if seat.kind == "empty":
+                return seat
+        raise Refused("table_full", "every seat at this table is taken")
+
+    def vacate(self, seat: Seat) -> bool:
+        """Free a player's seat between matches; his connections watch from now on. Whether he had any."""
+        moved, self.spectators = seat.connections, self.spectators | seat.connections
+        seat.kind, seat.principal, seat.connections, seat.rating = "empty", None, set(), None
+        if self.rematch is not None:
+            self.rematch.agreed.discard(seat.seat)
+        return bool(moved)
+
+    def seat_bot(self, level: Any, wanted: Any, status: str, stake: int) -> Seat:
+        if status == "playing":
+            raise Refused("match_running", "bots can be seated only between matches")
+        if level not in BOT_LEVELS:
+            raise Refused("bad_level", f"bot level must be one of {', '.join(BOT_LEVELS)}")
+        if stake > 0:
+            raise Refused("bots_free_tables_only", "bots hold no coins: they sit only at free tables")
+        seat = self.free_seat(wanted)
+        seat.kind, seat.principal, seat.level = "bot", None, str(level)
+        return seat
+
+    def unseat_bot(self, wanted: Any, status: str) -> int:
+        if status == "playing":
+            raise Refused("match_running", "bots can be removed only between matches")
+        if not isinstance(wanted, int) or not 0 <= wanted < len(self.seats) or self.seats[wanted].kind != "bot":
+            raise Refused("bad_seat", f"there is no bot in seat {wanted!r}")
+        self.seats[wanted].kind, self.seats[wanted].level = "empty", None
+        return wanted
+
+    # ------------------------------------------------------------------ a match's seats
+
+    def for_match(self, rules: Rules) -> Rules:
+        """Close the gaps before a match: the taken seats, renumbered in order, and the rules for
+        that many players (a match needs two)."""
+        taken = [seat for seat in self.seats if seat.kind != "empty"]
+        if len(taken) < 2:
+            raise Refused("not_enough_players", "a match needs at least 2 seated players")
+        if len(taken) == len(self.seats):
+            return rules
+        try:
+            rules = rules.with_changes(seats=len(taken))
+        except RulesError as exc:
+            raise Refused("bad_rules", str(exc)) from exc
+        self.seats = [Seat(i, s.kind, s.principal, s.level, s.connections) for i, s in enumerate(taken)]
+        return rules
+
+    def stake_accounts(self) -> list[int]:
+        """The accounts that pay a staked match's stakes, one per seat."""
+        accounts = [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
+        if len(accounts) != len(self.seats):
+            raise Refused("guests_free_tables_only", "every seat at a staked table needs an account")
+        return accounts
+
+    def match_started(self) -> None:
+        """A match started: no rematch is open and nobody is gone yet."""
+        self.rematch = None
+        self.gone_since.clear()
+
+    # ------------------------------------------------------------------ rematch (RULES §8)
+    # The first ``rematch`` after a match opens a proposal, every seated player agrees with his own
+    # (bots agree by themselves, a player who sits down in a free seat agrees by sitting), and the
+    # match starts -- and takes the stakes -- only when every seat is taken by someone who agreed.
+    # ``leave`` declines. When the window closes, the seats of those who have not agreed are freed.
+
+    def agree(self, seat: int, now: float, window_s: float) -> None:
+        if self.rematch is None:
+            self.rematch = RematchProposal(deadline=now + window_s)
+        self.rematch.agreed.add(seat)
+
+    def all_agreed(self) -> bool:
+        """Every seat agreed to the proposed rematch: it starts."""
+        return self.rematch is not None and len(self.agreed()) >= len(self.seats)
+
+    def agreed(self) -> list[int]:
+        """The seats that agreed to the proposed rematch, bots included."""
+        agreed = self.rematch.agreed if self.rematch is not None else set()
+        return [s.seat for s in self.seats if s.kind == "bot" or (s.kind == "human" and s.seat in agreed)]
+
+    def expire_rematch(self, finished: bool) -> list[tuple[int, Principal, bool]] | None:
+        """The proposal's window closed: it is dropped and, after a match (``finished``), the seats
+        of the players who did not agree are freed. For each, (seat, player, whether he had
+        connections); None when nothing was freed because there was no proposal or no match over."""
+        proposal, self.rematch = self.rematch, None
+        if proposal is None or not finished:
+            return None
+        freed: list[tuple[int, Principal, bool]] = []
+        for seat in self.seats:
+            if seat.kind == "human" and seat.principal is not None and seat.seat not in proposal.agreed:
+                principal = seat.principal
+                freed.append((seat.seat, principal, self.vacate(seat)))
+        return freed
