@@ -91,6 +91,37 @@ class Settings(BaseSettings):
         default=1800.0, gt=0, description="A waiting table unchanged and unvisited leaves memory after this long."
     )
 
+    # Integrity (docs/integrity.md): related accounts, matches that count, farming watch.
+    related_same_ip: bool = Field(
+        default=True,
+        description="Accounts created from the same IP address within related_ip_window_s are related (may not "
+        "sit at one staked table, never rated against each other). Off for tests on one loopback address.",
+    )
+    related_ip_window_s: float = Field(default=24 * 3600.0, gt=0, description="The window of related_same_ip.")
+    rated_min_bouts: int = Field(default=3, ge=0, description="Bouts a match needs to move ratings.")
+    rated_min_seconds: float = Field(default=60.0, ge=0, description="Seconds a match needs to move ratings.")
+    quick_wins_warning: int = Field(
+        default=3, ge=1, description="Quick wins of one account over another in a UTC day that warn both."
+    )
+    quick_wins_report: int = Field(
+        default=4, ge=1, description="Quick wins of one account over another in a UTC day that file a report."
+    )
+    pair_daily_coin_cap: int = Field(
+        default=2000, ge=0, description="Coins two accounts may move between themselves per UTC day (staked tables)."
+    )
+    soft_play_min_chances: int = Field(
+        default=20, ge=1, description="Throw-in chances, against the one opponent and against the others, before "
+        "a soft-play flag."
+    )
+    soft_play_margin: float = Field(
+        default=0.25, gt=0, le=1, description="How much more often throw-ins are passed up against one opponent."
+    )
+    private_staked_matches: int = Field(
+        default=5, ge=2, description="Staked matches of a pair at private tables within private_staked_days that "
+        "raise a flag."
+    )
+    private_staked_days: int = Field(default=7, ge=1, description="The window of private_staked_matches.")
+
     @field_validator("cookie_secure", mode="before")
     @classmethod
     def _lower_case(cls, value: object) -> object:

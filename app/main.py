@@ -27,14 +27,28 @@ from starlette.types import Scope
 
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
+from app.api.devices import DeviceCookie
 from app.api.limits import PerAddress
-from app.api.routes import accounts, admin, analysis, auth, health, matches, play, players, quickplay, tables
+from app.api.routes import (
+    accounts,
+    admin,
+    analysis,
+    auth,
+    health,
+    integrity,
+    matches,
+    play,
+    players,
+    quickplay,
+    tables,
+)
 from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import AuthThrottles
 from app.broker import open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
+from app.db.integrity import IntegrityRules
 from app.db.session import Database
 from app.metrics import LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
@@ -65,7 +79,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
             registry = TableRegistry(
                 broker,
-                DbHooks(db),
+                DbHooks(db, IntegrityRules.from_settings(settings)),
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
@@ -117,10 +131,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(matches.router)
     app.include_router(analysis.router)
     app.include_router(admin.router)
+    app.include_router(integrity.router)
     app.include_router(tables.router)
     app.include_router(quickplay.router)
     app.include_router(players.router)
     app.add_middleware(play.TableSockets)
+    app.add_middleware(DeviceCookie, settings=settings)  # the device cookie (docs/integrity.md)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.
     app.add_middleware(BrowserGuard, settings=settings)

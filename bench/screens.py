@@ -7,10 +7,11 @@
 It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker), makes the
 people and tables the pages need (a player with a finished match for the history, the replay and the
 results screen; open tables for the lobby; an admin; matches against bots with 2, 4 and 6 seats, a
-card already on the table) and photographs each page with Debian's Chromium through Playwright,
-animations finished. The PNGs are made small in the browser: the screenshot is reduced to at most
-256 colours there (canvas pixels, a 32-level-per-channel histogram, nearest-colour mapping) and
-written here as an 8-bit palette PNG (zlib level 9). A page that fails is reported and skipped; the
+card already on the table; a farmer's quick wins for the fair-play flag, his staked play frozen)
+and photographs each page with Debian's Chromium through Playwright, animations finished. The PNGs
+are made small in the browser: the screenshot is reduced to at most 256 colours there (canvas
+pixels, a 32-level-per-channel histogram, nearest-colour mapping) and written here as an 8-bit
+palette PNG (zlib level 9). A page that fails is reported and skipped; the
 exit status is 1 when any did.
 """
 
@@ -109,7 +110,7 @@ class Scene:
     """What the pages show: who looks, at which address, when it is ready."""
 
     name: str
-    who: str  # "player", "admin" or "anonymous"
+    who: str  # "player", "admin", "farmer" (a frozen account) or "anonymous"
     path: str
     ready: Callable[[Any], None]
 
@@ -140,6 +141,17 @@ def ready_admin(account: str) -> Callable[[Any], None]:
         page.locator("#ledger").wait_for(state="visible", timeout=15_000)
 
     return wait
+
+
+def ready_flag(page: Any) -> None:
+    """The fair-play page with its first flag at the top of the screen."""
+    flag = page.locator("article.flag").first
+    flag.locator(".flow-table").wait_for(state="visible", timeout=15_000)
+    # Below the sticky header (tall on a phone), not under it.
+    flag.evaluate(
+        "(el) => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY"
+        " - document.getElementById('site-header').offsetHeight - 8)"
+    )
 
 
 def finished_match(player: Player) -> tuple[str, str]:
@@ -180,6 +192,40 @@ def sign_in(base: str, name: str) -> Player:
     return Player(name, "; ".join(f"{k}={v}" for k, v in http.cookies.items()), http)
 
 
+def farmed_flag(server: ServerProcess, admin: Player) -> None:
+    """The fair-play review's pages (docs/integrity.md): "farmer" wins 4 quick staked matches from
+    "feeder" (who leaves each at once), so the server warns both and files a quick-wins flag; the
+    admin reverses one of the matches and freezes the farmer's staked play."""
+    farmer, feeder = sign_up(server.base_url, "farmer"), sign_up(server.base_url, "feeder")
+    for index in range(4):
+        body = {"name": f"Farm {index + 1}", "deck": 24, "seats": 2, "stake": 50, "timer": 60}
+        code = farmer.http.post("/api/tables", json=body).json()["code"]
+        for player in (farmer, feeder):
+            player.http.post(f"/api/tables/{code}/join", json={}).raise_for_status()
+        deadline = time.monotonic() + 20
+        while farmer.http.get(f"/api/tables/{code}").json().get("status") != "playing":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the farming match did not start")
+            time.sleep(0.1)
+        feeder.http.post(f"/api/tables/{code}/leave", json={}).raise_for_status()
+        while farmer.http.get("/api/matches?account=me").json()["total"] <= index:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the farming match is not in the history")
+            time.sleep(0.2)
+        farmer.http.post(f"/api/tables/{code}/leave", json={})
+    deadline = time.monotonic() + 20
+    while not (flags := admin.http.get("/api/admin/integrity/flags?status=open").json()["flags"]):
+        if time.monotonic() > deadline:
+            raise RuntimeError("no flag was filed")
+        time.sleep(0.2)
+    flag = flags[0]
+    note = {"note": "coins farmed from a second account"}
+    admin.http.post(f"/api/admin/matches/{flag['matches'][1]['id']}/reverse", json=note).raise_for_status()
+    farmer_id = next(account["id"] for account in flag["accounts"] if account["name"] == "farmer")
+    reason = {"reason": f"Coins farmed from a second account (flag #{flag['id']})."}
+    admin.http.post(f"/api/admin/accounts/{farmer_id}/freeze", json=reason).raise_for_status()
+
+
 def make_scenes(server: ServerProcess) -> list[Scene]:
     host = sign_up(server.base_url, "marta")
     for index, (seats, deck) in enumerate(((3, 36), (4, 52), (2, 24))):
@@ -189,7 +235,8 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
     player = sign_up(server.base_url, "alice")
     results_code, match_id = finished_match(player)
     admin_name = "admin"
-    make_admin(server, admin_name)
+    admin = make_admin(server, admin_name)
+    farmed_flag(server, admin)
     tables = {seats: table_against_bots(player, seats, f"{seats} players") for seats in (2, 4, 6)}
     return [
         Scene("lobby", "player", "/", ready_selector("#lobby-tables .table-row")),
@@ -198,6 +245,8 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
         Scene("history", "player", "/#/history", ready_selector("#history .match-row")),
         Scene("replay", "player", f"/#/replay/{match_id}", ready_selector("#replay")),
         Scene("admin", "admin", "/#/admin", ready_admin("alice")),
+        Scene("integrity", "admin", "/#/admin/integrity", ready_flag),
+        Scene("frozen", "farmer", "/", ready_selector("#frozen-banner")),
         *(Scene(f"table-{seats}", "player", f"/t/{table['code']}", ready_table) for seats, table in tables.items()),
         Scene("results", "player", f"/t/{results_code}", ready_results),
     ]
@@ -208,7 +257,8 @@ def shoot(server: ServerProcess, scenes: list[Scene], out: Path, only: set[str])
 
     failed: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
-    people = {"player": sign_in(server.base_url, "alice"), "admin": sign_in(server.base_url, "admin")}
+    people = {name: sign_in(server.base_url, name) for name in ("alice", "admin", "farmer")}
+    people["player"] = people.pop("alice")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROME_FLAGS.replace("--headless ", "").split()
@@ -257,7 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="a page name (lobby, table-4, results, ...)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-screens-") as tmp:
-        server = durak_server(Path(tmp)).start()
+        # Every account signs up from 127.0.0.1: the same-address rule of related accounts off, so
+        # that the farming scene's two accounts may share a staked table (docs/integrity.md).
+        server = durak_server(Path(tmp), extra_env={"DURAK_RELATED_SAME_IP": "false"}).start()
         try:
             failed = shoot(server, make_scenes(server), args.out.resolve(), set(args.only))
         finally:

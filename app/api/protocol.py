@@ -777,6 +777,13 @@ ERROR_CODES: dict[str, str] = {
     "no_match": "REST rematch: there is no finished match to rematch.",
     "stale_commitment": "client_seed / REST join: the client seed names a commitment that is not the table's "
     "current one.",
+    # integrity (docs/integrity.md)
+    "related_accounts": "REST join / quick play / a staked match's start: related accounts (one device, or "
+    "signed up from one address within 24 h) may play each other at free tables only.",
+    "pair_cap": "REST join / quick play / a staked match's start: the two accounts have moved the daily cap of "
+    "coins between them (`DURAK_PAIR_DAILY_COIN_CAP`); staked tables between them open again at 00:00 UTC.",
+    "staked_play_frozen": "REST join / quick play / a staked match's start: an admin froze this account's staked "
+    "play; the message gives the reason.",
 }
 
 CLOSE_CODES: dict[int, str] = {

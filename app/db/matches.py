@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, selectinload
 
-from app.db import ratings
+from app.db import integrity, ratings
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import Match, MatchPlayer
@@ -135,7 +135,9 @@ def _validated(
 
 async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
     """Store a finished match and one ``match_players`` row per seat, and rate it when every seat is
-    an account (``app.db.ratings``), all inside the caller's transaction.
+    an account (``app.db.ratings``), all inside the caller's transaction. With ``record.integrity``
+    (a match played at a table), a match too short to count or between related accounts is not rated,
+    and the farming watch counts it (``app.db.integrity.after_match``).
 
     Idempotent by ``record.match_id``: recording the same match again returns the stored row;
     recording different data under the same id raises ``MatchConflict``. ``record.result`` is the
@@ -197,15 +199,23 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
             )
         )
     await session.flush()
-    await ratings.rate_match(
-        session,
-        match_id=match_id,
-        accounts={seat.seat: seat.account_id for seat in seat_rows},
-        draw=result_row.draw,
-        durak=result_row.durak,
-        places=result_row.places,
-        finished_at=finished,
-    )
+    facts = record.integrity
+    rated = facts is None or facts.may_rate
+    if rated and facts is not None:  # related accounts are never rated against each other
+        account_ids = [seat.account_id for seat in seat_rows if seat.account_id is not None]
+        rated = await integrity.related_pair(session, account_ids, facts.rules) is None
+    if rated:
+        await ratings.rate_match(
+            session,
+            match_id=match_id,
+            accounts={seat.seat: seat.account_id for seat in seat_rows},
+            draw=result_row.draw,
+            durak=result_row.durak,
+            places=result_row.places,
+            finished_at=finished,
+        )
+    if facts is not None:
+        await integrity.after_match(session, match, facts)
     return match
 
 

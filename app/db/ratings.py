@@ -250,7 +250,7 @@ async def match_stats(session: AsyncSession, account_id: int) -> dict[str, dict[
 
 async def recent_matches(session: AsyncSession, account_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
     """The account's last ``limit`` matches, newest first: its place, whether it was the durak, its
-    coins and rating change, and who else sat at the table."""
+    coins and rating change, who else sat at the table and which of them were bots."""
     rows = (
         await session.execute(
             select(MatchPlayer, Match)
@@ -285,6 +285,7 @@ async def recent_matches(session: AsyncSession, account_id: int, *, limit: int =
                 if change is None
                 else display(change.mu, change.sigma) - display(change.mu_before, change.sigma_before),
                 "players": [seat["display_name"] for seat in match.seats],
+                "bots": [seat["display_name"] for seat in match.seats if seat.get("bot_level")],
             }
         )
     return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,6 +37,9 @@ from app.db.models import (
     LedgerTransfer,
 )
 from app.db.session import Database
+
+if TYPE_CHECKING:
+    from app.db.integrity import MatchFacts
 
 REASON_STAKE = "stake"
 REASON_PAYOUT = "payout"
@@ -83,6 +86,9 @@ class MatchRecord:
     coin_changes: Mapping[int, int] | None = None
     fairness: Mapping[str, Any] | None = None  # the revealed deal (docs/fairness.md)
     private: bool = False
+    # The integrity facts (docs/integrity.md): whether the match may move ratings, the farming watch.
+    # None (a record made outside a table): rated as before, not watched.
+    integrity: MatchFacts | None = None
 
 
 def _check_match_id(match_id: str) -> None:

@@ -201,6 +201,10 @@ class TableActor:
         """A player takes a seat: the one he asked for, or the first free one."""
         self.seating.may_sit(principal, self.status, self.rules.stake)
         seed = self.fair.checked_client_seed(command.client_seed, command.commitment) if command.client_seed else None
+        self.seating.free_seat(command.seat)  # no such seat, taken, full: refused before asking the database
+        others = [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
+        if refusal := await self.hooks.may_sit(account_id=principal.account_id, others=others, stake=self.rules.stake):
+            raise Refused(*refusal)  # docs/integrity.md: frozen, related accounts, the pair's coin cap
         seat = self.seating.sit(principal, command.seat, command.rating)
         if seed is not None:
             self.fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start

@@ -38,6 +38,10 @@ class FinishedMatch:
 
 
 class MatchHooks(Protocol):
+    async def may_sit(self, *, account_id: int | None, others: list[int], stake: int) -> tuple[str, str] | None:
+        """Why this account may not sit down with the accounts seated already, as ``(code, message)``
+        (a staked table: frozen staked play, related accounts, the pair's daily coin cap); None: it may."""
+
     async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
         """Move every stake into the match's escrow, all or none; raise ``CannotStart``."""
 
@@ -56,6 +60,12 @@ class MemoryHooks:
     escrows: dict[str, dict[int, int]] = field(default_factory=dict)
     finished: dict[str, FinishedMatch] = field(default_factory=dict)
     refunded: set[str] = field(default_factory=set)
+    related: set[frozenset[int]] = field(default_factory=set)  # pairs of related accounts
+
+    async def may_sit(self, *, account_id: int | None, others: list[int], stake: int) -> tuple[str, str] | None:
+        if stake > 0 and account_id is not None and any(frozenset((account_id, o)) in self.related for o in others):
+            return "related_accounts", "related accounts may play each other at free tables only"
+        return None
 
     async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
         if match_id in self.escrows:

@@ -86,14 +86,14 @@ def event_types_in_code() -> set[str]:
 
 @functools.cache
 def error_codes_in_code() -> set[str]:
-    """Codes of ``Refused``/``CannotStart`` anywhere, of the socket's own ``error`` frames, and of
-    the engine's ``IllegalAction`` classes."""
+    """Codes of ``Refused``/``CannotStart`` (and the integrity rules' ``Refusal``) anywhere, of the
+    socket's own ``error`` frames, and of the engine's ``IllegalAction`` classes."""
     found: set[str] = set()
     for path in sorted(APP.rglob("*.py")):
         for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-                if name in ("Refused", "CannotStart") and node.args:
+                if name in ("Refused", "CannotStart", "Refusal") and node.args:
                     found |= _strings(node.args[0])
                 elif name == "error" and len(node.args) >= 2 and "routes" in path.parts:
                     found |= _strings(node.args[1])

@@ -14,13 +14,16 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.body_limit import MAX_BODY_BYTES
 from app.api.schemas import RequestBody
 from app.config import Settings
-from app.db.models import Account, LedgerAccount, LedgerTransfer
+from app.db import integrity
+from app.db.models import Account, IntegrityFlag, LedgerAccount, LedgerTransfer, Match
 from app.main import create_app
 from tests.api.support import PASSWORD, SECRET, Api
+from tests.support.wait import eventually
 from tests.tables.harness import Player, started_table
 
 
@@ -147,6 +150,48 @@ async def _report(api: Api) -> Target:
     return Target(alice, f"/api/tables/{code}/report", {"player": bob_key, "reason": "rude words"}, 201)
 
 
+async def _flag_id(api: Api) -> int:
+    a, b = await _account_id(await api.signed_up("alice")), await _account_id(await api.signed_up("bob"))
+
+    async def file(session: AsyncSession) -> int:
+        await integrity.file_flag(session, kind="quick_wins", dedupe="t", a=a, b=b, summary="t", match_ids=[])
+        return int(await session.scalar(select(IntegrityFlag.id)) or 0)
+
+    return await api.db.write(file)
+
+
+async def _dismiss(api: Api) -> Target:
+    path = f"/api/admin/integrity/flags/{await _flag_id(api)}/dismiss"
+    return Target(await api.admin(), path, {"note": "fine"}, 200)
+
+
+async def _warn(api: Api) -> Target:
+    path = f"/api/admin/integrity/flags/{await _flag_id(api)}/warn"
+    return Target(await api.admin(), path, {"note": "stop"}, 200)
+
+
+async def _freeze(api: Api) -> Target:
+    alice = await api.signed_up("alice")
+    path = f"/api/admin/accounts/{await _account_id(alice)}/freeze"
+    return Target(await api.admin(), path, {"reason": "farming"}, 200)
+
+
+async def _reverse(api: Api) -> Target:
+    alice, bob = await api.signed_up("alice"), await api.signed_up("bob")
+    code = await _open_table(alice, stake=10)
+    await alice.post(f"/api/tables/{code}/join", json={})
+    await bob.post(f"/api/tables/{code}/join", json={})
+    match_id = (await alice.get(f"/api/tables/{code}")).json()["match_id"]
+    await bob.post(f"/api/tables/{code}/leave")
+
+    async def settled() -> bool:
+        async with api.db.session() as session:
+            return await session.get(Match, match_id) is not None
+
+    await eventually(settled, 10, "the match is settled")
+    return Target(await api.admin(), f"/api/admin/matches/{match_id}/reverse", {"note": "farmed"}, 200)
+
+
 SETUPS: dict[str, Setup] = {
     "POST /api/auth/signup": _signup,
     "POST /api/auth/login": _login,
@@ -158,6 +203,10 @@ SETUPS: dict[str, Setup] = {
     "POST /api/quickplay": _quickplay,
     "POST /api/quickplay/bot": _quickplay_bot,
     "POST /api/tables/{code}/report": _report,
+    "POST /api/admin/integrity/flags/{flag_id}/dismiss": _dismiss,
+    "POST /api/admin/integrity/flags/{flag_id}/warn": _warn,
+    "POST /api/admin/accounts/{account_id}/freeze": _freeze,
+    "POST /api/admin/matches/{match_id}/reverse": _reverse,
 }
 
 

@@ -208,7 +208,8 @@ def test_the_page_has_no_inline_script_or_style() -> None:
 
 
 def _set_cookie(response: httpx.Response) -> dict[str, Any]:
-    header = response.headers["set-cookie"]
+    """The session cookie's Set-Cookie (the device cookie of docs/integrity.md may come along)."""
+    [header] = [h for h in response.headers.get_list("set-cookie") if "durak_session=" in h.split(";", 1)[0]]
     name_value, *attributes = (part.strip() for part in header.split(";"))
     name = name_value.split("=", 1)[0]
     flags: dict[str, Any] = {"name": name}

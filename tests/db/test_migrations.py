@@ -40,6 +40,14 @@ TABLES = {
     "ratings",
     "rating_history",
     "chat_reports",
+    "device_accounts",
+    "signup_addresses",
+    "staked_play_freezes",
+    "pair_days",
+    "throw_in_counts",
+    "integrity_flags",
+    "integrity_warnings",
+    "match_reversals",
 }
 
 

@@ -18,7 +18,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     proc = durak_server(
         workdir,
         python=str(Path(sys.executable)),
-        extra_env={"DURAK_WS_RATE_PER_S": "1000", "DURAK_WS_BURST": "200", "DURAK_LOG_LEVEL": "warning"},
+        extra_env={
+            "DURAK_WS_RATE_PER_S": "1000",
+            "DURAK_WS_BURST": "200",
+            "DURAK_LOG_LEVEL": "warning",
+            "DURAK_RELATED_SAME_IP": "false",  # every account signs up from 127.0.0.1 (docs/integrity.md)
+        },
     )
     proc.start(timeout=60)
     try:

@@ -74,7 +74,8 @@ class Server:
         return done.stdout
 
 
-def start_server(tmp: Path) -> Server:
+def start_server(tmp: Path, **settings: str) -> Server:
+    """A real server on a free port; ``settings`` are extra DURAK_* environment variables."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     database_url = f"sqlite+aiosqlite:///{tmp / 'web.sqlite3'}"
@@ -88,6 +89,7 @@ def start_server(tmp: Path) -> Server:
         "DURAK_ALLOWED_ORIGINS": json.dumps([base, f"http://localhost:{port}"]),
         "DURAK_LOG_LEVEL": "warning",
         **RELAXED_LIMITS_ENV,
+        **settings,
     }
     log = tmp / "server.log"
     with log.open("wb") as out:

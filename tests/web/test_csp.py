@@ -1,6 +1,6 @@
 """Every page works under the Content-Security-Policy (app/api/security.py): the lobby, the create
 form, a table as a spectator and as a player, the history, a replay, the log-in page and the admin
-page, with no ``securitypolicyviolation`` event and no console error."""
+pages (accounts, fair-play flags), with no ``securitypolicyviolation`` event and no console error."""
 
 from __future__ import annotations
 
@@ -83,6 +83,9 @@ def test_every_page_works_under_the_content_security_policy(new_context: Any, se
     page.locator("#accounts button").first.click()
     expect(page.locator("#ledger")).to_be_visible()
     visitor.check("admin")
+    page.locator(".admin-tabs a[data-tab=integrity]").click()
+    expect(page.locator("#no-flags, #flags")).to_be_visible()
+    visitor.check("admin: fair-play flags")
 
     # A player at a table against a bot: the table socket, a move, then leaving (a forfeit).
     context = page.context

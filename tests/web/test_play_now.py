@@ -4,14 +4,28 @@ ratings, and the leaderboard and the profiles show them. Play a bot starts a mat
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import Driver, api, sign_up_api
+from tests.web.support import Driver, Server, api, sign_up_api, start_server, stop_server
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """This module's own server, where every match counts for ratings: these tests are about how
+    ratings show; the rule that short matches move no rating (docs/integrity.md) is tested over
+    REST in tests/api/test_integrity.py."""
+    running = start_server(tmp_path_factory.mktemp("playnow"), DURAK_RATED_MIN_BOUTS="0", DURAK_RATED_MIN_SECONDS="0")
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
 
 STAKE = "7"  # preferences no other browser test uses: this test's players meet only each other
 

@@ -103,6 +103,8 @@ function fieldLabel(field) {
       return t('field.seat');
     case 'stake':
       return t('field.stake');
+    case 'note':
+      return t('field.note');
     default:
       return field;
   }
@@ -261,6 +263,16 @@ export function codeText(code) {
       return t('code.too_many_bot_tables');
     case 'too_many_streams':
       return t('code.too_many_streams');
+    case 'related_accounts':
+      return t('code.related_accounts');
+    case 'pair_cap':
+      return t('code.pair_cap');
+    case 'staked_play_frozen':
+      return t('code.staked_play_frozen');
+    case 'already_reversed':
+      return t('code.already_reversed');
+    case 'nothing_to_reverse':
+      return t('code.nothing_to_reverse');
     default:
       return null;
   }

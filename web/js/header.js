@@ -25,8 +25,10 @@ export function renderHeader(route) {
   activeRoute = route;
   const header = document.getElementById('site-header');
   const me = currentUser();
+  // The integrity review is a part of the admin pages: the Admin link stays marked there.
+  const current = route === 'integrity' ? 'admin' : route;
   const link = (href, name, text) =>
-    h('a', { href, class: ['nav-link', route === name && 'active'], 'aria-current': route === name ? 'page' : null, text });
+    h('a', { href, class: ['nav-link', current === name && 'active'], 'aria-current': current === name ? 'page' : null, text });
   const nav = h(
     'nav',
     { class: 'site-nav', 'aria-label': t('nav.label') },

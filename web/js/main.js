@@ -2,6 +2,7 @@
 //   /t/<code>  play (invite link)        /w/<code>  spectate (watch link)
 //   /#/  lobby   /#/create   /#/login   /#/history   /#/replay/<match id>   /#/admin
 //   /#/leaderboard   /#/u/<name>  a player's profile
+//   /#/admin/integrity   /#/admin/integrity/<flag id>  fair-play flags for admins
 import { h } from './dom.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
 import { renderHeader } from './header.js';
@@ -15,6 +16,7 @@ const PAGES = {
   history: () => import('./pages/history.js'),
   replay: () => import('./pages/replay.js'),
   admin: () => import('./pages/admin.js'),
+  integrity: () => import('./pages/integrity.js'),
   leaderboard: () => import('./pages/leaderboard.js'),
   profile: () => import('./pages/profile.js'),
   table: () => import('./pages/table.js'),
@@ -28,14 +30,16 @@ export function currentRoute() {
   match = path.match(/^\/w\/([A-Za-z0-9_-]+)\/?$/);
   if (match) return { name: 'table', params: { code: match[1], watch: true } };
   if (path !== '/' && path !== '/index.html') return { name: 'missing', params: {} };
-  const [name, arg] = location.hash.replace(/^#\/?/, '').split('?')[0].split('/');
+  const [name, arg, more] = location.hash.replace(/^#\/?/, '').split('?')[0].split('/');
   switch (name) {
     case '':
       return { name: 'lobby', params: {} };
+    case 'admin':
+      if (arg === 'integrity') return { name: 'integrity', params: { flag: more ? decodeURIComponent(more) : '' } };
+      return { name, params: {} };
     case 'create':
     case 'login':
     case 'history':
-    case 'admin':
     case 'leaderboard':
       return { name, params: {} };
     case 'u':

@@ -21,11 +21,12 @@ from app.api.deps import (
     session_expires_at,
     set_session_cookie,
 )
+from app.api.devices import device_of
 from app.api.errors import responses
 from app.api.schemas import GuestIn, LoginIn, MeOut, SignupIn
 from app.api.throttle import AuthThrottles, client_address
 from app.config import Settings
-from app.db import accounts, ledger, login_sessions
+from app.db import accounts, integrity, ledger, login_sessions
 from app.db.errors import NameTaken
 from app.db.passwords import hash_password, needs_rehash, verify_password
 from app.db.session import Database
@@ -58,10 +59,15 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
 
     issued = time.time()
 
+    address, device = client_address(request), device_of(request)
+
     async def create(session: AsyncSession) -> tuple[int, int | None, str]:
         account = await accounts.create_account(
             session, name=body.name, password_hash=password_hash, starting_balance=settings.starting_balance
         )
+        # docs/integrity.md: accounts of one device, or of one address within a day, are related.
+        await integrity.record_signup_address(session, account_id=account.id, address=address)
+        await integrity.saw_device(session, device=device, account_id=account.id)
         session_id = await _login_session(session, settings, account_id=account.id, issued=issued)
         return account.id, await ledger.balance_of(session, account.id), session_id
 
@@ -117,7 +123,7 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
     async with db.session() as session:
         view = await accounts.view(session, account.id)
     assert view is not None
-    value = await _start_session(db, settings, account_id=view.id, name=view.name)
+    value = await _start_session(db, settings, account_id=view.id, name=view.name, device=device_of(request))
     set_session_cookie(response, request, value, settings)
     return MeOut(id=view.id, name=view.name, kind="account", balance=view.balance, is_admin=view.is_admin)
 
@@ -203,11 +209,12 @@ def _too_many(wait: float, what: str) -> HTTPException:
     )
 
 
-async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str) -> str:
-    """A new login session for the account, as a signed cookie value."""
+async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str, device: str | None) -> str:
+    """A new login session for the account, as a signed cookie value; the browser's device is noted."""
     issued = time.time()
 
     async def start(session: AsyncSession) -> str:
+        await integrity.saw_device(session, device=device, account_id=account_id)
         return await _login_session(session, settings, account_id=account_id, issued=issued)
 
     session_id = await db.write(start)

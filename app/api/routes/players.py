@@ -60,6 +60,9 @@ class RecentMatch(BaseModel):
     coin_change: int
     rating_change: int | None = Field(description="Null when the match was not rated.")
     players: list[str]
+    bots: list[str] = Field(
+        default_factory=list, description="The bots among `players` (labelled as such; a match with a bot is unrated)."
+    )
 
 
 class PlayerProfile(BaseModel):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.errors import responses
 from app.api.limits import address_of
-from app.api.routes.tables import RegistryDep, principal_of, require_balance, too_many
+from app.api.routes.tables import RegistryDep, principal_of, require_balance, saw_device, too_many
 from app.api.schemas import RequestBody, TableOut
 from app.db import ratings
 from app.db.session import Database
@@ -29,8 +29,9 @@ from app.tables.spec import TableSpec
 
 router = APIRouter(prefix="/api/quickplay", tags=["quickplay"])
 
-# Refusals that mean "this table, not you": try the next table.
-NEXT_TABLE = {"table_full", "seat_taken", "match_running", "match_over"}
+# Refusals that mean "this table, not you": try the next table (a related account or one the pair cap
+# refuses sits there: docs/integrity.md).
+NEXT_TABLE = {"table_full", "seat_taken", "match_running", "match_over", "related_accounts", "pair_cap"}
 PreferenceKey = tuple[Any, ...]
 
 
@@ -141,6 +142,7 @@ async def quickplay(
 ) -> QuickPlayOut:
     body = body or QuickPlay()
     await _check_stake(db, user, body.stake)
+    await saw_device(db, request, user)
     rules = _new_rules(body, body.seats or 2, body.stake)  # validates the preferences before any seat is taken
     rating = await _rating_of(db, user)
     me = principal_of(user)

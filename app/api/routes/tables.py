@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import Field
 
 from app.api.deps import CurrentUser, DatabaseDep, SessionDep, SessionInfo
+from app.api.devices import device_of
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
 from app.api.schemas import (
@@ -27,7 +28,7 @@ from app.api.schemas import (
     TableWithLinks,
 )
 from app.broker import BrokerError
-from app.db import accounts, ratings
+from app.db import accounts, integrity, ratings
 from app.db.models import ChatReport
 from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
@@ -95,16 +96,34 @@ def _validation_error(field: str, message: str) -> HTTPException:
 
 
 async def require_balance(db: Database, account_id: int, stake: int) -> None:
-    """409 ``insufficient_funds`` unless the account covers ``stake`` (checked before a seat is taken;
-    the escrow at the match's start is the binding check)."""
+    """409 ``insufficient_funds`` unless the account covers ``stake``, 403 ``staked_play_frozen`` when
+    an admin froze its staked play (checked before a seat is taken; the escrow at the match's start
+    is the binding check, and the table refuses related accounts and the pair cap, docs/integrity.md)."""
     async with db.session() as session:
+        frozen = await integrity.freeze_of(session, account_id)
         found = await accounts.view(session, account_id)
+    if frozen is not None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            detail=f"staked_play_frozen: your staked play is frozen by an admin: {frozen.reason}",
+        )
     balance = (found.balance or 0) if found is not None else 0
     if balance < stake:
         raise HTTPException(
             status.HTTP_409_CONFLICT,
             detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
         )
+
+
+async def saw_device(db: Database, request: Request, user: SessionInfo) -> None:
+    """An account sits down: note the browser's device (docs/integrity.md, related accounts)."""
+    if user.account_id is None:
+        return
+    account_id, device = user.account_id, device_of(request)
+    async with db.session() as session:
+        if await integrity.knows_device(session, device=device, account_id=account_id):
+            return  # the common case: no write
+    await db.write(lambda session: integrity.saw_device(session, device=device, account_id=account_id))
 
 
 def too_many(refused: TooMany) -> HTTPException:
@@ -227,6 +246,8 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
         http = {
             "not_creator": 403,
             "guests_free_tables_only": 403,
+            "staked_play_frozen": 403,
+            "unavailable": 503,
             "not_seated": 409,
             "bad_seat": 422,
             "bad_level": 422,
@@ -260,7 +281,12 @@ async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     },
 )
 async def join_table(
-    code: str, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: SeatRequest | None = None
+    code: str,
+    request: Request,
+    user: CurrentUser,
+    registry: RegistryDep,
+    db: DatabaseDep,
+    body: SeatRequest | None = None,
 ) -> dict[str, Any]:
     try:
         table_code, _ = await registry.resolve(code)
@@ -269,6 +295,7 @@ async def join_table(
         raise _gone(exc) from None
     if stake > 0 and user.account_id is not None:
         await require_balance(db, user.account_id, stake)
+    await saw_device(db, request, user)
     async with db.session() as session:
         rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
     if body is not None and body.client_seed is not None:

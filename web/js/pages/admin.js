@@ -1,4 +1,5 @@
 // Admin: search accounts, read a ledger, adjust a balance with a reason.
+import { adminTabs } from '../admintabs.js';
 import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
@@ -18,6 +19,8 @@ function ledgerReason(reason) {
       return t('ledger.refund');
     case 'admin_adjustment':
       return t('ledger.admin_adjustment');
+    case 'match_reversal':
+      return t('ledger.match_reversal');
     default:
       return reason;
   }
@@ -214,6 +217,7 @@ export function mount(root) {
         'div',
         { class: 'page admin-page' },
         h('h1', { text: t('admin.title') }),
+        adminTabs('accounts'),
         h('div', { class: 'admin-grid' }, h('section', { class: 'panel' }, searchForm, error ? h('p', { class: 'form-error', role: 'alert', text: error }) : null, list), detail),
         reportsPanel(),
       ),

@@ -1,10 +1,11 @@
 // The lobby: "Play now" and "Play a bot", then the open and running public tables, live from
 // /api/lobby/stream (a snapshot when it connects, then one delta per table change), with filters,
 // a page at a time.
-import { errorText, post } from '../api.js';
+import { post } from '../api.js';
 import { authPanel } from '../auth.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import { integritySlot, refusalText } from '../integrity.js';
 import { askPermission } from '../notify.js';
 import { ratingText } from '../rating.js';
 import { rulesChips } from '../rules.js';
@@ -210,6 +211,7 @@ export function mount(root) {
       h(
         'div',
         { class: 'page lobby' },
+        me && me.kind === 'account' ? integritySlot() : null,
         h(
           'section',
           { class: 'hero' },
@@ -311,7 +313,7 @@ function playNowSection() {
       const answer = await post(path, body);
       location.assign(`/t/${encodeURIComponent(answer.code)}`);
     } catch (failure) {
-      error.textContent = errorText(failure);
+      error.textContent = await refusalText(failure);
       busy = false;
       button.disabled = false;
     }

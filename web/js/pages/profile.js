@@ -3,7 +3,10 @@
 import { ApiError, errorText, get } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatSigned, t } from '../i18n.js';
+import { integritySlot } from '../integrity.js';
 import { ratingText } from '../rating.js';
+import { currentUser } from '../session.js';
+import { botLevelText } from '../table/describe.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -33,6 +36,19 @@ export function ratingChart(points, { width = 480, height = 140, pad = 24 } = {}
   );
   values.forEach((value, i) => chart.append(svg('circle', { cx: x(i), cy: y(value), r: 2.5, fill: 'currentColor', 'data-rating': value })));
   return chart;
+}
+
+// The profile's recent matches name each seat with the server's display name; a bot's is "Bot (easy)"
+// (app/tables/spec.py), which no account name can be (names have no spaces or brackets).
+const BOT_NAME = /^Bot \((easy|normal|hard)\)$/;
+
+/** The players of a recent match, a bot named as one in this language ("Easy bot"). */
+export function playerNames(names) {
+  return names.map((name, i) => {
+    const bot = BOT_NAME.exec(name);
+    const label = bot ? h('span', { class: 'bot-name', dataset: { bot: bot[1] }, text: botLevelText(bot[1]) }) : name;
+    return [i ? ', ' : null, label];
+  });
 }
 
 export function mount(root, params) {
@@ -102,7 +118,7 @@ export function mount(root, params) {
                     { dataset: { match: match.match_id } },
                     h('time', { datetime: match.finished_at, text: formatDate(match.finished_at) }),
                     ' · ',
-                    h('span', { text: `${match.players.join(', ')} — ${result(match)}` }),
+                    h('span', { class: 'players' }, playerNames(match.players), ` — ${result(match)}`),
                     match.rating_change !== null ? h('span', { class: 'rating-change', text: ` (${formatSigned(match.rating_change)})` }) : null,
                     ' ',
                     h('a', { class: 'btn small', href: `/#/replay/${encodeURIComponent(match.match_id)}`, text: t('history.replay') }),
@@ -113,7 +129,9 @@ export function mount(root, params) {
         ),
       );
     }
-    root.replaceChildren(h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), body));
+    const me = currentUser();
+    const mine = Boolean(me && me.kind === 'account' && me.name === (data ? data.name : name));
+    root.replaceChildren(h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), mine ? integritySlot() : null, body));
   }
 
   render();

@@ -8,6 +8,7 @@ import { codeText, errorText, post } from '../api.js';
 import { h, replaceKeepingFocus } from '../dom.js';
 import { setSlimHeader } from '../header.js';
 import { t } from '../i18n.js';
+import { refusalText } from '../integrity.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { deadlineNoteText, tableArea } from '../table/area.js';
@@ -57,6 +58,7 @@ export function mount(root, { code, watch }) {
     resultsShown: null,
     resultsHidden: null,
     joinError: '',
+    rematchError: '', // a refused rematch (or sitting down for one), shown on the results
     seeds: newSeedState(), // provably fair deals: this browser's client seed (web/js/table/fairline.js)
     guestName: suggestedGuestName(t('auth.guest_name_prefix')),
   };
@@ -193,6 +195,10 @@ export function mount(root, { code, watch }) {
   }
 
   function onStatusChange(before, status) {
+    if (status === 'playing') {
+      st.joinError = '';
+      st.rematchError = '';
+    }
     const me = currentUser();
     if (!me || me.kind !== 'account' || st.seat === null) return;
     if (status === 'playing' && st.table.rules.stake > 0) refreshMe();
@@ -231,6 +237,7 @@ export function mount(root, { code, watch }) {
 
   async function join(seat) {
     st.joinError = '';
+    st.rematchError = '';
     try {
       const body = seat === undefined ? {} : { seat };
       const fair = st.table && st.table.fairness;
@@ -242,7 +249,8 @@ export function mount(root, { code, watch }) {
       if (fair) st.seeds.seedSentFor = fair.commitment;
       refreshMe();
     } catch (failure) {
-      st.joinError = errorText(failure);
+      st.joinError = await refusalText(failure);
+      if (st.table && st.table.status === 'finished') st.rematchError = st.joinError;
     }
     render();
   }
@@ -264,10 +272,17 @@ export function mount(root, { code, watch }) {
   }
 
   async function tableCall(path, body) {
+    if (path === 'rematch') st.rematchError = '';
     try {
       await post(`/api/tables/${encodeURIComponent(code)}/${path}`, body);
     } catch (failure) {
-      toast(errorText(failure), 'error');
+      if (path === 'rematch') {
+        // Refused (e.g. the pair's daily coin cap): said on the results, where the button was.
+        st.rematchError = await refusalText(failure);
+        render();
+      } else {
+        toast(errorText(failure), 'error');
+      }
     }
   }
 

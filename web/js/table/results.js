@@ -52,6 +52,7 @@ export function resultsPanel(game) {
     h('ol', { class: 'result-list' }, rows),
     reason,
     rematchLine(game),
+    st.rematchError ? h('p', { class: 'form-error', role: 'alert', id: 'rematch-error', text: st.rematchError }) : null,
     game.fairnessLine(),
     series.length
       ? h(

@@ -73,6 +73,8 @@ export function waitingPanel(game) {
     }
   }
   if (st.joinError) children.push(h('p', { class: 'form-error', role: 'alert', id: 'join-error', text: st.joinError }));
+  // A refused rematch leaves the table waiting with everyone seated: why it did not start.
+  if (st.rematchError && st.rematchError !== st.joinError) children.push(h('p', { class: 'form-error', role: 'alert', id: 'rematch-error', text: st.rematchError }));
   if (creator && seated >= 2 && seated < table.seats.length) {
     children.push(h('button', { type: 'button', class: 'btn secondary', id: 'start-button', onclick: () => game.tableCall('start', {}), text: t('waiting.start_now', { count: seated }) }));
   }
