@@ -249,16 +249,18 @@ class Player:
         "recv_version",
         "seat",
         "sent_at",
+        "server",
         "version",
         "wants_rematch",
         "welcome",
         "ws",
     )
 
-    def __init__(self, name: str, cookie: str | None, seat: int | None) -> None:
+    def __init__(self, name: str, cookie: str | None, seat: int | None, server: Http) -> None:
         self.name = name
         self.cookie = cookie
         self.seat = seat
+        self.server = server  # the server process this player's connection (and REST calls) go to
         self.code = ""
         self.ws: Any = None  # the picows transport
         self.welcome: asyncio.Future[None] | None = None
@@ -349,10 +351,10 @@ class Client:
         from bench._client import choose, command
 
         self.args = args
-        url = args.url.rstrip("/")
-        self.base = url
-        host, port = url.split("//", 1)[1].rsplit(":", 1)
-        self.http = Http(host, int(port), args.http_connections)
+        self.servers: list[Http] = []  # tables are opened on these in turn
+        for url in args.url:
+            host, port = url.rstrip("/").split("//", 1)[1].rsplit(":", 1)
+            self.servers.append(Http(host, int(port), args.http_connections))
         self.rng = random.Random(args.seed)
         self.think_s = args.think_ms / 1000
         self.choose = choose
@@ -474,23 +476,35 @@ class Client:
 
     # --- growing
 
-    async def sign_in(self, count: int) -> list[str]:
+    def server_of(self, table: int, seat: int | None) -> Http:
+        """The owner of table ``table`` (tables go to the servers in turn); with ``--split``, the
+        second half of its seats (and its spectator) connect to the next server."""
+        index = table
+        if self.args.split and (seat is None or seat >= self.args.seats // 2):
+            index += 1
+        return self.servers[index % len(self.servers)]
+
+    async def sign_in(self, first_table: int, tables: int) -> list[str]:
+        seats = self.args.seats
+
         async def one(index: int) -> str:
-            status, head, body = await self.http.post("/api/auth/guest", {"name": f"cap{index}"})
+            server = self.server_of(first_table + index // seats, index % seats)
+            status, head, body = await server.post("/api/auth/guest", {"name": f"cap{self.guests + index}"})
             if status != 200:
                 raise RuntimeError(f"guest sign-in: {status} {body[:200]!r}")
             found = _COOKIE.search(head)
             assert found is not None, head
             return found[1].decode()
 
-        first = self.guests
-        self.guests += count
-        return list(await asyncio.gather(*(one(first + i) for i in range(count))))
+        cookies = list(await asyncio.gather(*(one(i) for i in range(tables * seats))))
+        self.guests += tables * seats
+        return cookies
 
     async def connect(self, player: Player, code: str) -> None:
         from picows import ws_connect
 
-        headers = {"origin": self.base}
+        base = player.server.origin
+        headers = {"origin": base}
         if player.cookie is not None:
             headers["cookie"] = f"durak_session={player.cookie}"
         player.code = code
@@ -498,7 +512,7 @@ class Client:
         link = _link_class()
         player.ws, _ = await ws_connect(
             lambda: link(self, player),
-            f"ws{self.base[4:]}/ws/tables/{code}",
+            f"ws{base[4:]}/ws/tables/{code}",
             extra_headers=headers,
             max_frame_size=2**20,
             websocket_handshake_timeout=120,
@@ -513,15 +527,16 @@ class Client:
         async with gate:
             seats = self.args.seats
             body = {"seats": seats, "timer": self.args.timer, "bot_delay_ms": 0, "name": f"capacity {number}"}
-            status, _, data = await self.http.post("/api/tables", body, cookies[0])
+            status, _, data = await self.server_of(number, 0).post("/api/tables", body, cookies[0])
             if status != 201:
                 raise RuntimeError(f"open a table: {status} {data[:200]!r}")
             created = orjson.loads(data)
             code = created["code"]
-            players = [Player(f"t{number}s{i}", cookie, i) for i, cookie in enumerate(cookies)]
+            players = [Player(f"t{number}s{i}", c, i, self.server_of(number, i)) for i, c in enumerate(cookies)]
             for player in players[:-1]:
                 await self.join(code, player)
-            watchers = [Player(f"t{number}w", None, None)] if number % self.args.tables_per_spectator == 0 else []
+            spectator = number % self.args.tables_per_spectator == 0
+            watchers = [Player(f"t{number}w", None, None, self.server_of(number, None))] if spectator else []
             await asyncio.gather(*(self.connect(p, code) for p in players))
             await asyncio.gather(*(self.connect(w, created["watch_code"]) for w in watchers))
             self.players.extend(players)
@@ -529,7 +544,8 @@ class Client:
             await self.join(code, players[-1])
 
     async def join(self, code: str, player: Player) -> None:
-        status, _, data = await self.http.post(f"/api/tables/{code}/join", {"seat": player.seat}, player.cookie)
+        path = f"/api/tables/{code}/join"
+        status, _, data = await player.server.post(path, {"seat": player.seat}, player.cookie)
         if status != 200:
             raise RuntimeError(f"join: {status} {data[:200]!r}")
 
@@ -537,10 +553,10 @@ class Client:
         seats = self.args.seats
         new_tables = max(0, players // seats - self.tables)
         t0, cpu0 = time.perf_counter(), time.process_time()
-        cookies = await self.sign_in(new_tables * seats)
+        first = self.tables
+        cookies = await self.sign_in(first, new_tables)
         t1 = time.perf_counter()
         gate = asyncio.Semaphore(self.args.parallel_tables)
-        first = self.tables
         self.tables += new_tables
         await asyncio.gather(
             *(self.open_table(first + i, cookies[i * seats : (i + 1) * seats], gate) for i in range(new_tables))
@@ -558,7 +574,7 @@ class Client:
         }
 
     async def add_viewers(self, count: int) -> None:
-        host, port = self.http.host, self.http.port
+        host, port = self.servers[0].host, self.servers[0].port  # the lobby is every process's
         for _ in range(count):
             _, viewer = await self.loop.create_connection(lambda: LobbyViewer(self), host, port)
             self.viewers.append(viewer)
@@ -620,7 +636,8 @@ class Client:
         for viewer in self.viewers:
             if viewer.transport is not None:
                 viewer.transport.close()
-        self.http.close()
+        for server in self.servers:
+            server.close()
 
     async def run(self) -> None:
         from picows import WSMsgType
@@ -665,7 +682,10 @@ def _view_of(raw: bytes) -> dict[str, Any] | None:
 
 def client_main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench.capacity client")
-    parser.add_argument("--url", required=True)
+    parser.add_argument("--url", required=True, action="append", help="a server; repeat to spread the tables")
+    parser.add_argument(
+        "--split", action="store_true", help="half of each table's seats (and its spectator) on the next server"
+    )
     parser.add_argument("--seats", type=int, default=4)
     parser.add_argument("--think-ms", type=float, default=1000)
     parser.add_argument("--throw-in-p", type=float, default=0.2)
@@ -734,6 +754,44 @@ class ClientProcess:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+
+@dataclass
+class Window:
+    """One measured window: the client's figures and the CPU of the servers (and redis-server)."""
+
+    result: dict[str, Any]
+    seconds: float
+    server_cpu_pct: list[float]  # each server process, % of one core
+    redis_cpu_pct: float | None
+    cpu_pressure_pct: float | None  # time some task waited for a CPU, machine-wide (Linux PSI)
+
+
+def measure_window(client: ClientProcess, server_pids: list[int], duration: float, redis_pid: int | None) -> Window:
+    """Tell the client to start counting, read the processes' CPU clocks, wait ``duration``, read
+    them again and collect the client's figures."""
+    client.say(cmd="window_start")
+    client.wait_for("window_started")
+    cpu0 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
+    t0, pressure0 = time.perf_counter(), _cpu_pressure_total()
+    time.sleep(duration)
+    cpu1 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
+    t1, pressure1 = time.perf_counter(), _cpu_pressure_total()
+    client.say(cmd="window_end")
+    result: dict[str, Any] = client.wait_for("result")["result"]
+    seconds = t1 - t0
+    pressure = None
+    if pressure0 is not None and pressure1 is not None:
+        pressure = 100 * (pressure1 - pressure0) / 1e6 / seconds
+    return Window(
+        result=result,
+        seconds=seconds,
+        server_cpu_pct=[100 * (b - a) / seconds for a, b in zip(cpu0, cpu1, strict=True)],
+        redis_cpu_pct=100 * (redis1 - redis0) / seconds if redis_pid else None,
+        cpu_pressure_pct=pressure,
+    )
 
 
 def _cpu_pressure_total() -> int | None:
@@ -848,17 +906,8 @@ def _drive(
         time.sleep(args.warmup)
         if args.loopstats or args.cprofile is not None:
             os.kill(server.pid, signal.SIGUSR1)
-        client.say(cmd="window_start")
-        client.wait_for("window_started")
-        cpu0, t0 = server.cpu_split_s(), time.perf_counter()
-        redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
-        pressure0 = _cpu_pressure_total()
-        time.sleep(args.duration)
-        cpu1, t1 = server.cpu_split_s(), time.perf_counter()
-        redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
-        pressure1 = _cpu_pressure_total()
-        client.say(cmd="window_end")
-        result = client.wait_for("result")["result"]
+        window = measure_window(client, [server.pid], args.duration, redis_pid)
+        result = window.result
         loopstats = None
         if args.loopstats or args.cprofile is not None:
             os.kill(server.pid, signal.SIGUSR2)
@@ -871,17 +920,14 @@ def _drive(
         step = Step(
             players=result["players"],
             result=result,
-            server_cpu_pct=100 * (sum(cpu1) - sum(cpu0)) / (t1 - t0),
+            server_cpu_pct=window.server_cpu_pct[0],
             rss_kib=rss,
             kib_per_connection=(rss - rss_base) / max(1, connections),
             grow=grown,
             loopstats=loopstats,
         )
-        result["redis_cpu_pct"] = 100 * (redis1 - redis0) / (t1 - t0) if redis_pid else None
-        result["server_sys_share"] = (cpu1[1] - cpu0[1]) / max(1e-9, sum(cpu1) - sum(cpu0))
-        result["cpu_pressure_pct"] = (
-            100 * (pressure1 - pressure0) / 1e6 / (t1 - t0) if pressure0 is not None and pressure1 is not None else None
-        )
+        result["redis_cpu_pct"] = window.redis_cpu_pct
+        result["cpu_pressure_pct"] = window.cpu_pressure_pct
         steps.append(step)
         _print_step(step)
         if not step.passed and not args.keep_going:

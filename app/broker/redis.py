@@ -89,6 +89,21 @@ end
 return 0
 """
 
+# KEYS: the leases; ARGV[1]: the expiry (ms), then each lease's "<token>:<owner>". Returns 1/0 each.
+_RENEW_MANY = """
+local kept = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then
+    redis.call('PEXPIRE', key, ARGV[1])
+    kept[i] = 1
+  else
+    kept[i] = 0
+  end
+end
+return kept
+"""
+RENEW_BATCH = 500  # leases renewed by one script call
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -219,6 +234,7 @@ class RedisBroker(Broker):
         self._redis = Redis(connection_pool=self._pool)
         self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
         self._renew: AsyncScript = self._redis.register_script(_RENEW)
+        self._renew_many: AsyncScript = self._redis.register_script(_RENEW_MANY)
         self._release: AsyncScript = self._redis.register_script(_RELEASE)
         self._link: _Link | None = None
         self._supervisor: asyncio.Task[None] | None = None
@@ -429,6 +445,20 @@ class RedisBroker(Broker):
                 keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}", ttl_ms(ttl_s)]
             )
         return bool(done)
+
+    async def renew_leases(self, owner: str, leases: Sequence[tuple[str, int]], ttl_s: float) -> list[bool]:
+        """One script call per ``RENEW_BATCH`` leases (a process renews every table it owns each
+        second: one round trip each would cost it a loop turn per table)."""
+        self._client()
+        kept: list[bool] = []
+        ttl = ttl_ms(ttl_s)
+        for start in range(0, len(leases), RENEW_BATCH):
+            batch = leases[start : start + RENEW_BATCH]
+            keys = [self._lease_keys(name)[0] for name, _ in batch]
+            with _unavailable("renew_leases"):
+                done = await self._renew_many(keys=keys, args=[ttl, *(f"{token}:{owner}" for _, token in batch)])
+            kept.extend(bool(int(flag)) for flag in done)
+        return kept
 
     async def release_lease(self, name: str, owner: str, token: int) -> bool:
         self._client()
