@@ -152,12 +152,15 @@ def _redis_counters(redis: Redis) -> dict[str, int]:
         commands = client.info("commandstats")
     finally:
         client.close()
-    return {
+    counters = {
         "commands": int(stats["total_commands_processed"]),
         "publishes": sum(int(commands.get(f"cmdstat_{name}", {}).get("calls", 0)) for name in ("publish", "spublish")),
         "bytes_in": int(stats["total_net_input_bytes"]),
         "bytes_out": int(stats["total_net_output_bytes"]),
     }
+    for name, figures in commands.items():
+        counters[name.removeprefix("cmdstat_")] = int(figures["calls"])
+    return counters
 
 
 def phase(
@@ -199,7 +202,8 @@ def phase(
     rate = result["commands_per_s"]
     server_cpu = sum(window.server_cpu_pct)
     redis_cpu = window.redis_cpu_pct or 0.0
-    done = {key: counters1[key] - counters0[key] for key in counters0}
+    done = {key: counters1[key] - counters0.get(key, 0) for key in counters1}
+    kinds = {key: n for key, n in done.items() if key not in ("commands", "publishes", "bytes_in", "bytes_out") and n}
     measured = {
         "processes": processes,
         "commands_per_s": rate,
@@ -213,6 +217,7 @@ def phase(
         "redis_commands_per_command": done["commands"] / commands,
         "redis_publishes_per_command": done["publishes"] / commands,
         "redis_bytes_per_command": (done["bytes_in"] + done["bytes_out"]) / commands,
+        "redis_kinds_per_command": {key: n / commands for key, n in sorted(kinds.items(), key=lambda kv: -kv[1])},
         "postgres_cpu_pct": 100 * (pg1 - pg0) / window.seconds,
         "client_us_per_command": result["client_cpu_us_per_command"],
         "matches_per_s": result["matches_per_s"],
@@ -226,11 +231,13 @@ def phase(
         f"({measured['redis_commands_per_command']:.1f} commands, "
         f"{measured['redis_publishes_per_command']:.1f} publishes, {measured['redis_bytes_per_command']:.0f} bytes); "
         f"postgres {measured['postgres_cpu_pct']:.0f}%; client {measured['client_us_per_command']:.0f} us per command; "
-        f"refused {sum(result['errors'].values())}; CPU pressure "
+        f"refused {result['errors'] or 'none'}; CPU pressure "
         + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%"),
         file=sys.stderr,
         flush=True,
     )
+    per_kind = ", ".join(f"{key} {n:.2f}" for key, n in list(measured["redis_kinds_per_command"].items())[:8])
+    print(f"         redis commands per command: {per_kind}", file=sys.stderr, flush=True)
     return measured
 
 
