@@ -166,9 +166,10 @@ class LobbyViewer:
         self.queue.append(text)
         self.ready.set()
 
-    async def texts(self, keepalive_s: float) -> AsyncIterator[bytes]:
+    async def texts(self, keepalive_s: float, *, joined: bool = False) -> AsyncIterator[bytes]:
         """The queued texts as they come; a comment line after ``keepalive_s`` of quiet (so that a
-        client that is gone is noticed)."""
+        client that is gone is noticed). ``joined``: everything queued since the last wake-up as
+        one text, so that a feed costs one write per lobby flush however many tables changed."""
         while True:
             try:
                 async with asyncio.timeout(keepalive_s):
@@ -177,6 +178,12 @@ class LobbyViewer:
                 yield b": keep-alive\n\n"
                 continue
             self.ready.clear()
+            if joined:
+                if self.queue:
+                    texts = b"".join(self.queue)
+                    self.queue.clear()
+                    yield texts  # what is queued meanwhile sets ``ready`` again: the next text
+                continue
             while self.queue:
                 yield self.queue.popleft()
 
@@ -662,14 +669,16 @@ class TableRegistry:
         return self._snapshot_text
 
     @contextlib.asynccontextmanager
-    async def lobby_feed(self, keepalive_s: float = 15.0) -> AsyncIterator[AsyncIterator[bytes]]:
+    async def lobby_feed(
+        self, keepalive_s: float = 15.0, *, joined: bool = False
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Server-sent events: a ``snapshot`` of the listed tables, then one ``added``, ``changed``
-        or ``removed`` event per table change."""
+        or ``removed`` event per table change (``joined``: the events of one flush in one text)."""
         self._flush_lobby()
         viewer = LobbyViewer(self.lobby_snapshot)
         self._viewers.add(viewer)
         try:
-            yield viewer.texts(keepalive_s)
+            yield viewer.texts(keepalive_s, joined=joined)
         finally:
             self._viewers.discard(viewer)
 
