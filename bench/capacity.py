@@ -848,6 +848,27 @@ def _services(args: argparse.Namespace, workdir: Path) -> Any:
         yield database_url, broker_url, redis_pid
 
 
+def pin(pid: int, cpu: int | None) -> None:
+    """Keep a process (every thread it has now, and those it starts later) on one CPU."""
+    if cpu is None:
+        return
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(task), {cpu})
+
+
+def _cpus(args: argparse.Namespace) -> tuple[int | None, int | None]:
+    """The CPUs of the server and of the load (client, redis-server): the first two this process
+    may use, unless ``--no-pin`` or there is only one. On loopback a server's write to a socket
+    wakes the reader; on a shared CPU the woken client then takes the CPU from the server in the
+    middle of its work, which no remote client does."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if args.no_pin or len(allowed) < 2:
+        return None, None
+    return allowed[0], allowed[1]
+
+
 def run(args: argparse.Namespace) -> list[Step]:
     workdir = Path(tempfile.mkdtemp(prefix="durak-capacity-"))
     steps: list[Step] = []
@@ -863,22 +884,29 @@ def run(args: argparse.Namespace) -> list[Step]:
                 "DURAK_GUESTS_PER_IP": "1000000",
             }
             argv = None
-            if args.loopstats or args.cprofile is not None or args.patch:
+            if args.loopstats or args.cprofile is not None or args.patch or args.cprofile_growth:
                 argv = [PY, "-m", "bench.instrumented_server"]
                 extra_env["BENCH_PATCHES"] = args.patch
                 if args.loopstats:
                     extra_env["BENCH_LOOPSTATS"] = str(workdir / "loopstats.json")
-                if args.cprofile is not None:
-                    extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
+                if args.cprofile is not None or args.cprofile_growth:
                     extra_env["BENCH_CPROFILE_CPU"] = "1"
-            server = durak_server(workdir, extra_env=extra_env, argv=argv)
-            server.start(timeout=60)
+                    extra_env["BENCH_CPROFILE"] = str(
+                        args.cprofile.resolve() if args.cprofile is not None else workdir / "growth.prof"
+                    )
+            server = durak_server(workdir, extra_env=extra_env, argv=argv).spawn()
+            server_cpu, client_cpu = _cpus(args)
+            pin(server.pid, server_cpu)  # before it starts any thread: they inherit it
+            server.wait_ready(timeout=60)
+            if redis_pid is not None:
+                pin(redis_pid, client_cpu)
             client = ClientProcess(
                 [
                     *(PY, "-m", "bench.capacity", "client", "--url", server.base_url),
                     *("--think-ms", str(args.think_ms), "--seed", str(args.seed)),
                 ]
             )
+            pin(client.pid, client_cpu)
             try:
                 steps = _drive(args, server, client, workdir, redis_pid)
             finally:
@@ -904,9 +932,33 @@ def _drive(
     client.say(cmd="viewers", count=args.viewers)
     client.wait_for("viewers")
     steps: list[Step] = []
-    for players in _steps(args):
+    steps_wanted = _steps(args)
+    for players in steps_wanted:
+        growth_profiled = args.cprofile_growth is not None and players == steps_wanted[-1]
+        if args.loopstats or growth_profiled:
+            os.kill(server.pid, signal.SIGUSR1)
         client.say(cmd="grow", players=players)
         grown = client.wait_for("grown")
+        if growth_profiled:
+            os.kill(server.pid, signal.SIGUSR2)
+            time.sleep(1.0)
+            _print_profile(workdir / "growth.prof", f"the server while growing to {players}")
+        elif args.loopstats:
+            os.kill(server.pid, signal.SIGUSR2)
+            time.sleep(0.5)
+            try:
+                stats = json.loads((workdir / "loopstats.json").read_text())
+            except (OSError, ValueError) as exc:
+                print(f"  no loop stats: {exc}", file=sys.stderr)
+            else:
+                lag = stats["loop_lag_ms"]
+                print(
+                    f"  while growing to {players}: loop lag p50 {lag['p50']:.1f} / p99 {lag['p99']:.1f} / "
+                    f"max {lag['max']:.0f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                _print_stalls(stats)
         if args.verbose:
             print(
                 f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s, "
@@ -967,6 +1019,7 @@ def _print_step(step: Step) -> None:
         flush=True,
     )
     if step.loopstats is not None:
+        _print_stalls(step.loopstats)
         lag = step.loopstats["loop_lag_ms"]
         gcs = step.loopstats["gc"]
         print(
@@ -974,6 +1027,36 @@ def _print_step(step: Step) -> None:
             f"({lag['over_20ms']} over 20 ms); GC gen2 {gcs['2']['count']} x, max {gcs['2']['max_ms']:.0f} ms",
             flush=True,
         )
+
+
+def _print_profile(path: Path, what: str, top: int = 25) -> None:
+    """The functions that took most of the CPU in a cProfile dump (own time)."""
+    import pstats
+
+    try:
+        stats = pstats.Stats(str(path))
+    except OSError as exc:
+        print(f"  no profile of {what}: {exc}", file=sys.stderr)
+        return
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])  # type: ignore[attr-defined]
+    total = sum(row[2] for _, row in rows) or 1.0
+    print(f"  profile of {what}: {total:.1f} s of CPU, own time by function", file=sys.stderr)
+    for (filename, line, name), row in rows[:top]:
+        where = filename.split("site-packages/")[-1].split(str(ROOT) + "/")[-1]
+        share = 100 * row[2] / total
+        print(f"    {row[2]:7.2f} s {share:4.1f}% {row[1]:9d} calls  {where}:{line} {name}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _print_stalls(stats: dict[str, Any], top: int = 4) -> None:
+    """Where the server's loop was while it stalled (bench/instrumented_server.py samples it)."""
+    samples = stats.get("stall_samples", 0)
+    if not samples:
+        return
+    print(f"         stalled loop, {samples} samples of 10 ms; the most frequent stacks:", file=sys.stderr)
+    for stack, count in list(stats["stall_stacks"].items())[:top]:
+        print(f"         {count:5d}  {stack[:600]}", file=sys.stderr)
+    sys.stderr.flush()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -992,8 +1075,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--broker", choices=("memory", "redis"), default="memory")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep-going", action="store_true", help="measure every step, also after one is over")
+    parser.add_argument(
+        "--no-pin", action="store_true", help="processes on any CPU (default: the server on one, the load on another)"
+    )
     parser.add_argument("--loopstats", action="store_true", help="the server's loop lag and GC pauses per window")
     parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
+    parser.add_argument(
+        "--cprofile-growth", action="store_true", help="cProfile the server (CPU clock) while the last step grows"
+    )
     parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
