@@ -219,6 +219,7 @@ class TableRegistry:
         self.clock = clock
         self.created_from: dict[str, str] = {}  # table code -> the IP address it was opened from
         self._pending: list[tuple[str, str | None]] = []  # tables being opened: (creator key, address)
+        self._opening: set[str] = set()  # their codes: stored already, not yet in ``tables``
         self._changed_at: dict[str, float] = {}  # table code -> its last change (clock)
         self._seen_at: dict[str, float] = {}  # table code -> when someone was last connected to it
         self._bots_since: dict[str, float] = {}  # table code -> when its match of bots only started
@@ -285,6 +286,7 @@ class TableRegistry:
         creator or that address has the limit of tables waiting for players already."""
         self._check_can_open(spec.creator.key, address)
         self._pending.append((spec.creator.key, address))
+        self._opening.add(spec.code)
         try:
             token = await self.broker.acquire_lease(lease_name(spec.code), self.owner, LEASE_TTL_S)
             if token is None:  # pragma: no cover - a fresh random code is never held
@@ -305,6 +307,7 @@ class TableRegistry:
             await self._adopt(actor)
         finally:
             self._pending.remove((spec.creator.key, address))
+            self._opening.discard(spec.code)
         return actor
 
     def _check_can_open(self, creator: str, address: str | None) -> None:
@@ -513,16 +516,22 @@ class TableRegistry:
     async def _supervise(self) -> None:
         while True:
             await asyncio.sleep(SUPERVISE_S)
-            try:
-                codes = await self.store.codes()
-            except BrokerError:
+            await self.adopt_orphans()
+
+    async def adopt_orphans(self) -> None:
+        """Take over every stored table whose lease has lapsed (its process died)."""
+        try:
+            codes = await self.store.codes()
+        except BrokerError:
+            return
+        for code in codes:
+            # A table being opened here is stored before it is served: on a busy process its first
+            # lease may lapse by then, and taking it over would fence out its own actor.
+            if code in self.tables or code in self._opening:
                 continue
-            for code in codes:
-                if code in self.tables:
-                    continue
-                with contextlib.suppress(BrokerError):
-                    if await self.broker.lease_holder(lease_name(code)) is None:
-                        await self.take_over(code)
+            with contextlib.suppress(BrokerError):
+                if await self.broker.lease_holder(lease_name(code)) is None:
+                    await self.take_over(code)
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
