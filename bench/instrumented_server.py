@@ -30,24 +30,50 @@ import contextlib
 import cProfile
 import os
 import signal
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-_profile = cProfile.Profile()
+# ``BENCH_CPROFILE_CPU=1``: time by the thread's CPU clock instead of the wall clock, so that waiting for
+# a CPU (a busy machine) or for another thread holding the GIL does not look like work.
+_profile = cProfile.Profile(time.thread_time) if os.environ.get("BENCH_CPROFILE_CPU") else cProfile.Profile()
 
 
 _snapshots: list[Any] = []
 
 
 class _LoopStats:
-    """Event-loop stalls (how late a 5 ms sleep wakes up) and garbage-collector pauses."""
+    """Event-loop stalls (how late a 5 ms sleep wakes up) and garbage-collector pauses; and what
+    the loop's thread was doing during the stalls: a watchdog thread samples its stack every 10 ms
+    while the probe has not come round for more than 30 ms."""
 
     def __init__(self) -> None:
         self.lags: list[float] = []
         self.gc: list[tuple[int, float]] = []
         self._gc_started = 0.0
         self._task: Any = None
+        self._beat = 0.0
+        self._watching = False
+        self._thread: Any = None
+        self.stall_stacks: dict[str, int] = {}
+
+    def _watchdog(self, main_thread: int) -> None:
+        import sys
+        import traceback
+
+        while True:  # one thread for the process's life; it samples only between start and stop
+            time.sleep(0.01)
+            if self._watching and time.perf_counter() - self._beat > 0.03:
+                frame = sys._current_frames().get(main_thread)
+                if frame is None:
+                    continue
+                stack = traceback.extract_stack(frame)[-14:]
+                key = " <- ".join(
+                    f"{entry.filename.split('site-packages/')[-1].split('/capacity/')[-1]}:{entry.lineno} {entry.name}"
+                    for entry in reversed(stack)
+                )
+                self.stall_stacks[key] = self.stall_stacks.get(key, 0) + 1
 
     def start(self) -> None:
         import asyncio
@@ -61,9 +87,18 @@ class _LoopStats:
         async def probe() -> None:
             while True:
                 before = loop.time()
+                self._beat = time.perf_counter()
                 await asyncio.sleep(0.005)
                 self.lags.append(loop.time() - before - 0.005)
 
+        import threading
+
+        self.stall_stacks = {}
+        self._beat = time.perf_counter()
+        self._watching = True
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watchdog, args=(threading.get_ident(),), daemon=True)
+            self._thread.start()
         loop.call_soon_threadsafe(lambda: setattr(self, "_task", loop.create_task(probe())))
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
@@ -80,6 +115,7 @@ class _LoopStats:
         import json
 
         gc.callbacks.remove(self._on_gc)
+        self._watching = False
         if self._task is not None:
             self._task.cancel()
         lags = sorted(self.lags) or [0.0]
@@ -103,6 +139,8 @@ class _LoopStats:
             "gc_objects_tracked": len(gc.get_objects()),
             "gc_objects_frozen": gc.get_freeze_count(),
             "tracked_by_type": dict(collections.Counter(type(o).__name__ for o in gc.get_objects()).most_common(12)),
+            "stall_samples": sum(self.stall_stacks.values()),
+            "stall_stacks": dict(sorted(self.stall_stacks.items(), key=lambda kv: -kv[1])[:15]),
         }
         with open(out, "w") as handle:
             json.dump(report, handle, indent=2)

@@ -7,8 +7,9 @@ It starts the server (``python -m app``: a temporary SQLite file, the memory:// 
 websocket rate limit raised) as its own process and drives it from one separate client process
 (uvloop, picows websockets, orjson; every message is handled in the websocket's frame callback and
 an update's view is parsed only when its seat acts on it, so that the client costs the shared CPUs
-as little as it can; it never sleeps between messages unless ``--sleeping-client``, so that the server
-does not pay on loopback for waking it, which a remote client would not cost): every table is
+as little as it can; it never sleeps between messages unless ``--sleeping-client`` or ``--think-ms``, so
+that the server does not pay on loopback for waking it, which a remote client would not cost; thinking
+players wait in one heap of timers, ``bench.capacity.Scheduler``): every table is
 four guests who play random legal moves as fast as the server answers, each seat acting when the
 table waits for it (``decision.seats``) and now and then throwing in when it may; when a match ends
 every player asks for a rematch (it starts when all have). Measured over a window
@@ -196,6 +197,7 @@ class Client:
         self.choose = choose
         self.command = command
         self.text_type: Any = None
+        self.scheduler: Any = None  # bench.capacity.Scheduler, made in run()
 
     def emit(self, event: str, **data: Any) -> None:
         print(json.dumps({"event": event, **data}), flush=True)
@@ -317,9 +319,12 @@ class Client:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def send_later(self, seat: Seat, data: bytes, delay: float) -> None:
-        """A player who thinks before acting (``--think-ms``)."""
-        await asyncio.sleep(delay)
+    def send_now(self, item: tuple[Seat, bytes]) -> None:
+        """A player who thought before acting (``--think-ms``) acts: called by the one scheduler of
+        every player's thinking (``bench.capacity.Scheduler``), not by a task or timer of its own."""
+        seat, data = item
+        if self.stopping:
+            return
         seat.sent_at = time.perf_counter()
         with contextlib.suppress(Exception):
             seat.ws.send(self.text_type, data)
@@ -434,7 +439,8 @@ class Client:
             seat.outstanding = f"c{self.ids}"
             data = f'{{"type":"cmd","id":"{seat.outstanding}","version":{seat.version}}}'.encode()
         if self.think:
-            self.spawn(self.send_later(seat, data, self.rng.uniform(0, 2 * self.args.think_ms) / 1000))
+            delay = self.rng.uniform(0, 2 * self.args.think_ms) / 1000
+            self.scheduler.at(self.scheduler.loop.time() + delay, self.send_now, (seat, data))
             return
         seat.sent_at = time.perf_counter()
         seat.ws.send(self.text_type, data)
@@ -463,6 +469,9 @@ class Client:
             await asyncio.sleep(0)
 
     async def run(self) -> None:
+        from bench.capacity import Scheduler
+
+        self.scheduler = Scheduler(asyncio.get_running_loop())
         self.emit("started")
         if self.args.mode == "durak":
             await self.prepare_durak()
@@ -663,7 +672,7 @@ def _drive(
         str(args.think_ms),
         "--update-bytes",
         str(update_bytes),
-        *(["--spin"] if args.spin else []),
+        *(["--spin"] if args.spin and not args.think_ms else []),  # a thinking client sleeps between messages
     ]
     client = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert client.stdin is not None and client.stdout is not None

@@ -1,19 +1,24 @@
-"""Does the service scale past one process? ``python -m bench.scale [--quick]``
+"""What it costs to spread a table's players over two server processes. ``python -m bench.scale [--quick]``
 
-Runs the load benchmark's client (``bench.load``'s scripted websocket players) first against one
-server process and then against two server processes joined by Redis (a redis-server of their own,
-reached over its unix socket by default, ``--redis tcp`` for its loopback port) and sharing one
-database (PostgreSQL when it is reachable, else one SQLite file). Both phases use the Redis broker and
-store, so the speed-up measures what a second process adds, not the difference between brokers: every
-move is written to Redis before it is pushed, and every push travels through Redis. In the
-two-process phase each process owns half of the tables (they are created through it) and their
-players connect to it, so a command reaches its table's actor in the same process without a Redis
-hop. One client process drives the tables in both phases.
+The same load twice, in alternating rounds, each on a redis-server of the benchmark's own (started
+on a free loopback port; the servers reach it over its unix socket) and one database (PostgreSQL
+when it is reachable, else one SQLite file): ``bench.capacity``'s players at a human pace (four
+guests a table, each thinking 0..2x ``--think-ms`` before each decision, throw-ins, rematches, a
+spectator per four tables), driven by one client process.
 
-32 tables by default: enough that one process is saturated (commands queue), few enough that the
-closed loop keeps p99 under 50 ms when two processes serve them.
+* **one process**: every table and every player on one server (the Redis broker and store, as in
+  production: every move is written to Redis, and pushes to this process's own connections go
+  straight to them);
+* **two processes**: the tables are opened on the two servers in turn, and at every table two seats
+  (and the spectator) are connected to the *other* process, so that every push to them and every
+  command from them crosses Redis.
 
-Last line: ``scale: 1 proc <N1> commands/s, 2 procs <N2> commands/s, speed-up <S>``.
+Reported per phase: commands/s, p50/p99 command-to-push latency, each server's CPU, redis-server's
+CPU (read from /proc) and what Redis did (commands, PUBLISHes and bytes, from INFO), all per
+command. The figure is the servers' CPU per command with two processes against one process, and
+redis-server's CPU per command in the two-process phase (medians of the rounds).
+
+Last line: ``scale: cross-process CPU per command <E>x one process; redis <R> us per command``.
 """
 
 from __future__ import annotations
@@ -30,11 +35,11 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench._server import ROOT, ServerProcess, durak_server, free_port, proc_cpu_split_s
+from bench._server import ServerProcess, durak_server, free_port, proc_cpu_split_s
+from bench.capacity import ClientProcess, measure_window
 
 PY = sys.executable
 
@@ -113,8 +118,6 @@ def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> li
                     "DURAK_DATABASE_URL": database_url,
                     "DURAK_BROKER_URL": redis_url,
                     "DURAK_ALLOWED_ORIGINS": json.dumps(origins),
-                    "DURAK_WS_RATE_PER_S": "10000",
-                    "DURAK_WS_BURST": "10000",
                     "DURAK_NODE_NAME": f"node{index}",
                 },
             )
@@ -122,7 +125,6 @@ def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> li
     return servers
 
 
-_CPUS = os.cpu_count() or 1
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -140,199 +142,156 @@ def _postgres_cpu_s() -> float:
     return total
 
 
-def _machine_busy_s() -> float:
-    """CPU seconds all CPUs have spent not idle so far (/proc/stat)."""
-    with open("/proc/stat") as stat:
-        fields = [int(x) for x in stat.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return (sum(fields[:8]) - idle) / _TICK
+def _redis_counters(redis: Redis) -> dict[str, int]:
+    """What redis-server has done so far: commands, PUBLISHes (plain and sharded), bytes in and out."""
+    import redis as redis_py
 
-
-_BURN = "import time\nt = time.perf_counter()\nx = 0\nfor i in range({n}): x += i\nprint(time.perf_counter() - t)"
-
-
-def machine_ceiling(iterations: int = 4_000_000, trials: int = 3) -> float:
-    """How much more CPU-bound work two independent processes get done than one on this machine
-    right now: 2.0 on two idle, unshared cores; less when the virtual CPUs share a physical core or
-    the host is busy. No speed-up of the servers can exceed it. The median of ``trials``
-    alternations of one process alone and two together (it is noisy: a single trial can even
-    exceed 2 when the host speeds up between the two halves)."""
-
-    def burn(count: int) -> list[float]:
-        code = _BURN.format(n=iterations)
-        procs = [subprocess.Popen([PY, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(count)]
-        return [float(proc.communicate()[0]) for proc in procs]
-
-    ratios = []
-    for _ in range(trials):
-        [alone] = burn(1)
-        together = burn(2)
-        ratios.append(sum(alone / t for t in together))
-    return statistics.median(ratios)
-
-
-def _clients(servers: list[ServerProcess], tables: int, args: argparse.Namespace) -> list[subprocess.Popen[str]]:
-    """One load client in both phases; with two servers it spreads the tables over them."""
-    argv = [
-        PY, "-m", "bench.load", "client", "--mode", "durak", "--tables", str(tables), "--seats", str(args.seats),
-        "--warmup", str(args.warmup), "--duration", str(args.duration), "--seed", str(args.seed),
-        "--tick-ms", str(args.tick_ms),
-    ]  # fmt: skip
-    for server in servers:
-        argv += ["--url", server.base_url]
-    return [subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)]
-
-
-def _lockstep(
-    clients: list[subprocess.Popen[str]], on_event: Callable[[str], None] | None = None
-) -> list[dict[str, Any]]:
-    """Walk every client through prepared → connect → connected → go → result together;
-    ``on_event`` hears each event of the (first) client as it comes (window_start, window_end...)."""
-    results: list[dict[str, Any]] = [{} for _ in clients]
-
-    def wait_for(kind: str) -> None:
-        for index, client in enumerate(clients):
-            assert client.stdout is not None
-            for line in client.stdout:
-                event = json.loads(line)
-                if on_event is not None and index == 0:
-                    on_event(event["event"])
-                if event["event"] == "result":
-                    results[index] = event["result"]
-                if event["event"] == kind:
-                    break
-            else:
-                raise RuntimeError(f"a client ended before {kind!r} (exit {client.wait()})")
-
-    def say(word: str) -> None:
-        for client in clients:
-            assert client.stdin is not None
-            client.stdin.write(word + "\n")
-            client.stdin.flush()
-
-    wait_for("prepared")
-    say("connect")
-    wait_for("connected")
-    say("go")
-    wait_for("result")
-    for client in clients:
-        client.wait(60)
-    return results
+    client = redis_py.Redis(unix_socket_path=str(redis.socket))
+    try:
+        stats = client.info("stats")
+        commands = client.info("commandstats")
+    finally:
+        client.close()
+    counters = {
+        "commands": int(stats["total_commands_processed"]),
+        "publishes": sum(int(commands.get(f"cmdstat_{name}", {}).get("calls", 0)) for name in ("publish", "spublish")),
+        "bytes_in": int(stats["total_net_input_bytes"]),
+        "bytes_out": int(stats["total_net_output_bytes"]),
+    }
+    for name, figures in commands.items():
+        counters[name.removeprefix("cmdstat_")] = int(figures["calls"])
+    return counters
 
 
 def phase(
-    workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis, round_no: int = 0
+    workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis, round_no: int
 ) -> dict[str, Any]:
-    redis_url = redis.url(args.redis)
+    """One measured window of the load on ``processes`` servers (two: every table split over both)."""
     assert redis.proc is not None
     folder = workdir / f"round{round_no}-phase{processes}"
     folder.mkdir()
-    servers = _servers(folder, processes, database_url, redis_url)
+    servers = _servers(folder, processes, database_url, redis.url("unix"))
     for server in servers:
-        server.start()
-    redis_pid = redis.proc.pid
-    marks: dict[str, tuple[float, list[float], float, float, float]] = {}
-
-    def mark(kind: str) -> None:
-        if kind in ("window_start", "window_end"):
-            marks[kind] = (
-                time.perf_counter(),
-                [sum(s.cpu_split_s()) for s in servers],
-                sum(proc_cpu_split_s(redis_pid)),
-                _postgres_cpu_s(),
-                _machine_busy_s(),
-            )
-
+        server.start(timeout=60)
+    argv = [sys.executable, "-m", "bench.capacity", "client", "--think-ms", str(args.think_ms), "--seed", "1"]
+    for server in servers:
+        argv += ["--url", server.base_url]
+    if processes > 1:
+        argv.append("--split")
+    client = ClientProcess(argv)
     try:
-        results = _lockstep(_clients(servers, args.tables, args), mark)
-        (t0, cpu0, redis0, pg0, busy0), (t1, cpu1, redis1, pg1, busy1) = marks["window_start"], marks["window_end"]
-        elapsed = t1 - t0
-        cpu = [100 * (b - a) / elapsed for a, b in zip(cpu0, cpu1, strict=True)]
-        redis_cpu = 100 * (redis1 - redis0) / elapsed
-        pg_cpu = 100 * (pg1 - pg0) / elapsed
-        busy = 100 * (busy1 - busy0) / elapsed
+        client.wait_for("ready")
+        client.say(cmd="grow", players=args.tables * 4)
+        client.wait_for("grown")
+        time.sleep(args.warmup)
+        counters0, pg0 = _redis_counters(redis), _postgres_cpu_s()
+        window = measure_window(client, [s.pid for s in servers], args.duration, redis.proc.pid)
+        counters1, pg1 = _redis_counters(redis), _postgres_cpu_s()
     finally:
+        with contextlib.suppress(Exception):
+            client.say(cmd="stop")
+            client.wait_for("stopped")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            client.proc.wait(30)
+        if client.proc.poll() is None:
+            client.proc.kill()
         for server in servers:
             server.stop()
-    commands = sum(r["commands_per_s"] for r in results)
-    p99 = max(r["latency_ms"]["p99"] for r in results)
-    errors = sum(sum(r["errors"].values()) for r in results)
-    client_cpu = sum(r["client_cpu_pct"] for r in results)
+    result = window.result
+    commands = max(1, result["commands"])
+    rate = result["commands_per_s"]
+    server_cpu = sum(window.server_cpu_pct)
+    redis_cpu = window.redis_cpu_pct or 0.0
+    done = {key: counters1[key] - counters0.get(key, 0) for key in counters1}
+    kinds = {key: n for key, n in done.items() if key not in ("commands", "publishes", "bytes_in", "bytes_out") and n}
+    measured = {
+        "processes": processes,
+        "commands_per_s": rate,
+        "p50_ms": result["latency_ms"]["p50"],
+        "p99_ms": result["latency_ms"]["p99"],
+        "errors": result["errors"],
+        "server_cpu_pct": window.server_cpu_pct,
+        "server_us_per_command": 1e4 * server_cpu / max(1e-9, rate),
+        "redis_cpu_pct": redis_cpu,
+        "redis_us_per_command": 1e4 * redis_cpu / max(1e-9, rate),
+        "redis_commands_per_command": done["commands"] / commands,
+        "redis_publishes_per_command": done["publishes"] / commands,
+        "redis_bytes_per_command": (done["bytes_in"] + done["bytes_out"]) / commands,
+        "redis_kinds_per_command": {key: n / commands for key, n in sorted(kinds.items(), key=lambda kv: -kv[1])},
+        "postgres_cpu_pct": 100 * (pg1 - pg0) / window.seconds,
+        "client_us_per_command": result["client_cpu_us_per_command"],
+        "matches_per_s": result["matches_per_s"],
+        "cpu_pressure_pct": window.cpu_pressure_pct,
+    }
     print(
-        f"  {processes} proc: {commands:.0f} commands/s, p99 {p99:.1f} ms, errors {errors}, "
-        f"CPU in the window: server {' + '.join(f'{c:.0f}%' for c in cpu)}, client {client_cpu:.0f}%, "
-        f"redis-server {redis_cpu:.0f}%, postgres {pg_cpu:.0f}%, whole machine {busy:.0f}% of {100 * _CPUS}%",
+        f"  {processes} proc: {rate:.0f} commands/s, p50 {measured['p50_ms']:.1f} / p99 {measured['p99_ms']:.1f} ms, "
+        f"server CPU {' + '.join(f'{c:.0f}%' for c in window.server_cpu_pct)} = "
+        f"{measured['server_us_per_command']:.0f} us per command; redis-server {redis_cpu:.0f}% = "
+        f"{measured['redis_us_per_command']:.0f} us per command "
+        f"({measured['redis_commands_per_command']:.1f} commands, "
+        f"{measured['redis_publishes_per_command']:.1f} publishes, {measured['redis_bytes_per_command']:.0f} bytes); "
+        f"postgres {measured['postgres_cpu_pct']:.0f}%; client {measured['client_us_per_command']:.0f} us per command; "
+        f"refused {result['errors'] or 'none'}; CPU pressure "
+        + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%"),
         file=sys.stderr,
+        flush=True,
     )
-    return {"commands_per_s": commands, "p99_ms": p99, "errors": errors}
+    per_kind = ", ".join(f"{key} {n:.2f}" for key, n in list(measured["redis_kinds_per_command"].items())[:8])
+    print(f"         redis commands per command: {per_kind}", file=sys.stderr, flush=True)
+    return measured
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer tables and a short window (< 30 s)")
-    parser.add_argument("--tables", type=int, default=None)
-    parser.add_argument("--seats", type=int, default=4)
-    parser.add_argument("--warmup", type=float, default=None)
-    parser.add_argument("--duration", type=float, default=None)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=None, help="1 proc then 2 procs, this many times (3; quick 1)")
-    parser.add_argument(
-        "--ceiling",
-        action="store_true",
-        help="also measure, each round, how much more CPU-bound work two processes get done than one here",
-    )
-    parser.add_argument(
-        "--tick-ms",
-        type=float,
-        default=1.0,
-        help="the client sleeps this long, then handles what arrived (0: it waits in epoll for each message)",
-    )
-    parser.add_argument(
-        "--redis",
-        choices=("unix", "tcp"),
-        default="unix",
-        help="how the servers reach redis-server on this machine (default: its unix socket)",
-    )
+    parser.add_argument("--quick", action="store_true", help="100 tables, short windows, 1 round (< 60 s)")
+    parser.add_argument("--tables", type=int, default=None, help="four-seat tables (default 250, quick 100)")
+    parser.add_argument("--think-ms", type=float, default=500, help="mean think time (uniform 0..2x)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds after the tables are open (3; quick 2)")
+    parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 15, quick 5)")
+    parser.add_argument("--rounds", type=int, default=None, help="one process then two, this many times (3; quick 1)")
     args = parser.parse_args(argv)
-    args.tables = args.tables or (16 if args.quick else 32)
+    args.tables = args.tables or (100 if args.quick else 250)
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
-    args.duration = args.duration if args.duration is not None else (3.0 if args.quick else 15.0)
+    args.warmup = args.warmup if args.warmup is not None else (2.0 if args.quick else 3.0)
+    args.duration = args.duration if args.duration is not None else (5.0 if args.quick else 15.0)
     if shutil.which("redis-server") is None:
         raise SystemExit("bench.scale needs redis-server on PATH")
-    print(f"bench.scale: {args.tables} tables x {args.seats} seats, {os.cpu_count()} CPUs", file=sys.stderr)
+    print(
+        f"bench.scale: {args.tables} tables x 4 players, think 0-{2 * args.think_ms:.0f} ms, a spectator per 4 tables; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
+        flush=True,
+    )
+    started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="durak-scale-"))
     ones: list[dict[str, Any]] = []
     twos: list[dict[str, Any]] = []
-    ceilings: list[float] = []
     try:
         with database(workdir) as database_url:
             from app.db import migrate
 
             migrate.upgrade_sync(database_url)
+            print(f"  database: {database_url.split(':', 1)[0]}", file=sys.stderr)
             for round_no in range(args.rounds):
-                if args.ceiling:
-                    ceilings.append(machine_ceiling())
-                    print(f"  machine ceiling {ceilings[-1]:.2f} (two CPU-bound processes vs one)", file=sys.stderr)
                 with Redis(workdir) as redis:
                     ones.append(phase(workdir, 1, args, database_url, redis, round_no))
                 with Redis(workdir) as redis:
                     twos.append(phase(workdir, 2, args, database_url, redis, round_no))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    one = statistics.median(r["commands_per_s"] for r in ones)
-    two = statistics.median(r["commands_per_s"] for r in twos)
-    p99_one = max(r["p99_ms"] for r in ones)
-    p99_two = max(r["p99_ms"] for r in twos)
-    if args.rounds > 1:
-        each = ", ".join(f"{b['commands_per_s'] / a['commands_per_s']:.2f}" for a, b in zip(ones, twos, strict=True))
-        print(f"  {args.rounds} rounds: speed-up per round {each}; medians below, p99 of the worst", file=sys.stderr)
-    if ceilings:
-        print(f"  machine ceiling, median of the rounds: {statistics.median(ceilings):.2f}", file=sys.stderr)
+    ratios = [b["server_us_per_command"] / a["server_us_per_command"] for a, b in zip(ones, twos, strict=True)]
+    ratio = statistics.median(ratios)
+    redis_us = statistics.median(r["redis_us_per_command"] for r in twos)
+    one_us = statistics.median(r["server_us_per_command"] for r in ones)
+    two_us = statistics.median(r["server_us_per_command"] for r in twos)
     print(
-        f"scale: 1 proc {one:.0f} commands/s, 2 procs {two:.0f} commands/s, "
-        f"speed-up {two / max(1e-9, one):.2f} (p99 {p99_one:.1f} / {p99_two:.1f} ms)"
+        f"  {args.rounds} round(s), {time.perf_counter() - started:.0f} s: ratio per round "
+        f"{', '.join(f'{r:.2f}' for r in ratios)}; server CPU per command {one_us:.0f} us (one process), "
+        f"{two_us:.0f} us (two); redis-server {statistics.median(r['redis_us_per_command'] for r in ones):.0f} us "
+        f"per command with one process; load average {os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
     )
+    print(f"scale: cross-process CPU per command {ratio:.2f}x one process; redis {redis_us:.0f} us per command")
 
 
 if __name__ == "__main__":

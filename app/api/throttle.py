@@ -92,17 +92,19 @@ class Throttle:
         await db.write(clear)
 
     async def _wait(self, session: AsyncSession, bucket: str, now: float) -> float | None:
-        times = list(
-            await session.scalars(
-                select(ThrottleHit.at)
-                .where(ThrottleHit.bucket == bucket, ThrottleHit.at > now - self.window_s)
-                .order_by(ThrottleHit.at)
-            )
+        # The bucket is full while it holds ``limit`` hits in the window, until the ``limit``-th
+        # newest of them ages out. Only that one row is read (the index on bucket and time finds
+        # it), not every hit: a high limit must not make each request load them all.
+        oldest_counted = await session.scalar(
+            select(ThrottleHit.at)
+            .where(ThrottleHit.bucket == bucket, ThrottleHit.at > now - self.window_s)
+            .order_by(ThrottleHit.at.desc())
+            .offset(self.limit - 1)
+            .limit(1)
         )
-        if len(times) < self.limit:
+        if oldest_counted is None:
             return None
-        # Full until all but limit - 1 of them have aged out.
-        return max(0.0, times[len(times) - self.limit] + self.window_s - now)
+        return max(0.0, oldest_counted + self.window_s - now)
 
     async def _add(self, session: AsyncSession, bucket: str, now: float) -> None:
         await session.execute(delete(ThrottleHit).where(ThrottleHit.until <= now))

@@ -395,6 +395,11 @@ class Broker(abc.ABC):
     async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
         """Extend the lease to ``ttl_s`` from now if ``(owner, token)`` still holds it."""
 
+    async def renew_leases(self, owner: str, leases: Sequence[tuple[str, int]], ttl_s: float) -> list[bool]:
+        """:meth:`renew_lease` for many ``(name, token)`` leases of ``owner``; whether each still
+        holds. One by one here; a backend whose every call is a round trip does them in one."""
+        return [await self.renew_lease(name, owner, token, ttl_s) for name, token in leases]
+
     @abc.abstractmethod
     async def release_lease(self, name: str, owner: str, token: int) -> bool:
         """Give the lease up if ``(owner, token)`` holds it; returns whether it did."""

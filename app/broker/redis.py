@@ -120,6 +120,21 @@ end
 return 0
 """
 
+# KEYS: the leases; ARGV[1]: the expiry (ms), then each lease's "<token>:<owner>". Returns 1/0 each.
+_RENEW_MANY = """
+local kept = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then
+    redis.call('PEXPIRE', key, ARGV[1])
+    kept[i] = 1
+  else
+    kept[i] = 0
+  end
+end
+return kept
+"""
+RENEW_BATCH = 500  # leases renewed by one script call
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -340,6 +355,7 @@ class RedisBroker(Broker):
         self._sub_kind, self._unsub_kind = self._sub.lower().encode(), self._unsub.lower().encode()
         self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
         self._renew: AsyncScript = self._redis.register_script(_RENEW)
+        self._renew_many: AsyncScript = self._redis.register_script(_RENEW_MANY)
         self._release: AsyncScript = self._redis.register_script(_RELEASE)
         self._push_capped: AsyncScript = self._redis.register_script(_PUSH_CAPPED)
         self._shards: dict[Address | None, _Shard] = {}
@@ -771,6 +787,23 @@ class RedisBroker(Broker):
                 keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}", ttl_ms(ttl_s)]
             )
         return bool(done)
+
+    async def renew_leases(self, owner: str, leases: Sequence[tuple[str, int]], ttl_s: float) -> list[bool]:
+        """One script call per ``RENEW_BATCH`` leases (a process renews every table it owns each
+        second: one round trip each would cost it a loop turn per table). On a cluster the leases
+        live in the slots of their tables, and one script may touch one slot only: one by one there."""
+        if self.cluster:
+            return await super().renew_leases(owner, leases, ttl_s)
+        self._client()
+        kept: list[bool] = []
+        ttl = ttl_ms(ttl_s)
+        for start in range(0, len(leases), RENEW_BATCH):
+            batch = leases[start : start + RENEW_BATCH]
+            keys = [self._lease_keys(name)[0] for name, _ in batch]
+            with _unavailable("renew_leases"):
+                done = await self._renew_many(keys=keys, args=[ttl, *(f"{token}:{owner}" for _, token in batch)])
+            kept.extend(bool(int(flag)) for flag in done)
+        return kept
 
     async def release_lease(self, name: str, owner: str, token: int) -> bool:
         self._client()

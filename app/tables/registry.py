@@ -167,9 +167,10 @@ class LobbyViewer:
         self.queue.append(text)
         self.ready.set()
 
-    async def texts(self, keepalive_s: float) -> AsyncIterator[bytes]:
+    async def texts(self, keepalive_s: float, *, joined: bool = False) -> AsyncIterator[bytes]:
         """The queued texts as they come; a comment line after ``keepalive_s`` of quiet (so that a
-        client that is gone is noticed)."""
+        client that is gone is noticed). ``joined``: everything queued since the last wake-up as
+        one text, so that a feed costs one write per lobby flush however many tables changed."""
         while True:
             try:
                 async with asyncio.timeout(keepalive_s):
@@ -178,6 +179,12 @@ class LobbyViewer:
                 yield b": keep-alive\n\n"
                 continue
             self.ready.clear()
+            if joined:
+                if self.queue:
+                    texts = b"".join(self.queue)
+                    self.queue.clear()
+                    yield texts  # what is queued meanwhile sets ``ready`` again: the next text
+                continue
             while self.queue:
                 yield self.queue.popleft()
 
@@ -215,6 +222,7 @@ class TableRegistry:
         self.clock = clock
         self.created_from: dict[str, str] = {}  # table code -> the IP address it was opened from
         self._pending: list[tuple[str, str | None]] = []  # tables being opened: (creator key, address)
+        self._opening: set[str] = set()  # their codes: stored already, not yet in ``tables``
         self._changed_at: dict[str, float] = {}  # table code -> its last change (clock)
         self._seen_at: dict[str, float] = {}  # table code -> when someone was last connected to it
         self._bots_since: dict[str, float] = {}  # table code -> when its match of bots only started
@@ -281,6 +289,7 @@ class TableRegistry:
         creator or that address has the limit of tables waiting for players already."""
         self._check_can_open(spec.creator.key, address)
         self._pending.append((spec.creator.key, address))
+        self._opening.add(spec.code)
         try:
             token = await self.broker.acquire_lease(lease_name(spec.code), self.owner, LEASE_TTL_S)
             if token is None:  # pragma: no cover - a fresh random code is never held
@@ -301,6 +310,7 @@ class TableRegistry:
             await self._adopt(actor)
         finally:
             self._pending.remove((spec.creator.key, address))
+            self._opening.discard(spec.code)
         return actor
 
     def _check_can_open(self, creator: str, address: str | None) -> None:
@@ -386,28 +396,48 @@ class TableRegistry:
     async def _keep_leases(self) -> None:
         while True:
             await asyncio.sleep(LEASE_TTL_S / 3)
-            for code, actor in list(self.tables.items()):
-                if actor.fenced:
-                    self._drop(code, unlist=False)
-                    continue
-                try:
-                    if await self.broker.renew_lease(lease_name(code), self.owner, actor.token, LEASE_TTL_S):
-                        if actor.recorder.dirty:
-                            await actor.save_now()
-                        continue
-                    # The lease is gone (Redis restarted empty?): take it again if nobody else has.
-                    token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
-                except BrokerError:
-                    continue  # the broker is down: keep serving from memory, try again shortly
-                if token is None:
-                    log.warning("table %s: lease lost to another process; stopping here", code[:8])
-                    await actor.stop()
-                    self._drop(code, unlist=False)
-                else:
-                    actor.recorder.token = token
-                    actor.recorder.dirty = True  # what took the lease may have taken the log too: write it whole
+            await self.keep_leases()
+
+    async def keep_leases(self) -> None:
+        """Renew the lease of every table of this process, all in one call to the broker (one round
+        trip per few hundred tables: renewing them one by one took a loop turn per table, and on a
+        busy process the pass outlasted the leases)."""
+        held: list[tuple[str, TableActor, int]] = []
+        for code, actor in list(self.tables.items()):
+            if actor.fenced:
+                self._drop(code, unlist=False)
+            else:
+                held.append((code, actor, actor.token))
+        if not held:
+            return
+        try:
+            kept = await self.broker.renew_leases(
+                self.owner, [(lease_name(code), token) for code, _, token in held], LEASE_TTL_S
+            )
+        except BrokerError:
+            return  # the broker is down: keep serving from memory, try again shortly
+        for (code, actor, token), still_ours in zip(held, kept, strict=True):
+            if self.tables.get(code) is not actor or actor.token != token:
+                continue  # closed or taken back meanwhile
+            if still_ours:
+                if actor.recorder.dirty:
                     with contextlib.suppress(Exception):
                         await actor.save_now()
+                continue
+            try:
+                # The lease is gone (Redis restarted empty?): take it again if nobody else has.
+                new_token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
+            except BrokerError:
+                continue
+            if new_token is None:
+                log.warning("table %s: lease lost to another process; stopping here", code[:8])
+                await actor.stop()
+                self._drop(code, unlist=False)
+            else:
+                actor.recorder.token = new_token
+                actor.recorder.dirty = True  # what took the lease may have taken the log too: write it whole
+                with contextlib.suppress(Exception):
+                    await actor.save_now()
 
     def _drop(self, code: str, *, unlist: bool = True) -> None:
         """Forget a table of this process. With ``unlist`` its lobby row goes too; not when another
@@ -490,16 +520,22 @@ class TableRegistry:
     async def _supervise(self) -> None:
         while True:
             await asyncio.sleep(SUPERVISE_S)
-            try:
-                codes = await self.store.codes()
-            except BrokerError:
+            await self.adopt_orphans()
+
+    async def adopt_orphans(self) -> None:
+        """Take over every stored table whose lease has lapsed (its process died)."""
+        try:
+            codes = await self.store.codes()
+        except BrokerError:
+            return
+        for code in codes:
+            # A table being opened here is stored before it is served: on a busy process its first
+            # lease may lapse by then, and taking it over would fence out its own actor.
+            if code in self.tables or code in self._opening:
                 continue
-            for code in codes:
-                if code in self.tables:
-                    continue
-                with contextlib.suppress(BrokerError):
-                    if await self.broker.lease_holder(lease_name(code)) is None:
-                        await self.take_over(code)
+            with contextlib.suppress(BrokerError):
+                if await self.broker.lease_holder(lease_name(code)) is None:
+                    await self.take_over(code)
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
@@ -651,14 +687,16 @@ class TableRegistry:
         return self._snapshot_text
 
     @contextlib.asynccontextmanager
-    async def lobby_feed(self, keepalive_s: float = 15.0) -> AsyncIterator[AsyncIterator[bytes]]:
+    async def lobby_feed(
+        self, keepalive_s: float = 15.0, *, joined: bool = False
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Server-sent events: a ``snapshot`` of the listed tables, then one ``added``, ``changed``
-        or ``removed`` event per table change."""
+        or ``removed`` event per table change (``joined``: the events of one flush in one text)."""
         self._flush_lobby()
         viewer = LobbyViewer(self.lobby_snapshot)
         self._viewers.add(viewer)
         try:
-            yield viewer.texts(keepalive_s)
+            yield viewer.texts(keepalive_s, joined=joined)
         finally:
             self._viewers.discard(viewer)
 

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from app.broker import Broker, BrokerClosed, BrokerUnavailable, Gap, GapReason, LeaseHolder, Message
+from app.broker import redis as redis_backend
 from tests.broker.conftest import LeaseTime, MakeBroker, assert_silent, next_event
 from tests.support.wait import eventually
 
@@ -350,6 +351,28 @@ async def test_lease_renew_only_by_holder_and_it_extends(broker: Broker, lease_t
     await lease_time.advance(0.25)  # past the renewed one too
     assert await broker.lease_holder("L") is None
     assert not await broker.renew_lease("L", "a", token, 0.4)
+
+
+async def test_renew_many_leases_at_once(broker: Broker, lease_time: LeaseTime) -> None:
+    mine = [await broker.acquire_lease(f"M{i}", "a", 0.4) for i in range(3)]
+    theirs = await broker.acquire_lease("M3", "b", 5)
+    assert None not in mine and theirs is not None
+    leases = [("M0", mine[0]), ("M1", mine[1] + 1), ("M2", mine[2]), ("M3", theirs), ("M4", 1)]
+    await lease_time.advance(0.25)
+    assert await broker.renew_leases("a", leases, 0.4) == [True, False, True, False, False]
+    await lease_time.advance(0.25)  # past the first expiry: only the renewed ones are still held
+    assert await broker.lease_holder("M0") == LeaseHolder("a", mine[0])
+    assert await broker.lease_holder("M1") is None
+    assert await broker.lease_holder("M2") == LeaseHolder("a", mine[2])
+    assert await broker.lease_holder("M3") == LeaseHolder("b", theirs)
+    assert await broker.renew_leases("a", [], 0.4) == []
+
+
+async def test_renew_leases_in_several_batches(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redis_backend, "RENEW_BATCH", 2)  # the Redis backend's script calls: 3 of them
+    mine = [await broker.acquire_lease(f"B{i}", "a", 5) for i in range(5)]
+    leases = [(f"B{i}", token if i != 3 else -1) for i, token in enumerate(mine) if token is not None]
+    assert await broker.renew_leases("a", leases, 5) == [True, True, True, False, True]
 
 
 async def test_lease_expiry_then_takeover_with_larger_token(broker: Broker, lease_time: LeaseTime) -> None:

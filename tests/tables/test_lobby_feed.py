@@ -17,6 +17,7 @@ from app.broker import open_broker
 from app.config import Settings
 from app.engine import Rules
 from app.main import create_app
+from app.tables import registry as registry_module
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
@@ -69,6 +70,23 @@ async def test_the_feed_sends_a_snapshot_then_one_delta_per_table_change() -> No
                 event, data = await next_event(feed)
                 assert (event, data) == ("removed", {"code": actor.code})
             assert [row["code"] for row in await registry.lobby()] == [old.code]
+
+
+async def test_a_joined_feed_sends_the_changes_of_one_flush_in_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 2.0)  # time enough to open two tables between flushes
+    name = f"memory://lobby-{uuid.uuid4().hex}"
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        async with registry, registry.lobby_feed(keepalive_s=60, joined=True) as feed:
+            assert await next_event(feed) == ("snapshot", {"tables": []})
+            first = await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=BOB))
+            assert await next_event(feed) == ("added", registry.lobby_rows[first.code])  # flushed at once
+            # The next flush comes after LOBBY_COALESCE_S: both of these go out in it.
+            specs = [TableSpec(rules=Rules(deck=36, seats=2), creator=who) for who in (ALICE, BOB)]
+            actors = [await registry.create(spec) for spec in specs]
+            text = await asyncio.wait_for(anext(feed), 3)
+            events = [parse(part + b"\n\n") for part in text.split(b"\n\n") if part]
+            assert [(event, row["code"]) for event, row in events] == [("added", a.code) for a in actors]
 
 
 async def test_private_tables_never_reach_the_feed() -> None:

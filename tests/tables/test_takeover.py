@@ -12,7 +12,7 @@ import pytest
 from app.broker import open_broker
 from app.engine import Rules, action_to_json, fairness, legal_actions, state_to_json
 from app.engine.views import decision
-from app.tables.actor import Refused
+from app.tables.actor import Refused, TableActor
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
@@ -169,3 +169,31 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
         holder = await second.broker.lease_holder(lease_name(spec.code))
         assert holder is not None and holder.owner == "proc-a" and not actor.fenced
         assert (await first.call(spec.code, "info", ALICE))["type"] == "info"
+
+
+async def test_a_table_whose_first_lease_lapsed_while_it_opened_stays_with_its_process(monkeypatch) -> None:
+    name = f"memory://opening-{uuid.uuid4().hex}"
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), owner="proc-a", supervise=False)
+        async with registry:
+            start = TableActor.start
+            opened: list[TableActor] = []
+
+            async def slow_start(actor: TableActor) -> None:
+                opened.append(actor)
+                if len(opened) == 1:
+                    # So busy a process that the new table's lease lapses before the table is
+                    # served, and the supervisor comes round meanwhile.
+                    await broker.release_lease(lease_name(actor.code), "proc-a", actor.token)
+                    await registry.adopt_orphans()
+                await start(actor)
+
+            monkeypatch.setattr(TableActor, "start", slow_start)
+            actor = await registry.create(TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0))
+            assert opened == [actor]  # no second actor: nobody took the table over
+            assert registry.tables[actor.code] is actor and not actor.fenced
+            await registry.keep_leases()  # the lapsed lease is taken again, with a new token
+            holder = await broker.lease_holder(lease_name(actor.code))
+            assert holder is not None and holder.owner == "proc-a" and holder.token == actor.token
+            assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"  # not "moved"
+            assert not actor.fenced

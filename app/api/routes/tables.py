@@ -386,7 +386,9 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
 
     async def events() -> AsyncIterator[bytes]:
         try:
-            async with registry.lobby_feed(keepalive_s=LOBBY_KEEPALIVE_S) as feed:
+            # The events of one lobby flush in one write: a viewer costs the server a write per
+            # flush (at most ten a second), not one per table that changed.
+            async with registry.lobby_feed(keepalive_s=LOBBY_KEEPALIVE_S, joined=True) as feed:
                 async for text in feed:
                     yield text
         finally:

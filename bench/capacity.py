@@ -1,0 +1,1118 @@
+"""How many players one server process carries at a human pace.
+
+    python -m bench.capacity            # 1,000 -> 2,000 -> 4,000 -> 6,000 -> 8,000 -> 10,000 players
+    python -m bench.capacity --quick    # 250 -> 500 -> 1,000 players, short windows; under 60 s
+
+It starts the server (``python -m app`` on a temporary SQLite file and the memory:// broker by
+default; ``--database postgres`` for a scratch PostgreSQL database, ``--broker redis`` for a
+redis-server of its own) as its own process and drives it from one separate client process (uvloop,
+picows websockets, a hand-written keep-alive HTTP/1.1 client for the REST calls, and one heap of
+timers for every player's thinking instead of a task or timer each). Every table is public (so that
+the lobby feed has something to say) and seats four guests, who sign in the way ``bench.load``'s do
+(``POST /api/auth/guest``; the per-address sign-in limits are raised, since everybody comes from
+127.0.0.1; the per-connection command rate limit is the default one). Each player thinks a random
+0..2x ``--think-ms`` (1 s by default) before each decision, throws in now and then when it may
+(as ``bench.load``'s do), and asks for a rematch, after thinking, when a match ends. One spectator
+watches every fourth table, and 200 lobby viewers follow ``/api/lobby/stream``.
+
+The number of players goes up step by step (the server keeps running; each step adds tables); after
+a warm-up each step measures over a window:
+
+* commands/s (acknowledged commands) and the command-to-push latency (from sending a command to
+  receiving the pushed update that reflects it, the one whose version the ack names), p50/p99;
+* the server's CPU (% of one core) and its memory per connection (RSS growth over the server before
+  anybody connected, divided by every connection: players, spectators, lobby viewers);
+* the load client's CPU per command (it has the other core).
+
+The capacity is the largest step where p99 < 50 ms, the server stays under 85% of its core and no
+command was refused for rate; the run stops at the first step that misses one of these. Last line:
+``capacity: <N> players per process at p99 <L> ms (think 1000 ms), <K> KiB per connection``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import heapq
+import json
+import math
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench._server import ROOT, ServerProcess, durak_server, proc_cpu_split_s
+
+PY = sys.executable
+P99_LIMIT_MS = 50.0
+CPU_LIMIT_PCT = 85.0
+
+# A durak update is ``{"type":"update","version":N,"seat":S,"events":[...],"view":{...},"table":{...}}``
+# (``app/api/protocol.py``; the server serializes it in this order) and ``legal`` is the view's last
+# key (the same facts ``bench.load`` reads).
+_UPDATE = b'{"type":"update","version":'
+_VIEW = b',"view":'
+_TABLE = b',"table":{'
+_NO_LEGAL = b'"legal":[]}'
+_FINISHED = b'"status":"finished"'
+_RECENT = 15  # an ack finds the arrival time of the update it names among the last 16 versions
+_COOKIE = re.compile(rb"durak_session=([^;\r\n]+)")
+_LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)", re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------------------- client side
+
+
+class Scheduler:
+    """Every player's next action in one heap, and one loop timer armed for the earliest of them.
+
+    ``at(when, fn, arg)`` costs a heap push (and re-arms the one timer only when ``when`` is earlier
+    than the armed one); when the timer fires, every entry that is due runs, then the timer is armed
+    for the next. A player that no longer wants a queued entry ignores it when it comes (its
+    ``due`` token no longer matches): nothing is ever cancelled."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
+        self.seq = 0
+        self.armed_at = math.inf
+        self.handle: asyncio.TimerHandle | None = None
+
+    def at(self, when: float, fn: Callable[[Any], None], arg: Any) -> int:
+        self.seq += 1
+        heapq.heappush(self.heap, (when, self.seq, fn, arg))
+        if when < self.armed_at:
+            if self.handle is not None:
+                self.handle.cancel()
+            self.armed_at = when
+            self.handle = self.loop.call_at(when, self._fire)
+        return self.seq
+
+    def _fire(self) -> None:
+        self.handle, self.armed_at = None, math.inf
+        heap = self.heap
+        limit = self.loop.time() + 0.0005  # within half a millisecond: now (the loop's clock is coarse)
+        while heap and heap[0][0] <= limit:
+            _, _, fn, arg = heapq.heappop(heap)
+            fn(arg)
+        if heap:
+            self.armed_at = heap[0][0]
+            self.handle = self.loop.call_at(self.armed_at, self._fire)
+
+
+class HttpConnection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection: a request, then its response (``content-length`` bodies
+    only, which is what the server sends for the JSON routes used here)."""
+
+    def __init__(self) -> None:
+        self.transport: Any = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[tuple[bytes, bytes]] | None = None
+        self.closed = False
+
+    def connection_made(self, transport: Any) -> None:  # uvloop's transports are not asyncio.Transport
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if self.waiter is None:
+            return
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        head = bytes(self.buffer[:end])
+        match = _LENGTH.search(head)
+        length = int(match[1]) if match else 0
+        if len(self.buffer) < end + 4 + length:
+            return
+        body = bytes(self.buffer[end + 4 : end + 4 + length])
+        del self.buffer[: end + 4 + length]
+        waiter, self.waiter = self.waiter, None
+        if not waiter.done():
+            waiter.set_result((head, body))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError("the server closed the connection"))
+
+
+class Http:
+    """A small pool of keep-alive connections to one server (httpx costs the client more CPU per
+    request than the server's whole route)."""
+
+    def __init__(self, host: str, port: int, size: int) -> None:
+        self.host, self.port = host, port
+        self.origin = f"http://{host}:{port}"
+        self.idle: list[HttpConnection] = []
+        self.gate = asyncio.Semaphore(size)
+
+    async def _connection(self) -> HttpConnection:
+        while self.idle:
+            conn = self.idle.pop()
+            if not conn.closed:
+                return conn
+        loop = asyncio.get_running_loop()
+        _, conn = await loop.create_connection(HttpConnection, self.host, self.port)
+        return conn
+
+    async def post(self, path: str, body: dict[str, Any], cookie: str | None = None) -> tuple[int, bytes, bytes]:
+        """(status, head, body); retried on a fresh connection when a kept-alive one was closed."""
+        payload = orjson.dumps(body)
+        request = (
+            f"POST {path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\norigin: {self.origin}\r\n"
+            + (f"cookie: durak_session={cookie}\r\n" if cookie else "")
+            + f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+        ).encode() + payload
+        async with self.gate:
+            for attempt in range(3):
+                conn = await self._connection()
+                conn.waiter = asyncio.get_running_loop().create_future()
+                assert conn.transport is not None
+                conn.transport.write(request)
+                try:
+                    head, data = await asyncio.wait_for(conn.waiter, 120)
+                except ConnectionError:
+                    if attempt == 2:
+                        raise
+                    continue
+                if b"connection: close" in head.lower():
+                    conn.closed = True
+                    assert conn.transport is not None
+                    conn.transport.close()
+                else:
+                    self.idle.append(conn)
+                return int(head[9:12]), head, data
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        for conn in self.idle:
+            if conn.transport is not None:
+                conn.transport.close()
+        self.idle.clear()
+
+
+class LobbyViewer(asyncio.Protocol):
+    """One ``/api/lobby/stream`` follower: counts what it receives (bytes and events)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.transport: Any = None
+        self.snapshot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: Any) -> None:  # uvloop's transports are not asyncio.Transport
+        self.transport = transport
+        transport.write(b"GET /api/lobby/stream HTTP/1.1\r\nhost: bench\r\naccept: text/event-stream\r\n\r\n")
+
+    def data_received(self, data: bytes) -> None:
+        stats = self.client.stats
+        if self.client.measuring:
+            stats.lobby_bytes += len(data)
+            stats.lobby_events += data.count(b"\nevent: ") + data.startswith(b"event: ")
+        if not self.snapshot.done() and b"event: snapshot" in data:
+            self.snapshot.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.snapshot.done():
+            self.snapshot.set_exception(ConnectionError("the lobby stream closed"))
+        elif not self.client.stopping:
+            self.client.emit("viewer_lost")
+
+
+class Player:
+    """One websocket: a seated guest (``cookie`` set) or a spectator."""
+
+    __slots__ = (
+        "acted",
+        "at_end",
+        "code",
+        "cookie",
+        "due",
+        "name",
+        "outstanding",
+        "parts",
+        "raw",
+        "recv_at",
+        "recv_version",
+        "seat",
+        "sent_at",
+        "server",
+        "version",
+        "wants_rematch",
+        "welcome",
+        "ws",
+    )
+
+    def __init__(self, name: str, cookie: str | None, seat: int | None, server: Http) -> None:
+        self.name = name
+        self.cookie = cookie
+        self.seat = seat
+        self.server = server  # the server process this player's connection (and REST calls) go to
+        self.code = ""
+        self.ws: Any = None  # the picows transport
+        self.welcome: asyncio.Future[None] | None = None
+        self.parts: list[bytes] | None = None  # a fragmented message being assembled
+        self.raw: bytes | None = None  # the latest update; its view is parsed only to act on it
+        self.version = -1
+        self.acted = -1  # the version this player last decided on
+        self.due = 0  # the scheduler entry this player waits for (0: none)
+        self.outstanding: str | None = None
+        self.sent_at = 0.0
+        self.at_end = False  # the latest update shows the match finished
+        self.wants_rematch = False  # ... and this player has not asked for the next one yet
+        self.recv_version = [-1] * (_RECENT + 1)
+        self.recv_at = [0.0] * (_RECENT + 1)
+
+
+@dataclass
+class Stats:
+    messages: int = 0
+    bytes: int = 0
+    acks: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    unmatched_acks: int = 0
+    matches: int = 0
+    lobby_bytes: int = 0
+    lobby_events: int = 0
+
+
+_LINK: Any = None
+
+
+def _link_class() -> Any:
+    """The picows listener of one connection; every message is handled in its frame callback."""
+    global _LINK
+    if _LINK is not None:
+        return _LINK
+    from picows import WSListener, WSMsgType
+
+    text, continuation, close = WSMsgType.TEXT, WSMsgType.CONTINUATION, WSMsgType.CLOSE
+
+    class Link(WSListener):  # type: ignore[misc]
+        def __init__(self, client: Client, player: Player) -> None:
+            super().__init__()
+            self.client = client
+            self.player = player
+
+        def on_ws_frame(self, transport: Any, frame: Any) -> None:
+            kind = frame.msg_type
+            player = self.player
+            try:
+                if kind == text and frame.fin and player.parts is None:
+                    raw = frame.get_payload_as_bytes()
+                elif kind == text or (kind == continuation and player.parts is not None):
+                    parts = player.parts = player.parts or []
+                    parts.append(frame.get_payload_as_bytes())
+                    if not frame.fin:
+                        return
+                    raw, player.parts = b"".join(parts), None
+                else:
+                    if kind == close:
+                        if not transport.is_close_frame_sent:
+                            transport.send_close(frame.get_close_code())
+                        transport.disconnect()
+                    return
+                self.client.on_message(player, raw)
+            except Exception as exc:
+                if not self.client.stopping:
+                    self.client.emit("player_error", player=player.name, error=repr(exc))
+                transport.disconnect()
+
+        def on_ws_disconnected(self, transport: Any) -> None:
+            player = self.player
+            if player.welcome is not None and not player.welcome.done():
+                player.welcome.set_exception(ConnectionError(f"{player.name}: closed before the welcome"))
+            elif not self.client.stopping:
+                self.client.emit("player_error", player=player.name, error="connection closed")
+
+    _LINK = Link
+    return Link
+
+
+class Client:
+    """Every simulated player, spectator and lobby viewer, in one process, driven by the commands
+    the orchestrator writes on stdin (one JSON object a line)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from bench._client import choose, command
+
+        self.args = args
+        self.servers: list[Http] = []  # tables are opened on these in turn
+        for url in args.url:
+            host, port = url.rstrip("/").split("//", 1)[1].rsplit(":", 1)
+            self.servers.append(Http(host, int(port), args.http_connections))
+        self.rng = random.Random(args.seed)
+        self.think_s = args.think_ms / 1000
+        self.choose = choose
+        self.command = command
+        self.stats = Stats()
+        self.measuring = False
+        self.stopping = False
+        self.players: list[Player] = []
+        self.spectators: list[Player] = []
+        self.viewers: list[LobbyViewer] = []
+        self.tables = 0
+        self.guests = 0
+        self.ids = 0
+        self.loop = asyncio.get_running_loop()
+        self.scheduler = Scheduler(self.loop)
+        self.text_type: Any = None
+        self.clock = time.perf_counter
+        self.profile: Any = None
+
+    def emit(self, event: str, **data: Any) -> None:
+        sys.stdout.write(json.dumps({"event": event, **data}) + "\n")
+        sys.stdout.flush()
+
+    # --- messages
+
+    def on_message(self, player: Player, raw: bytes) -> None:
+        now = self.clock()
+        measuring = self.measuring
+        if measuring:
+            stats = self.stats
+            stats.messages += 1
+            stats.bytes += len(raw)
+        if raw.startswith(_UPDATE):
+            if player.cookie is None:
+                return  # a spectator only listens
+            version = int(raw[27 : raw.index(b",", 27)])
+            if version <= player.version:
+                return
+            player.version = version
+            player.raw = raw
+            slot = version & _RECENT
+            player.recv_version[slot] = version
+            player.recv_at[slot] = now
+            if _FINISHED in raw and orjson.loads(raw)["table"]["status"] == "finished":
+                if not player.at_end:  # the match just ended: think, then ask for the next one
+                    player.at_end = player.wants_rematch = True
+                    if measuring and player.seat == 0:
+                        self.stats.matches += 1
+                    if player.due == 0:
+                        self.think(player)
+                return
+            player.at_end = player.wants_rematch = False
+            if player.outstanding is None and player.due == 0:
+                self.think(player)
+            return
+        message = orjson.loads(raw)
+        kind = message["type"]
+        if kind == "ack" or kind == "error":
+            if message.get("id") != player.outstanding:
+                return
+            player.outstanding = None
+            if measuring:
+                stats = self.stats
+                if kind == "ack":
+                    stats.acks += 1
+                    acked = message.get("version")
+                    slot = acked & _RECENT if isinstance(acked, int) else 0
+                    pushed = player.recv_at[slot] if player.recv_version[slot] == acked else None
+                    if pushed is not None and pushed >= player.sent_at:
+                        stats.latencies.append(pushed - player.sent_at)
+                    else:
+                        stats.unmatched_acks += 1
+                else:
+                    code = message["code"]
+                    stats.errors[code] = stats.errors.get(code, 0) + 1
+            if player.due == 0:
+                self.think(player)
+        elif kind == "welcome":
+            player.version = max(player.version, int(message["version"]))
+            if player.welcome is not None and not player.welcome.done():
+                player.welcome.set_result(None)
+
+    def think(self, player: Player) -> None:
+        """If the player has something to decide on its latest update, decide after thinking."""
+        raw = player.raw
+        if raw is None or player.version <= player.acted or self.stopping:
+            return
+        if not player.wants_rematch:
+            end = raw.rfind(_TABLE)
+            if end > 0 and raw.endswith(_NO_LEGAL, 0, end):
+                return
+        delay = self.rng.uniform(0.0, 2.0 * self.think_s)
+        player.due = self.scheduler.at(self.loop.time() + delay, self.decide, player)
+
+    def decide(self, player: Player) -> None:
+        """A player's thinking is over: act on the latest update (which may be newer than the one
+        that started the thinking)."""
+        player.due = 0
+        if player.outstanding is not None or self.stopping:
+            return
+        raw = player.raw
+        assert raw is not None
+        version = player.version
+        player.acted = version
+        if player.wants_rematch:
+            player.wants_rematch = False
+            payload: dict[str, Any] = {"type": "rematch"}
+        else:
+            view = _view_of(raw)
+            if view is None or not view.get("legal"):
+                return
+            action = self.choose(view, self.rng, throw_in_p=self.args.throw_in_p)
+            if action is None:
+                return
+            payload = self.command(action, "", version)
+        self.ids += 1
+        payload["id"] = player.outstanding = f"c{self.ids}"
+        player.sent_at = self.clock()
+        player.ws.send(self.text_type, orjson.dumps(payload))
+
+    # --- growing
+
+    def server_of(self, table: int, seat: int | None) -> Http:
+        """The owner of table ``table`` (tables go to the servers in turn); with ``--split``, the
+        second half of its seats (and its spectator) connect to the next server."""
+        index = table
+        if self.args.split and (seat is None or seat >= self.args.seats // 2):
+            index += 1
+        return self.servers[index % len(self.servers)]
+
+    async def sign_in(self, first_table: int, tables: int) -> list[str]:
+        seats = self.args.seats
+
+        async def one(index: int) -> str:
+            server = self.server_of(first_table + index // seats, index % seats)
+            status, head, body = await server.post("/api/auth/guest", {"name": f"cap{self.guests + index}"})
+            if status != 200:
+                raise RuntimeError(f"guest sign-in: {status} {body[:200]!r}")
+            found = _COOKIE.search(head)
+            assert found is not None, head
+            return found[1].decode()
+
+        cookies = list(await asyncio.gather(*(one(i) for i in range(tables * seats))))
+        self.guests += tables * seats
+        return cookies
+
+    async def connect(self, player: Player, code: str) -> None:
+        from picows import ws_connect
+
+        base = player.server.origin
+        headers = {"origin": base}
+        if player.cookie is not None:
+            headers["cookie"] = f"durak_session={player.cookie}"
+        player.code = code
+        player.welcome = self.loop.create_future()
+        link = _link_class()
+        player.ws, _ = await ws_connect(
+            lambda: link(self, player),
+            f"ws{base[4:]}/ws/tables/{code}",
+            extra_headers=headers,
+            max_frame_size=2**20,
+            websocket_handshake_timeout=120,
+            use_aiofastnet=False,
+        )
+        player.ws.send(self.text_type, b'{"type":"hello"}')
+        await asyncio.wait_for(player.welcome, 120)
+
+    async def open_table(self, number: int, cookies: list[str], gate: asyncio.Semaphore) -> None:
+        """A public four-seat table: opened by its first player, joined by three, every player and
+        (every fourth table) a spectator connected; the fourth join starts the match."""
+        async with gate:
+            seats = self.args.seats
+            body = {"seats": seats, "timer": self.args.timer, "bot_delay_ms": 0, "name": f"capacity {number}"}
+            status, _, data = await self.server_of(number, 0).post("/api/tables", body, cookies[0])
+            if status != 201:
+                raise RuntimeError(f"open a table: {status} {data[:200]!r}")
+            created = orjson.loads(data)
+            code = created["code"]
+            players = [Player(f"t{number}s{i}", c, i, self.server_of(number, i)) for i, c in enumerate(cookies)]
+            for player in players[:-1]:
+                await self.join(code, player)
+            spectator = number % self.args.tables_per_spectator == 0
+            watchers = [Player(f"t{number}w", None, None, self.server_of(number, None))] if spectator else []
+            await asyncio.gather(*(self.connect(p, code) for p in players))
+            await asyncio.gather(*(self.connect(w, created["watch_code"]) for w in watchers))
+            self.players.extend(players)
+            self.spectators.extend(watchers)
+            await self.join(code, players[-1])
+
+    async def join(self, code: str, player: Player) -> None:
+        path = f"/api/tables/{code}/join"
+        status, _, data = await player.server.post(path, {"seat": player.seat}, player.cookie)
+        if status != 200:
+            raise RuntimeError(f"join: {status} {data[:200]!r}")
+
+    async def grow(self, players: int) -> dict[str, float]:
+        seats = self.args.seats
+        new_tables = max(0, players // seats - self.tables)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        first = self.tables
+        cookies = await self.sign_in(first, new_tables)
+        t1 = time.perf_counter()
+        gate = asyncio.Semaphore(self.args.parallel_tables)
+        self.tables += new_tables
+        await asyncio.gather(
+            *(self.open_table(first + i, cookies[i * seats : (i + 1) * seats], gate) for i in range(new_tables))
+        )
+        t2 = time.perf_counter()
+        gc.collect()
+        gc.freeze()  # what setup made stays; the collector need not walk it again
+        return {
+            "sign_in_s": t1 - t0,
+            "tables_s": t2 - t1,
+            "client_cpu_s": time.process_time() - cpu0,
+            "players": len(self.players),
+            "spectators": len(self.spectators),
+            "tables": self.tables,
+        }
+
+    async def add_viewers(self, count: int) -> None:
+        host, port = self.servers[0].host, self.servers[0].port  # the lobby is every process's
+        for _ in range(count):
+            _, viewer = await self.loop.create_connection(lambda: LobbyViewer(self), host, port)
+            self.viewers.append(viewer)
+        await asyncio.gather(*(v.snapshot for v in self.viewers))
+
+    # --- measuring
+
+    def window_start(self) -> None:
+        self.stats = Stats()
+        self.measuring = True
+        self.mark = (time.perf_counter(), time.process_time(), os.times())
+        if os.environ.get("BENCH_CLIENT_PROFILE"):  # where the client's own CPU goes (CPU clock)
+            import cProfile
+
+            self.profile = cProfile.Profile(time.thread_time)
+            self.profile.enable()
+
+    def window_end(self) -> dict[str, Any]:
+        self.measuring = False
+        if self.profile is not None:
+            self.profile.disable()
+            self.profile.dump_stats(os.environ["BENCH_CLIENT_PROFILE"])
+            self.profile = None
+        t0, cpu0, times0 = self.mark
+        t1, cpu1, times1 = time.perf_counter(), time.process_time(), os.times()
+        window = t1 - t0
+        stats = self.stats
+        lat = sorted(stats.latencies)
+
+        def pct(p: float) -> float:
+            return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+
+        return {
+            "window_s": window,
+            "players": len(self.players),
+            "spectators": len(self.spectators),
+            "viewers": len(self.viewers),
+            "commands_per_s": stats.acks / window,
+            "commands": stats.acks,
+            "errors": stats.errors,
+            "unmatched_acks": stats.unmatched_acks,
+            "messages_per_s": stats.messages / window,
+            "mean_message_bytes": stats.bytes / max(1, stats.messages),
+            "matches_per_s": stats.matches / window,
+            "lobby_bytes_per_s": stats.lobby_bytes / window,
+            "lobby_events_per_s": stats.lobby_events / window,
+            "latency_ms": {
+                "p50": pct(0.50),
+                "p90": pct(0.90),
+                "p99": pct(0.99),
+                "max": lat[-1] * 1000 if lat else float("nan"),
+            },
+            "client_cpu_pct": 100 * (cpu1 - cpu0) / window,
+            "client_cpu_us_per_command": 1e6 * (cpu1 - cpu0) / max(1, stats.acks),
+            "client_sys_share": (times1.system - times0.system) / max(1e-9, cpu1 - cpu0),
+        }
+
+    async def stop(self) -> None:
+        self.stopping = True
+        links = [p.ws for p in (*self.players, *self.spectators) if p.ws is not None]
+        for ws in links:
+            with contextlib.suppress(Exception):
+                ws.send_close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.gather(*(ws.wait_disconnected() for ws in links)), 10)
+        for ws in links:
+            ws.disconnect()
+        for viewer in self.viewers:
+            if viewer.transport is not None:
+                viewer.transport.close()
+        for server in self.servers:
+            server.close()
+
+    async def run(self) -> None:
+        from picows import WSMsgType
+
+        self.text_type = WSMsgType.TEXT
+        reader = asyncio.StreamReader()
+        await self.loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        self.emit("ready")
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            order = json.loads(line)
+            what = order["cmd"]
+            if what == "viewers":
+                await self.add_viewers(order["count"])
+                self.emit("viewers", count=len(self.viewers))
+            elif what == "grow":
+                self.emit("grown", **await self.grow(order["players"]))
+            elif what == "window_start":
+                self.window_start()
+                self.emit("window_started")
+            elif what == "window_end":
+                self.emit("result", result=self.window_end())
+            elif what == "stop":
+                break
+        await self.stop()
+        self.emit("stopped")
+
+
+def _view_of(raw: bytes) -> dict[str, Any] | None:
+    """The view of a durak update, parsing only that part."""
+    end = raw.rfind(_TABLE)
+    start = raw.find(_VIEW)
+    if 0 < start < end:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            view: dict[str, Any] | None = orjson.loads(raw[start + len(_VIEW) : end])
+            return view
+    found: dict[str, Any] | None = orjson.loads(raw).get("view")
+    return found
+
+
+def client_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="bench.capacity client")
+    parser.add_argument("--url", required=True, action="append", help="a server; repeat to spread the tables")
+    parser.add_argument(
+        "--split", action="store_true", help="half of each table's seats (and its spectator) on the next server"
+    )
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--think-ms", type=float, default=1000)
+    parser.add_argument("--throw-in-p", type=float, default=0.2)
+    parser.add_argument("--timer", type=int, default=30)
+    parser.add_argument("--tables-per-spectator", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--http-connections", type=int, default=16)
+    parser.add_argument("--parallel-tables", type=int, default=48)
+    args = parser.parse_args(argv)
+    import uvloop
+
+    gc.set_threshold(50_000, 50, 100)  # the client's garbage is short-lived messages
+
+    async def main() -> None:
+        await Client(args).run()
+
+    uvloop.run(main())
+
+
+# ------------------------------------------------------------------------------------- orchestrator
+
+
+@dataclass
+class Step:
+    players: int
+    result: dict[str, Any]
+    server_cpu_pct: float
+    rss_kib: int
+    kib_per_connection: float
+    grow: dict[str, float]
+    loopstats: dict[str, Any] | None = None
+
+    @property
+    def refused_for_rate(self) -> int:
+        return int(self.result["errors"].get("rate_limited", 0))
+
+    @property
+    def server_ms_per_command(self) -> float:
+        return 10 * self.server_cpu_pct / max(1e-9, self.result["commands_per_s"])
+
+    @property
+    def passed(self) -> bool:
+        p99 = self.result["latency_ms"]["p99"]
+        return p99 < P99_LIMIT_MS and self.server_cpu_pct < CPU_LIMIT_PCT and self.refused_for_rate == 0
+
+
+class ClientProcess:
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def say(self, **order: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(order) + "\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, kind: str) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            event = json.loads(line)
+            if event["event"] == kind:
+                return event
+            if event["event"] in ("player_error", "viewer_lost"):
+                print(f"  client: {event}", file=sys.stderr)
+        raise RuntimeError(f"the client ended before {kind!r} (exit {self.proc.wait()})")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+@dataclass
+class Window:
+    """One measured window: the client's figures and the CPU of the servers (and redis-server)."""
+
+    result: dict[str, Any]
+    seconds: float
+    server_cpu_pct: list[float]  # each server process, % of one core
+    redis_cpu_pct: float | None
+    cpu_pressure_pct: float | None  # time some task waited for a CPU, machine-wide (Linux PSI)
+
+
+def measure_window(client: ClientProcess, server_pids: list[int], duration: float, redis_pid: int | None) -> Window:
+    """Tell the client to start counting, read the processes' CPU clocks, wait ``duration``, read
+    them again and collect the client's figures."""
+    client.say(cmd="window_start")
+    client.wait_for("window_started")
+    cpu0 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
+    t0, pressure0 = time.perf_counter(), _cpu_pressure_total()
+    time.sleep(duration)
+    cpu1 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
+    t1, pressure1 = time.perf_counter(), _cpu_pressure_total()
+    client.say(cmd="window_end")
+    result: dict[str, Any] = client.wait_for("result")["result"]
+    seconds = t1 - t0
+    pressure = None
+    if pressure0 is not None and pressure1 is not None:
+        pressure = 100 * (pressure1 - pressure0) / 1e6 / seconds
+    return Window(
+        result=result,
+        seconds=seconds,
+        server_cpu_pct=[100 * (b - a) / seconds for a, b in zip(cpu0, cpu1, strict=True)],
+        redis_cpu_pct=100 * (redis1 - redis0) / seconds if redis_pid else None,
+        cpu_pressure_pct=pressure,
+    )
+
+
+def _cpu_pressure_total() -> int | None:
+    try:
+        with open("/proc/pressure/cpu") as psi:
+            return int(psi.readline().rsplit("total=", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _steps(args: argparse.Namespace) -> list[int]:
+    if args.steps:
+        return [int(x) for x in args.steps.split(",")]
+    if args.quick:
+        return [250, 500, 1000]
+    return [1000, 2000, 4000, 6000, 8000, 10000]
+
+
+@contextlib.contextmanager
+def _services(args: argparse.Namespace, workdir: Path) -> Any:
+    """The database URL and broker URL the server runs on (and their own processes, if any)."""
+    with contextlib.ExitStack() as stack:
+        if args.database == "postgres":
+            from bench.scale import database
+
+            database_url = stack.enter_context(database(workdir))
+            if database_url.startswith("sqlite"):
+                raise SystemExit("bench.capacity --database postgres: PostgreSQL is not reachable on 127.0.0.1:5432")
+            from app.db import migrate
+
+            migrate.upgrade_sync(database_url)
+        else:
+            database_url = f"sqlite+aiosqlite:///{workdir / 'durak.sqlite3'}"
+        redis_pid = None
+        if args.broker == "redis":
+            from bench.scale import Redis
+
+            redis = stack.enter_context(Redis(workdir))
+            broker_url = redis.url("unix")
+            assert redis.proc is not None
+            redis_pid = redis.proc.pid
+        else:
+            broker_url = "memory://"
+        yield database_url, broker_url, redis_pid
+
+
+def pin(pid: int, cpu: int | None) -> None:
+    """Keep a process (every thread it has now, and those it starts later) on one CPU."""
+    if cpu is None:
+        return
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(task), {cpu})
+
+
+def _cpus(args: argparse.Namespace) -> tuple[int | None, int | None]:
+    """The CPUs of the server and of the load (client, redis-server): the first two this process
+    may use, unless ``--no-pin`` or there is only one. On loopback a server's write to a socket
+    wakes the reader; on a shared CPU the woken client then takes the CPU from the server in the
+    middle of its work, which no remote client does."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if args.no_pin or len(allowed) < 2:
+        return None, None
+    return allowed[0], allowed[1]
+
+
+def run(args: argparse.Namespace) -> list[Step]:
+    workdir = Path(tempfile.mkdtemp(prefix="durak-capacity-"))
+    steps: list[Step] = []
+    try:
+        with _services(args, workdir) as (database_url, broker_url, redis_pid):
+            extra_env = {
+                "DURAK_DATABASE_URL": database_url,
+                "DURAK_BROKER_URL": broker_url,
+                "DURAK_LOG_LEVEL": "warning",
+                "DURAK_MAX_WAITING_TABLES_PER_IP": "1000000",
+                "DURAK_MAX_TABLE_SOCKETS_PER_IP": "1000000",
+                "DURAK_MAX_LOBBY_STREAMS_PER_IP": "1000000",
+                "DURAK_GUESTS_PER_IP": "1000000",
+            }
+            argv = None
+            if args.loopstats or args.cprofile is not None or args.patch or args.cprofile_growth:
+                argv = [PY, "-m", "bench.instrumented_server"]
+                extra_env["BENCH_PATCHES"] = args.patch
+                if args.loopstats:
+                    extra_env["BENCH_LOOPSTATS"] = str(workdir / "loopstats.json")
+                if args.cprofile is not None or args.cprofile_growth:
+                    extra_env["BENCH_CPROFILE_CPU"] = "1"
+                    extra_env["BENCH_CPROFILE"] = str(
+                        args.cprofile.resolve() if args.cprofile is not None else workdir / "growth.prof"
+                    )
+            server = durak_server(workdir, extra_env=extra_env, argv=argv).spawn()
+            server_cpu, client_cpu = _cpus(args)
+            pin(server.pid, server_cpu)  # before it starts any thread: they inherit it
+            server.wait_ready(timeout=60)
+            if redis_pid is not None:
+                pin(redis_pid, client_cpu)
+            client = ClientProcess(
+                [
+                    *(PY, "-m", "bench.capacity", "client", "--url", server.base_url),
+                    *("--think-ms", str(args.think_ms), "--seed", str(args.seed)),
+                ]
+            )
+            pin(client.pid, client_cpu)
+            try:
+                steps = _drive(args, server, client, workdir, redis_pid)
+            finally:
+                with contextlib.suppress(Exception):
+                    client.say(cmd="stop")
+                    client.wait_for("stopped")
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    client.proc.wait(30)
+                if client.proc.poll() is None:
+                    client.proc.kill()
+                server.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return steps
+
+
+def _drive(
+    args: argparse.Namespace, server: ServerProcess, client: ClientProcess, workdir: Path, redis_pid: int | None
+) -> list[Step]:
+    client.wait_for("ready")
+    time.sleep(1.0)
+    rss_base = server.rss_kib()
+    client.say(cmd="viewers", count=args.viewers)
+    client.wait_for("viewers")
+    steps: list[Step] = []
+    steps_wanted = _steps(args)
+    for players in steps_wanted:
+        growth_profiled = args.cprofile_growth is not None and players == steps_wanted[-1]
+        if args.loopstats or growth_profiled:
+            os.kill(server.pid, signal.SIGUSR1)
+        client.say(cmd="grow", players=players)
+        grown = client.wait_for("grown")
+        if growth_profiled:
+            os.kill(server.pid, signal.SIGUSR2)
+            time.sleep(1.0)
+            _print_profile(workdir / "growth.prof", f"the server while growing to {players}")
+        elif args.loopstats:
+            os.kill(server.pid, signal.SIGUSR2)
+            time.sleep(0.5)
+            try:
+                stats = json.loads((workdir / "loopstats.json").read_text())
+            except (OSError, ValueError) as exc:
+                print(f"  no loop stats: {exc}", file=sys.stderr)
+            else:
+                lag = stats["loop_lag_ms"]
+                print(
+                    f"  while growing to {players}: loop lag p50 {lag['p50']:.1f} / p99 {lag['p99']:.1f} / "
+                    f"max {lag['max']:.0f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                _print_stalls(stats)
+        if args.verbose:
+            print(
+                f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s, "
+                f"tables in {grown['tables_s']:.1f} s (client CPU {grown['client_cpu_s']:.1f} s)",
+                file=sys.stderr,
+            )
+        time.sleep(args.warmup)
+        if args.loopstats or args.cprofile is not None:
+            os.kill(server.pid, signal.SIGUSR1)
+        window = measure_window(client, [server.pid], args.duration, redis_pid)
+        result = window.result
+        loopstats = None
+        if args.loopstats or args.cprofile is not None:
+            os.kill(server.pid, signal.SIGUSR2)
+            time.sleep(0.5)
+            if args.loopstats:
+                with contextlib.suppress(OSError, ValueError):
+                    loopstats = json.loads((workdir / "loopstats.json").read_text())
+        rss = server.rss_kib()
+        connections = result["players"] + result["spectators"] + result["viewers"]
+        step = Step(
+            players=result["players"],
+            result=result,
+            server_cpu_pct=window.server_cpu_pct[0],
+            rss_kib=rss,
+            kib_per_connection=(rss - rss_base) / max(1, connections),
+            grow=grown,
+            loopstats=loopstats,
+        )
+        result["redis_cpu_pct"] = window.redis_cpu_pct
+        result["cpu_pressure_pct"] = window.cpu_pressure_pct
+        steps.append(step)
+        _print_step(step)
+        if not step.passed and not args.keep_going:
+            break
+    return steps
+
+
+START = time.perf_counter()
+
+
+def _print_step(step: Step) -> None:
+    r = step.result
+    lat = r["latency_ms"]
+    errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "none"
+    verdict = "ok" if step.passed else "over"
+    pressure = r.get("cpu_pressure_pct")
+    print(
+        f"  {step.players:6d} players ({r['spectators']} spectators, {r['viewers']} lobby viewers): "
+        f"{r['commands_per_s']:6.0f} commands/s, "
+        f"p50 {lat['p50']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.0f} ms, "
+        f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command), "
+        f"{step.kib_per_connection:.1f} KiB per connection, client {r['client_cpu_us_per_command']:.0f} us per command "
+        f"({r['client_cpu_pct']:.0f}% CPU); refused: {errors}; "
+        + (f"redis {r['redis_cpu_pct']:.0f}%; " if r.get("redis_cpu_pct") is not None else "")
+        + f"{r['matches_per_s']:.1f} matches/s, lobby {r['lobby_events_per_s'] / max(1, r['viewers']):.1f} events/s "
+        f"per viewer; CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'} [{verdict}]",
+        flush=True,
+    )
+    if step.loopstats is not None:
+        _print_stalls(step.loopstats)
+        lag = step.loopstats["loop_lag_ms"]
+        gcs = step.loopstats["gc"]
+        print(
+            f"         loop lag p50 {lag['p50']:.1f} / p99 {lag['p99']:.1f} / max {lag['max']:.1f} ms "
+            f"({lag['over_20ms']} over 20 ms); GC gen2 {gcs['2']['count']} x, max {gcs['2']['max_ms']:.0f} ms",
+            flush=True,
+        )
+
+
+def _print_profile(path: Path, what: str, top: int = 25) -> None:
+    """The functions that took most of the CPU in a cProfile dump (own time)."""
+    import pstats
+
+    try:
+        stats = pstats.Stats(str(path))
+    except OSError as exc:
+        print(f"  no profile of {what}: {exc}", file=sys.stderr)
+        return
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])  # type: ignore[attr-defined]
+    total = sum(row[2] for _, row in rows) or 1.0
+    print(f"  profile of {what}: {total:.1f} s of CPU, own time by function", file=sys.stderr)
+    for (filename, line, name), row in rows[:top]:
+        where = filename.split("site-packages/")[-1].split(str(ROOT) + "/")[-1]
+        share = 100 * row[2] / total
+        print(f"    {row[2]:7.2f} s {share:4.1f}% {row[1]:9d} calls  {where}:{line} {name}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _print_stalls(stats: dict[str, Any], top: int = 4) -> None:
+    """Where the server's loop was while it stalled (bench/instrumented_server.py samples it)."""
+    samples = stats.get("stall_samples", 0)
+    if not samples:
+        return
+    print(f"         stalled loop, {samples} samples of 10 ms; the most frequent stacks:", file=sys.stderr)
+    for stack, count in list(stats["stall_stacks"].items())[:top]:
+        print(f"         {count:5d}  {stack[:600]}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["client"]:
+        client_main(argv[1:])
+        return
+    parser = argparse.ArgumentParser(prog="python -m bench.capacity", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="250, 500, 1,000 players; short windows (< 60 s)")
+    parser.add_argument("--steps", default="", help="comma-separated player counts (default 1000,...,10000)")
+    parser.add_argument("--think-ms", type=float, default=1000, help="mean think time (uniform 0..2x)")
+    parser.add_argument("--viewers", type=int, default=200, help="lobby stream viewers")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds after a step grows (default 4, quick 2)")
+    parser.add_argument("--duration", type=float, default=None, help="seconds measured a step (default 10, quick 4)")
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--broker", choices=("memory", "redis"), default="memory")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep-going", action="store_true", help="measure every step, also after one is over")
+    parser.add_argument(
+        "--no-pin", action="store_true", help="processes on any CPU (default: the server on one, the load on another)"
+    )
+    parser.add_argument("--loopstats", action="store_true", help="the server's loop lag and GC pauses per window")
+    parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
+    parser.add_argument(
+        "--cprofile-growth", action="store_true", help="cProfile the server (CPU clock) while the last step grows"
+    )
+    parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    args.warmup = args.warmup if args.warmup is not None else (2.0 if args.quick else 4.0)
+    args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 10.0)
+    print(
+        f"bench.capacity: 4 seats per table, think 0-{2 * args.think_ms:.0f} ms, a spectator per 4 tables, "
+        f"{args.viewers} lobby viewers; {args.database}, {args.broker} broker; steps {_steps(args)}; "
+        f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window; {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    steps = run(args)
+    passed = [s for s in steps if s.passed]
+    best = max(passed, key=lambda s: s.players) if passed else None
+    took = time.perf_counter() - START
+    print(f"  {took:.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end", flush=True)
+    if best is None:
+        first = steps[0] if steps else None
+        print(
+            "capacity: 0 players per process (no step met p99 < 50 ms, CPU < 85%, no rate refusals"
+            + (f"; first step p99 {first.result['latency_ms']['p99']:.1f} ms" if first else "")
+            + ")"
+        )
+        return
+    print(
+        f"capacity: {best.players} players per process at p99 {best.result['latency_ms']['p99']:.1f} ms "
+        f"(think {args.think_ms:.0f} ms), {best.kib_per_connection:.1f} KiB per connection"
+    )
+
+
+if __name__ == "__main__":
+    main()
