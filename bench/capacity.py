@@ -884,16 +884,14 @@ def run(args: argparse.Namespace) -> list[Step]:
                 "DURAK_GUESTS_PER_IP": "1000000",
             }
             argv = None
-            if args.loopstats or args.cprofile is not None or args.patch or args.cprofile_growth:
+            if args.loopstats or args.cprofile is not None or args.patch:
                 argv = [PY, "-m", "bench.instrumented_server"]
                 extra_env["BENCH_PATCHES"] = args.patch
                 if args.loopstats:
                     extra_env["BENCH_LOOPSTATS"] = str(workdir / "loopstats.json")
-                if args.cprofile is not None or args.cprofile_growth:
+                if args.cprofile is not None:
                     extra_env["BENCH_CPROFILE_CPU"] = "1"
-                    extra_env["BENCH_CPROFILE"] = str(
-                        args.cprofile.resolve() if args.cprofile is not None else workdir / "growth.prof"
-                    )
+                    extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
             server = durak_server(workdir, extra_env=extra_env, argv=argv).spawn()
             server_cpu, client_cpu = _cpus(args)
             pin(server.pid, server_cpu)  # before it starts any thread: they inherit it
@@ -909,6 +907,9 @@ def run(args: argparse.Namespace) -> list[Step]:
             pin(client.pid, client_cpu)
             try:
                 steps = _drive(args, server, client, workdir, redis_pid)
+            except Exception:
+                print(f"  the server's log ends:\n{server.log_tail(60)}", file=sys.stderr)
+                raise
             finally:
                 with contextlib.suppress(Exception):
                     client.say(cmd="stop")
@@ -932,18 +933,16 @@ def _drive(
     client.say(cmd="viewers", count=args.viewers)
     client.wait_for("viewers")
     steps: list[Step] = []
-    steps_wanted = _steps(args)
-    for players in steps_wanted:
-        growth_profiled = args.cprofile_growth is not None and players == steps_wanted[-1]
-        if args.loopstats or growth_profiled:
+    for players in _steps(args):
+        if args.loopstats:
             os.kill(server.pid, signal.SIGUSR1)
+        before, started = server.cpu_s(), time.perf_counter()
         client.say(cmd="grow", players=players)
         grown = client.wait_for("grown")
-        if growth_profiled:
-            os.kill(server.pid, signal.SIGUSR2)
-            time.sleep(1.0)
-            _print_profile(workdir / "growth.prof", f"the server while growing to {players}")
-        elif args.loopstats:
+        added = max(1, grown["players"] - (steps[-1].players if steps else 0))
+        grown["server_ms_per_player"] = 1000 * (server.cpu_s() - before) / added
+        grown["seconds"] = time.perf_counter() - started
+        if args.loopstats:
             os.kill(server.pid, signal.SIGUSR2)
             time.sleep(0.5)
             try:
@@ -962,7 +961,9 @@ def _drive(
         if args.verbose:
             print(
                 f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s, "
-                f"tables in {grown['tables_s']:.1f} s (client CPU {grown['client_cpu_s']:.1f} s)",
+                f"tables opened, joined and connected in {grown['tables_s']:.1f} s; server CPU "
+                f"{grown['server_ms_per_player']:.1f} ms per player added (while the others play), "
+                f"client CPU {grown['client_cpu_s']:.1f} s",
                 file=sys.stderr,
             )
         time.sleep(args.warmup)
@@ -992,6 +993,8 @@ def _drive(
         result["cpu_pressure_pct"] = window.cpu_pressure_pct
         steps.append(step)
         _print_step(step)
+        if args.cprofile is not None:
+            _print_profile(args.cprofile, f"the server at {step.players} players")
         if not step.passed and not args.keep_going:
             break
     return steps
@@ -1080,9 +1083,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--loopstats", action="store_true", help="the server's loop lag and GC pauses per window")
     parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
-    parser.add_argument(
-        "--cprofile-growth", action="store_true", help="cProfile the server (CPU clock) while the last step grows"
-    )
     parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
