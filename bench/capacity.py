@@ -250,6 +250,7 @@ class Player:
         "seat",
         "sent_at",
         "server",
+        "throwing",
         "version",
         "wants_rematch",
         "welcome",
@@ -272,6 +273,7 @@ class Player:
         self.outstanding: str | None = None
         self.sent_at = 0.0
         self.at_end = False  # the latest update shows the match finished
+        self.throwing = False  # thinking about a throw-in it chose to make
         self.wants_rematch = False  # ... and this player has not asked for the next one yet
         self.recv_version = [-1] * (_RECENT + 1)
         self.recv_at = [0.0] * (_RECENT + 1)
@@ -442,10 +444,18 @@ class Client:
         raw = player.raw
         if raw is None or player.version <= player.acted or self.stopping:
             return
+        player.throwing = False
         if not player.wants_rematch:
             end = raw.rfind(_TABLE)
             if end > 0 and raw.endswith(_NO_LEGAL, 0, end):
                 return
+            if not _deciding(raw, player.seat):
+                # A throw-in on offer: taken with its probability, decided now, so that the
+                # updates nobody acts on cost no parsing (``choose`` then need not roll again).
+                if self.rng.random() >= self.args.throw_in_p:
+                    player.acted = player.version
+                    return
+                player.throwing = True
         delay = self.rng.uniform(0.0, 2.0 * self.think_s)
         player.due = self.scheduler.at(self.loop.time() + delay, self.decide, player)
 
@@ -466,7 +476,7 @@ class Client:
             view = _view_of(raw)
             if view is None or not view.get("legal"):
                 return
-            action = self.choose(view, self.rng, throw_in_p=self.args.throw_in_p)
+            action = self.choose(view, self.rng, throw_in_p=1.0 if player.throwing else self.args.throw_in_p)
             if action is None:
                 return
             payload = self.command(action, "", version)
@@ -676,6 +686,19 @@ class Client:
                 break
         await self.stop()
         self.emit("stopped")
+
+
+_DECISION = b'"decision":{"kind":"'
+_SEATS = b'"seats":['
+
+
+def _deciding(raw: bytes, seat: int | None) -> bool:
+    """Whether the match waits for ``seat`` (``view.decision.seats``), read from the bytes."""
+    start = raw.find(_DECISION)
+    if start < 0 or seat is None:
+        return True  # not found: let ``choose`` read the view
+    first = raw.find(_SEATS, start) + len(_SEATS)
+    return str(seat).encode() in raw[first : raw.find(b"]", first)].split(b",")
 
 
 def _view_of(raw: bytes) -> dict[str, Any] | None:
