@@ -369,6 +369,7 @@ class Client:
         self.viewers: list[LobbyViewer] = []
         self.tables = 0
         self.guests = 0
+        self.signed: list[str] = []  # cookies of guests signed in ahead, not seated yet
         self.ids = 0
         self.loop = asyncio.get_running_loop()
         self.scheduler = Scheduler(self.loop)
@@ -495,20 +496,43 @@ class Client:
             index += 1
         return self.servers[index % len(self.servers)]
 
+    async def guest(self, server: Http, number: int) -> str:
+        """A guest signs in (``POST /api/auth/guest``, as in ``bench.load``): its session cookie."""
+        status, head, body = await server.post("/api/auth/guest", {"name": f"cap{number}"})
+        if status != 200:
+            raise RuntimeError(f"guest sign-in: {status} {body[:200]!r}")
+        found = _COOKIE.search(head)
+        assert found is not None, head
+        return found[1].decode()
+
+    async def sign_in_ahead(self, count: int, urls: list[str]) -> dict[str, float]:
+        """Sign ``count`` guests in now, spread over ``urls`` (any process of the deployment signs
+        guests in: the cookie is signed with the shared key), for the steps to seat later."""
+        t0 = time.perf_counter()
+        servers = []
+        for url in urls:
+            host, port = url.rstrip("/").split("//", 1)[1].rsplit(":", 1)
+            servers.append(Http(host, int(port), self.args.http_connections))
+        first = self.guests
+        self.guests += count
+        cookies = await asyncio.gather(*(self.guest(servers[i % len(servers)], first + i) for i in range(count)))
+        self.signed.extend(cookies)
+        for server in servers:
+            server.close()
+        return {"sign_in_s": time.perf_counter() - t0, "guests": count}
+
     async def sign_in(self, first_table: int, tables: int) -> list[str]:
         seats = self.args.seats
-
-        async def one(index: int) -> str:
-            server = self.server_of(first_table + index // seats, index % seats)
-            status, head, body = await server.post("/api/auth/guest", {"name": f"cap{self.guests + index}"})
-            if status != 200:
-                raise RuntimeError(f"guest sign-in: {status} {body[:200]!r}")
-            found = _COOKIE.search(head)
-            assert found is not None, head
-            return found[1].decode()
-
-        cookies = list(await asyncio.gather(*(one(i) for i in range(tables * seats))))
-        self.guests += tables * seats
+        ahead = min(len(self.signed), tables * seats)
+        cookies, self.signed = self.signed[:ahead], self.signed[ahead:]
+        first = self.guests
+        self.guests += tables * seats - ahead
+        cookies += await asyncio.gather(
+            *(
+                self.guest(self.server_of(first_table + index // seats, index % seats), first + index)
+                for index in range(ahead, tables * seats)
+            )
+        )
         return cookies
 
     async def connect(self, player: Player, code: str) -> None:
@@ -675,6 +699,8 @@ class Client:
             if what == "viewers":
                 await self.add_viewers(order["count"])
                 self.emit("viewers", count=len(self.viewers))
+            elif what == "sign_in":
+                self.emit("signed_in", **await self.sign_in_ahead(order["count"], order["urls"]))
             elif what == "grow":
                 self.emit("grown", **await self.grow(order["players"]))
             elif what == "window_start":
@@ -921,6 +947,13 @@ def run(args: argparse.Namespace) -> list[Step]:
             server.wait_ready(timeout=60)
             if redis_pid is not None:
                 pin(redis_pid, client_cpu)
+            # A second process of the same deployment (same database, broker and key) on the load's
+            # CPU, to sign guests in alongside the server: a sign-in is the costliest request of all,
+            # and without help the setup would take most of the run.
+            (workdir / "replica").mkdir()
+            replica = durak_server(workdir / "replica", extra_env=extra_env).spawn()
+            pin(replica.pid, client_cpu)
+            replica.wait_ready(timeout=60)
             client = ClientProcess(
                 [
                     *(PY, "-m", "bench.capacity", "client", "--url", server.base_url),
@@ -929,11 +962,12 @@ def run(args: argparse.Namespace) -> list[Step]:
             )
             pin(client.pid, client_cpu)
             try:
-                steps = _drive(args, server, client, workdir, redis_pid)
+                steps = _drive(args, server, client, workdir, redis_pid, replica)
             except Exception:
                 print(f"  the server's log ends:\n{server.log_tail(60)}", file=sys.stderr)
                 raise
             finally:
+                replica.stop()
                 with contextlib.suppress(Exception):
                     client.say(cmd="stop")
                     client.wait_for("stopped")
@@ -948,7 +982,12 @@ def run(args: argparse.Namespace) -> list[Step]:
 
 
 def _drive(
-    args: argparse.Namespace, server: ServerProcess, client: ClientProcess, workdir: Path, redis_pid: int | None
+    args: argparse.Namespace,
+    server: ServerProcess,
+    client: ClientProcess,
+    workdir: Path,
+    redis_pid: int | None,
+    replica: ServerProcess,
 ) -> list[Step]:
     client.wait_for("ready")
     time.sleep(1.0)
@@ -959,10 +998,15 @@ def _drive(
     for players in _steps(args):
         if args.loopstats:
             os.kill(server.pid, signal.SIGUSR1)
-        before, started = server.cpu_s(), time.perf_counter()
+        had = steps[-1].players if steps else 0
+        started = time.perf_counter()
+        client.say(cmd="sign_in", count=max(0, players - had), urls=[server.base_url, replica.base_url])
+        signed = client.wait_for("signed_in")
+        before = server.cpu_s()
         client.say(cmd="grow", players=players)
         grown = client.wait_for("grown")
-        added = max(1, grown["players"] - (steps[-1].players if steps else 0))
+        added = max(1, grown["players"] - had)
+        grown["sign_in_s"] = signed["sign_in_s"]
         grown["server_ms_per_player"] = 1000 * (server.cpu_s() - before) / added
         grown["seconds"] = time.perf_counter() - started
         if args.loopstats:
@@ -983,9 +1027,9 @@ def _drive(
                 _print_stalls(stats)
         if args.verbose:
             print(
-                f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s, "
-                f"tables opened, joined and connected in {grown['tables_s']:.1f} s; server CPU "
-                f"{grown['server_ms_per_player']:.1f} ms per player added (while the others play), "
+                f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s "
+                f"(on two processes), tables opened, joined and connected in {grown['tables_s']:.1f} s; server CPU "
+                f"{grown['server_ms_per_player']:.1f} ms per player seated (while the others play), "
                 f"client CPU {grown['client_cpu_s']:.1f} s",
                 file=sys.stderr,
             )
