@@ -250,6 +250,7 @@ class Player:
         "seat",
         "sent_at",
         "server",
+        "throwing",
         "version",
         "wants_rematch",
         "welcome",
@@ -272,6 +273,7 @@ class Player:
         self.outstanding: str | None = None
         self.sent_at = 0.0
         self.at_end = False  # the latest update shows the match finished
+        self.throwing = False  # thinking about a throw-in it chose to make
         self.wants_rematch = False  # ... and this player has not asked for the next one yet
         self.recv_version = [-1] * (_RECENT + 1)
         self.recv_at = [0.0] * (_RECENT + 1)
@@ -367,6 +369,7 @@ class Client:
         self.viewers: list[LobbyViewer] = []
         self.tables = 0
         self.guests = 0
+        self.signed: list[str] = []  # cookies of guests signed in ahead, not seated yet
         self.ids = 0
         self.loop = asyncio.get_running_loop()
         self.scheduler = Scheduler(self.loop)
@@ -442,10 +445,18 @@ class Client:
         raw = player.raw
         if raw is None or player.version <= player.acted or self.stopping:
             return
+        player.throwing = False
         if not player.wants_rematch:
             end = raw.rfind(_TABLE)
             if end > 0 and raw.endswith(_NO_LEGAL, 0, end):
                 return
+            if not _deciding(raw, player.seat):
+                # A throw-in on offer: taken with its probability, decided now, so that the
+                # updates nobody acts on cost no parsing (``choose`` then need not roll again).
+                if self.rng.random() >= self.args.throw_in_p:
+                    player.acted = player.version
+                    return
+                player.throwing = True
         delay = self.rng.uniform(0.0, 2.0 * self.think_s)
         player.due = self.scheduler.at(self.loop.time() + delay, self.decide, player)
 
@@ -466,7 +477,7 @@ class Client:
             view = _view_of(raw)
             if view is None or not view.get("legal"):
                 return
-            action = self.choose(view, self.rng, throw_in_p=self.args.throw_in_p)
+            action = self.choose(view, self.rng, throw_in_p=1.0 if player.throwing else self.args.throw_in_p)
             if action is None:
                 return
             payload = self.command(action, "", version)
@@ -485,20 +496,43 @@ class Client:
             index += 1
         return self.servers[index % len(self.servers)]
 
+    async def guest(self, server: Http, number: int) -> str:
+        """A guest signs in (``POST /api/auth/guest``, as in ``bench.load``): its session cookie."""
+        status, head, body = await server.post("/api/auth/guest", {"name": f"cap{number}"})
+        if status != 200:
+            raise RuntimeError(f"guest sign-in: {status} {body[:200]!r}")
+        found = _COOKIE.search(head)
+        assert found is not None, head
+        return found[1].decode()
+
+    async def sign_in_ahead(self, count: int, urls: list[str]) -> dict[str, float]:
+        """Sign ``count`` guests in now, spread over ``urls`` (any process of the deployment signs
+        guests in: the cookie is signed with the shared key), for the steps to seat later."""
+        t0 = time.perf_counter()
+        servers = []
+        for url in urls:
+            host, port = url.rstrip("/").split("//", 1)[1].rsplit(":", 1)
+            servers.append(Http(host, int(port), self.args.http_connections))
+        first = self.guests
+        self.guests += count
+        cookies = await asyncio.gather(*(self.guest(servers[i % len(servers)], first + i) for i in range(count)))
+        self.signed.extend(cookies)
+        for server in servers:
+            server.close()
+        return {"sign_in_s": time.perf_counter() - t0, "guests": count}
+
     async def sign_in(self, first_table: int, tables: int) -> list[str]:
         seats = self.args.seats
-
-        async def one(index: int) -> str:
-            server = self.server_of(first_table + index // seats, index % seats)
-            status, head, body = await server.post("/api/auth/guest", {"name": f"cap{self.guests + index}"})
-            if status != 200:
-                raise RuntimeError(f"guest sign-in: {status} {body[:200]!r}")
-            found = _COOKIE.search(head)
-            assert found is not None, head
-            return found[1].decode()
-
-        cookies = list(await asyncio.gather(*(one(i) for i in range(tables * seats))))
-        self.guests += tables * seats
+        ahead = min(len(self.signed), tables * seats)
+        cookies, self.signed = self.signed[:ahead], self.signed[ahead:]
+        first = self.guests
+        self.guests += tables * seats - ahead
+        cookies += await asyncio.gather(
+            *(
+                self.guest(self.server_of(first_table + index // seats, index % seats), first + index)
+                for index in range(ahead, tables * seats)
+            )
+        )
         return cookies
 
     async def connect(self, player: Player, code: str) -> None:
@@ -665,6 +699,8 @@ class Client:
             if what == "viewers":
                 await self.add_viewers(order["count"])
                 self.emit("viewers", count=len(self.viewers))
+            elif what == "sign_in":
+                self.emit("signed_in", **await self.sign_in_ahead(order["count"], order["urls"]))
             elif what == "grow":
                 self.emit("grown", **await self.grow(order["players"]))
             elif what == "window_start":
@@ -676,6 +712,19 @@ class Client:
                 break
         await self.stop()
         self.emit("stopped")
+
+
+_DECISION = b'"decision":{"kind":"'
+_SEATS = b'"seats":['
+
+
+def _deciding(raw: bytes, seat: int | None) -> bool:
+    """Whether the match waits for ``seat`` (``view.decision.seats``), read from the bytes."""
+    start = raw.find(_DECISION)
+    if start < 0 or seat is None:
+        return True  # not found: let ``choose`` read the view
+    first = raw.find(_SEATS, start) + len(_SEATS)
+    return str(seat).encode() in raw[first : raw.find(b"]", first)].split(b",")
 
 
 def _view_of(raw: bytes) -> dict[str, Any] | None:
@@ -884,22 +933,27 @@ def run(args: argparse.Namespace) -> list[Step]:
                 "DURAK_GUESTS_PER_IP": "1000000",
             }
             argv = None
-            if args.loopstats or args.cprofile is not None or args.patch or args.cprofile_growth:
+            if args.loopstats or args.cprofile is not None or args.patch:
                 argv = [PY, "-m", "bench.instrumented_server"]
                 extra_env["BENCH_PATCHES"] = args.patch
                 if args.loopstats:
                     extra_env["BENCH_LOOPSTATS"] = str(workdir / "loopstats.json")
-                if args.cprofile is not None or args.cprofile_growth:
+                if args.cprofile is not None:
                     extra_env["BENCH_CPROFILE_CPU"] = "1"
-                    extra_env["BENCH_CPROFILE"] = str(
-                        args.cprofile.resolve() if args.cprofile is not None else workdir / "growth.prof"
-                    )
+                    extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
             server = durak_server(workdir, extra_env=extra_env, argv=argv).spawn()
             server_cpu, client_cpu = _cpus(args)
             pin(server.pid, server_cpu)  # before it starts any thread: they inherit it
             server.wait_ready(timeout=60)
             if redis_pid is not None:
                 pin(redis_pid, client_cpu)
+            # A second process of the same deployment (same database, broker and key) on the load's
+            # CPU, to sign guests in alongside the server: a sign-in is the costliest request of all,
+            # and without help the setup would take most of the run.
+            (workdir / "replica").mkdir()
+            replica = durak_server(workdir / "replica", extra_env=extra_env).spawn()
+            pin(replica.pid, client_cpu)
+            replica.wait_ready(timeout=60)
             client = ClientProcess(
                 [
                     *(PY, "-m", "bench.capacity", "client", "--url", server.base_url),
@@ -908,8 +962,12 @@ def run(args: argparse.Namespace) -> list[Step]:
             )
             pin(client.pid, client_cpu)
             try:
-                steps = _drive(args, server, client, workdir, redis_pid)
+                steps = _drive(args, server, client, workdir, redis_pid, replica)
+            except Exception:
+                print(f"  the server's log ends:\n{server.log_tail(60)}", file=sys.stderr)
+                raise
             finally:
+                replica.stop()
                 with contextlib.suppress(Exception):
                     client.say(cmd="stop")
                     client.wait_for("stopped")
@@ -924,7 +982,12 @@ def run(args: argparse.Namespace) -> list[Step]:
 
 
 def _drive(
-    args: argparse.Namespace, server: ServerProcess, client: ClientProcess, workdir: Path, redis_pid: int | None
+    args: argparse.Namespace,
+    server: ServerProcess,
+    client: ClientProcess,
+    workdir: Path,
+    redis_pid: int | None,
+    replica: ServerProcess,
 ) -> list[Step]:
     client.wait_for("ready")
     time.sleep(1.0)
@@ -932,18 +995,21 @@ def _drive(
     client.say(cmd="viewers", count=args.viewers)
     client.wait_for("viewers")
     steps: list[Step] = []
-    steps_wanted = _steps(args)
-    for players in steps_wanted:
-        growth_profiled = args.cprofile_growth is not None and players == steps_wanted[-1]
-        if args.loopstats or growth_profiled:
+    for players in _steps(args):
+        if args.loopstats:
             os.kill(server.pid, signal.SIGUSR1)
+        had = steps[-1].players if steps else 0
+        started = time.perf_counter()
+        client.say(cmd="sign_in", count=max(0, players - had), urls=[server.base_url, replica.base_url])
+        signed = client.wait_for("signed_in")
+        before = server.cpu_s()
         client.say(cmd="grow", players=players)
         grown = client.wait_for("grown")
-        if growth_profiled:
-            os.kill(server.pid, signal.SIGUSR2)
-            time.sleep(1.0)
-            _print_profile(workdir / "growth.prof", f"the server while growing to {players}")
-        elif args.loopstats:
+        added = max(1, grown["players"] - had)
+        grown["sign_in_s"] = signed["sign_in_s"]
+        grown["server_ms_per_player"] = 1000 * (server.cpu_s() - before) / added
+        grown["seconds"] = time.perf_counter() - started
+        if args.loopstats:
             os.kill(server.pid, signal.SIGUSR2)
             time.sleep(0.5)
             try:
@@ -961,8 +1027,10 @@ def _drive(
                 _print_stalls(stats)
         if args.verbose:
             print(
-                f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s, "
-                f"tables in {grown['tables_s']:.1f} s (client CPU {grown['client_cpu_s']:.1f} s)",
+                f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s "
+                f"(on two processes), tables opened, joined and connected in {grown['tables_s']:.1f} s; server CPU "
+                f"{grown['server_ms_per_player']:.1f} ms per player seated (while the others play), "
+                f"client CPU {grown['client_cpu_s']:.1f} s",
                 file=sys.stderr,
             )
         time.sleep(args.warmup)
@@ -992,6 +1060,8 @@ def _drive(
         result["cpu_pressure_pct"] = window.cpu_pressure_pct
         steps.append(step)
         _print_step(step)
+        if args.cprofile is not None:
+            _print_profile(args.cprofile, f"the server at {step.players} players")
         if not step.passed and not args.keep_going:
             break
     return steps
@@ -1080,9 +1150,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--loopstats", action="store_true", help="the server's loop lag and GC pauses per window")
     parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
-    parser.add_argument(
-        "--cprofile-growth", action="store_true", help="cProfile the server (CPU clock) while the last step grows"
-    )
     parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
