@@ -231,7 +231,7 @@ class TableRegistry:
         # own, its changed tables not published yet, deltas for the other processes, the feeds.
         self.lobby_rows: dict[str, dict[str, Any]] = {}
         self._published: dict[str, dict[str, Any]] = {}
-        self._lobby_dirty_codes: set[str] = set()
+        self._lobby_dirty_codes: dict[str, None] = {}  # in the order the tables changed
         self._lobby_outgoing: list[dict[str, Any]] = []
         self._lobby_dirty = asyncio.Event()
         self._viewers: set[LobbyViewer] = set()
@@ -587,13 +587,13 @@ class TableRegistry:
         self._mark_lobby(actor.code)
 
     def _mark_lobby(self, code: str) -> None:
-        self._lobby_dirty_codes.add(code)
+        self._lobby_dirty_codes[code] = None
         self._lobby_dirty.set()
 
     def _flush_lobby(self) -> None:
         """Turn the changed tables of this process into deltas: applied here at once (so that this
         process's lobby is exact for its own tables), queued for the other processes."""
-        codes, self._lobby_dirty_codes = self._lobby_dirty_codes, set()
+        codes, self._lobby_dirty_codes = self._lobby_dirty_codes, {}
         for code in codes:
             actor = self.tables.get(code)
             listed = actor is not None and not actor.spec.private and actor.status in LISTED

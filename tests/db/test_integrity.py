@@ -33,7 +33,7 @@ from app.engine import Action, Forfeit, Rules, State, action_to_json, apply, leg
 from app.tables.db_hooks import DbHooks
 from app.tables.hooks import CannotStart, FinishedMatch
 from app.tables.results import match_end
-from app.tables.spec import Principal, Seat
+from app.tables.spec import Principal, Seat, TableSpec
 from tests.db.helpers import assert_ledger_sound, balance, make_player
 
 
@@ -71,7 +71,8 @@ def act(state: State, log: list[dict[str, Any]], action: Action) -> State:
 
 
 def finished(rules: Rules, state: State, log: list[dict[str, Any]], seats: list[Seat], match_id: str) -> FinishedMatch:
-    return match_end(state, rules, seats, {}, code="T" * 22, match_id=match_id, private=False, actions=log).record
+    spec = TableSpec(rules, seats[0].principal or Principal("a:0", "nobody"), code="T" * 22)
+    return match_end(state, rules, seats, {}, spec, match_id=match_id, actions=log).record
 
 
 async def run_match(
