@@ -831,16 +831,20 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     them again and collect the client's figures."""
     client.say(cmd="window_start")
     client.wait_for("window_started")
-    cpu0 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    split0 = [proc_cpu_split_s(pid) for pid in server_pids]
+    cpu0 = [sum(split) for split in split0]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t0, pressure0 = time.perf_counter(), _cpu_pressure_total()
     time.sleep(duration)
-    cpu1 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    split1 = [proc_cpu_split_s(pid) for pid in server_pids]
+    cpu1 = [sum(split) for split in split1]
     redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t1, pressure1 = time.perf_counter(), _cpu_pressure_total()
     client.say(cmd="window_end")
     result: dict[str, Any] = client.wait_for("result")["result"]
     seconds = t1 - t0
+    kernel = sum(b[1] - a[1] for a, b in zip(split0, split1, strict=True))
+    result["server_kernel_share"] = kernel / max(1e-9, sum(cpu1) - sum(cpu0))
     pressure = None
     if pressure0 is not None and pressure1 is not None:
         pressure = 100 * (pressure1 - pressure0) / 1e6 / seconds
@@ -933,9 +937,11 @@ def run(args: argparse.Namespace) -> list[Step]:
                 "DURAK_GUESTS_PER_IP": "1000000",
             }
             argv = None
-            if args.loopstats or args.cprofile is not None or args.patch:
+            if args.loopstats or args.cprofile is not None or args.patch or args.sample:
                 argv = [PY, "-m", "bench.instrumented_server"]
                 extra_env["BENCH_PATCHES"] = args.patch
+                if args.sample:
+                    extra_env["BENCH_SAMPLE"] = str(workdir / "sample.json")
                 if args.loopstats:
                     extra_env["BENCH_LOOPSTATS"] = str(workdir / "loopstats.json")
                 if args.cprofile is not None:
@@ -1034,14 +1040,16 @@ def _drive(
                 file=sys.stderr,
             )
         time.sleep(args.warmup)
-        if args.loopstats or args.cprofile is not None:
+        if args.loopstats or args.cprofile is not None or args.sample:
             os.kill(server.pid, signal.SIGUSR1)
         window = measure_window(client, [server.pid], args.duration, redis_pid)
         result = window.result
         loopstats = None
-        if args.loopstats or args.cprofile is not None:
+        if args.loopstats or args.cprofile is not None or args.sample:
             os.kill(server.pid, signal.SIGUSR2)
             time.sleep(0.5)
+            if args.sample:
+                _print_sample(workdir / "sample.json", result["players"])
             if args.loopstats:
                 with contextlib.suppress(OSError, ValueError):
                     loopstats = json.loads((workdir / "loopstats.json").read_text())
@@ -1080,7 +1088,8 @@ def _print_step(step: Step) -> None:
         f"  {step.players:6d} players ({r['spectators']} spectators, {r['viewers']} lobby viewers): "
         f"{r['commands_per_s']:6.0f} commands/s, "
         f"p50 {lat['p50']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.0f} ms, "
-        f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command), "
+        f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command, "
+        f"{100 * r['server_kernel_share']:.0f}% of it in the kernel), "
         f"{step.kib_per_connection:.1f} KiB per connection, client {r['client_cpu_us_per_command']:.0f} us per command "
         f"({r['client_cpu_pct']:.0f}% CPU); refused: {errors}; "
         + (f"redis {r['redis_cpu_pct']:.0f}%; " if r.get("redis_cpu_pct") is not None else "")
@@ -1118,6 +1127,26 @@ def _print_profile(path: Path, what: str, top: int = 25) -> None:
     sys.stderr.flush()
 
 
+def _print_sample(path: Path, players: int, top: int = 30) -> None:
+    """The server's loop thread sampled every millisecond in the window (``--sample``)."""
+    try:
+        sample = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"  no samples: {exc}", file=sys.stderr)
+        return
+    print(
+        f"  samples of the server's loop at {players} players: {sample['samples']}, "
+        f"{sample['in_loop_c_pct']}% in the loop's C code; % of all samples, including callees:",
+        file=sys.stderr,
+    )
+    for name, pct in list(sample["inclusive_pct"].items())[:top]:
+        print(f"    {pct:6.2f}%  {name}", file=sys.stderr)
+    print("  innermost frame:", file=sys.stderr)
+    for name, pct in list(sample["exclusive_pct"].items())[:20]:
+        print(f"    {pct:6.2f}%  {name}", file=sys.stderr)
+    sys.stderr.flush()
+
+
 def _print_stalls(stats: dict[str, Any], top: int = 4) -> None:
     """Where the server's loop was while it stalled (bench/instrumented_server.py samples it)."""
     samples = stats.get("stall_samples", 0)
@@ -1150,6 +1179,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--loopstats", action="store_true", help="the server's loop lag and GC pauses per window")
     parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
+    parser.add_argument("--sample", action="store_true", help="sample the server's loop thread every ms in windows")
     parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
