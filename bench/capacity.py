@@ -927,6 +927,7 @@ def run(args: argparse.Namespace) -> list[Step]:
     steps: list[Step] = []
     try:
         with _services(args, workdir) as (database_url, broker_url, redis_pid):
+            args.database_url = database_url
             extra_env = {
                 "DURAK_DATABASE_URL": database_url,
                 "DURAK_BROKER_URL": broker_url,
@@ -1042,8 +1043,12 @@ def _drive(
         time.sleep(args.warmup)
         if args.loopstats or args.cprofile is not None or args.sample:
             os.kill(server.pid, signal.SIGUSR1)
+        database0 = _database_counters(args)
         window = measure_window(client, [server.pid], args.duration, redis_pid)
         result = window.result
+        database1 = _database_counters(args)
+        if database0 and database1:
+            result["database"] = {key: (database1[key] - database0[key]) / window.seconds for key in database0}
         loopstats = None
         if args.loopstats or args.cprofile is not None or args.sample:
             os.kill(server.pid, signal.SIGUSR2)
@@ -1097,6 +1102,15 @@ def _print_step(step: Step) -> None:
         f"per viewer; CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'} [{verdict}]",
         flush=True,
     )
+    database = r.get("database")
+    if database is not None:
+        matches = max(1e-9, r["matches_per_s"])
+        print(
+            f"         PostgreSQL: {database['commits']:.0f} commits/s, rows inserted {database['inserted']:.0f}/s, "
+            f"updated {database['updated']:.0f}/s ({database['commits'] / matches:.1f} commits and "
+            f"{database['inserted'] / matches:.0f} rows inserted per finished match)",
+            flush=True,
+        )
     if step.loopstats is not None:
         _print_stalls(step.loopstats)
         lag = step.loopstats["loop_lag_ms"]
@@ -1125,6 +1139,23 @@ def _print_profile(path: Path, what: str, top: int = 25) -> None:
         share = 100 * row[2] / total
         print(f"    {row[2]:7.2f} s {share:4.1f}% {row[1]:9d} calls  {where}:{line} {name}", file=sys.stderr)
     sys.stderr.flush()
+
+
+def _database_counters(args: argparse.Namespace) -> dict[str, int] | None:
+    """PostgreSQL's counters for the run's database (transactions, rows written), if it is one."""
+    if not args.database_url.startswith("postgresql"):
+        return None
+    import psycopg
+
+    time.sleep(0.6)  # PostgreSQL publishes a backend's counters within a second
+    url = args.database_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT xact_commit, tup_inserted, tup_updated, tup_deleted FROM pg_stat_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    return dict(zip(("commits", "inserted", "updated", "deleted"), (int(x) for x in row), strict=True))
 
 
 def _print_sample(path: Path, players: int, top: int = 30) -> None:
