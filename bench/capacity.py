@@ -826,6 +826,16 @@ class Window:
     cpu_pressure_pct: float | None  # time some task waited for a CPU, machine-wide (Linux PSI)
 
 
+def run_delay_s(pid: int) -> float:
+    """Seconds the threads of a process have spent runnable but waiting for a CPU (schedstat)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[1])
+    return total / 1e9
+
+
 def measure_window(client: ClientProcess, server_pids: list[int], duration: float, redis_pid: int | None) -> Window:
     """Tell the client to start counting, read the processes' CPU clocks, wait ``duration``, read
     them again and collect the client's figures."""
@@ -833,11 +843,13 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     client.wait_for("window_started")
     split0 = [proc_cpu_split_s(pid) for pid in server_pids]
     cpu0 = [sum(split) for split in split0]
+    delay0 = [run_delay_s(pid) for pid in server_pids]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t0, pressure0 = time.perf_counter(), _cpu_pressure_total()
     time.sleep(duration)
     split1 = [proc_cpu_split_s(pid) for pid in server_pids]
     cpu1 = [sum(split) for split in split1]
+    delay1 = [run_delay_s(pid) for pid in server_pids]
     redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t1, pressure1 = time.perf_counter(), _cpu_pressure_total()
     client.say(cmd="window_end")
@@ -845,6 +857,9 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     seconds = t1 - t0
     kernel = sum(b[1] - a[1] for a, b in zip(split0, split1, strict=True))
     result["server_kernel_share"] = kernel / max(1e-9, sum(cpu1) - sum(cpu0))
+    # Time the servers were ready to run but another process had their CPU: on a shared machine,
+    # where the latency a busy neighbour adds shows.
+    result["server_waited_pct"] = [100 * (b - a) / seconds for a, b in zip(delay0, delay1, strict=True)]
     pressure = None
     if pressure0 is not None and pressure1 is not None:
         pressure = 100 * (pressure1 - pressure0) / 1e6 / seconds
@@ -1017,8 +1032,10 @@ def _drive(
         grown["server_ms_per_player"] = 1000 * (server.cpu_s() - before) / added
         grown["seconds"] = time.perf_counter() - started
         if args.loopstats:
+            with contextlib.suppress(OSError):
+                (workdir / "loopstats.json").unlink()
             os.kill(server.pid, signal.SIGUSR2)
-            time.sleep(0.5)
+            _wait_for_file(workdir / "loopstats.json")
             try:
                 stats = json.loads((workdir / "loopstats.json").read_text())
             except (OSError, ValueError) as exc:
@@ -1051,8 +1068,10 @@ def _drive(
             result["database"] = {key: (database1[key] - database0[key]) / window.seconds for key in database0}
         loopstats = None
         if args.loopstats or args.cprofile is not None or args.sample:
+            with contextlib.suppress(OSError):
+                (workdir / "loopstats.json").unlink()
             os.kill(server.pid, signal.SIGUSR2)
-            time.sleep(0.5)
+            _wait_for_file(workdir / "loopstats.json" if args.loopstats else None)
             if args.sample:
                 _print_sample(workdir / "sample.json", result["players"])
             if args.loopstats:
@@ -1099,7 +1118,8 @@ def _print_step(step: Step) -> None:
         f"({r['client_cpu_pct']:.0f}% CPU); refused: {errors}; "
         + (f"redis {r['redis_cpu_pct']:.0f}%; " if r.get("redis_cpu_pct") is not None else "")
         + f"{r['matches_per_s']:.1f} matches/s, lobby {r['lobby_events_per_s'] / max(1, r['viewers']):.1f} events/s "
-        f"per viewer; CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'} [{verdict}]",
+        f"per viewer; the server waited for its CPU {r['server_waited_pct'][0]:.0f}% of the window "
+        f"(machine CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'}) [{verdict}]",
         flush=True,
     )
     database = r.get("database")
@@ -1139,6 +1159,14 @@ def _print_profile(path: Path, what: str, top: int = 25) -> None:
         share = 100 * row[2] / total
         print(f"    {row[2]:7.2f} s {share:4.1f}% {row[1]:9d} calls  {where}:{line} {name}", file=sys.stderr)
     sys.stderr.flush()
+
+
+def _wait_for_file(path: Path | None, timeout: float = 10.0) -> None:
+    """Until the instrumented server has written its report (it does so from a signal handler)."""
+    deadline = time.monotonic() + timeout
+    while path is not None and not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # written whole
 
 
 def _database_counters(args: argparse.Namespace) -> dict[str, int] | None:
