@@ -826,21 +826,40 @@ class Window:
     cpu_pressure_pct: float | None  # time some task waited for a CPU, machine-wide (Linux PSI)
 
 
+def run_delay_s(pid: int) -> float:
+    """Seconds the threads of a process have spent runnable but waiting for a CPU (schedstat)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[1])
+    return total / 1e9
+
+
 def measure_window(client: ClientProcess, server_pids: list[int], duration: float, redis_pid: int | None) -> Window:
     """Tell the client to start counting, read the processes' CPU clocks, wait ``duration``, read
     them again and collect the client's figures."""
     client.say(cmd="window_start")
     client.wait_for("window_started")
-    cpu0 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    split0 = [proc_cpu_split_s(pid) for pid in server_pids]
+    cpu0 = [sum(split) for split in split0]
+    delay0 = [run_delay_s(pid) for pid in server_pids]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t0, pressure0 = time.perf_counter(), _cpu_pressure_total()
     time.sleep(duration)
-    cpu1 = [sum(proc_cpu_split_s(pid)) for pid in server_pids]
+    split1 = [proc_cpu_split_s(pid) for pid in server_pids]
+    cpu1 = [sum(split) for split in split1]
+    delay1 = [run_delay_s(pid) for pid in server_pids]
     redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t1, pressure1 = time.perf_counter(), _cpu_pressure_total()
     client.say(cmd="window_end")
     result: dict[str, Any] = client.wait_for("result")["result"]
     seconds = t1 - t0
+    kernel = sum(b[1] - a[1] for a, b in zip(split0, split1, strict=True))
+    result["server_kernel_share"] = kernel / max(1e-9, sum(cpu1) - sum(cpu0))
+    # Time the servers were ready to run but another process had their CPU: on a shared machine,
+    # where the latency a busy neighbour adds shows.
+    result["server_waited_pct"] = [100 * (b - a) / seconds for a, b in zip(delay0, delay1, strict=True)]
     pressure = None
     if pressure0 is not None and pressure1 is not None:
         pressure = 100 * (pressure1 - pressure0) / 1e6 / seconds
@@ -923,6 +942,7 @@ def run(args: argparse.Namespace) -> list[Step]:
     steps: list[Step] = []
     try:
         with _services(args, workdir) as (database_url, broker_url, redis_pid):
+            args.database_url = database_url
             extra_env = {
                 "DURAK_DATABASE_URL": database_url,
                 "DURAK_BROKER_URL": broker_url,
@@ -933,9 +953,11 @@ def run(args: argparse.Namespace) -> list[Step]:
                 "DURAK_GUESTS_PER_IP": "1000000",
             }
             argv = None
-            if args.loopstats or args.cprofile is not None or args.patch:
+            if args.loopstats or args.cprofile is not None or args.patch or args.sample:
                 argv = [PY, "-m", "bench.instrumented_server"]
                 extra_env["BENCH_PATCHES"] = args.patch
+                if args.sample:
+                    extra_env["BENCH_SAMPLE"] = str(workdir / "sample.json")
                 if args.loopstats:
                     extra_env["BENCH_LOOPSTATS"] = str(workdir / "loopstats.json")
                 if args.cprofile is not None:
@@ -944,16 +966,15 @@ def run(args: argparse.Namespace) -> list[Step]:
             server = durak_server(workdir, extra_env=extra_env, argv=argv).spawn()
             server_cpu, client_cpu = _cpus(args)
             pin(server.pid, server_cpu)  # before it starts any thread: they inherit it
-            server.wait_ready(timeout=60)
             if redis_pid is not None:
                 pin(redis_pid, client_cpu)
+            server.wait_ready(timeout=60)  # (it applies the migrations: the replica comes after)
             # A second process of the same deployment (same database, broker and key) on the load's
             # CPU, to sign guests in alongside the server: a sign-in is the costliest request of all,
             # and without help the setup would take most of the run.
             (workdir / "replica").mkdir()
             replica = durak_server(workdir / "replica", extra_env=extra_env).spawn()
             pin(replica.pid, client_cpu)
-            replica.wait_ready(timeout=60)
             client = ClientProcess(
                 [
                     *(PY, "-m", "bench.capacity", "client", "--url", server.base_url),
@@ -962,6 +983,7 @@ def run(args: argparse.Namespace) -> list[Step]:
             )
             pin(client.pid, client_cpu)
             try:
+                replica.wait_ready(timeout=60)
                 steps = _drive(args, server, client, workdir, redis_pid, replica)
             except Exception:
                 print(f"  the server's log ends:\n{server.log_tail(60)}", file=sys.stderr)
@@ -990,7 +1012,6 @@ def _drive(
     replica: ServerProcess,
 ) -> list[Step]:
     client.wait_for("ready")
-    time.sleep(1.0)
     rss_base = server.rss_kib()
     client.say(cmd="viewers", count=args.viewers)
     client.wait_for("viewers")
@@ -1010,8 +1031,10 @@ def _drive(
         grown["server_ms_per_player"] = 1000 * (server.cpu_s() - before) / added
         grown["seconds"] = time.perf_counter() - started
         if args.loopstats:
+            with contextlib.suppress(OSError):
+                (workdir / "loopstats.json").unlink()
             os.kill(server.pid, signal.SIGUSR2)
-            time.sleep(0.5)
+            _wait_for_file(workdir / "loopstats.json")
             try:
                 stats = json.loads((workdir / "loopstats.json").read_text())
             except (OSError, ValueError) as exc:
@@ -1034,40 +1057,76 @@ def _drive(
                 file=sys.stderr,
             )
         time.sleep(args.warmup)
-        if args.loopstats or args.cprofile is not None:
-            os.kill(server.pid, signal.SIGUSR1)
-        window = measure_window(client, [server.pid], args.duration, redis_pid)
-        result = window.result
-        loopstats = None
-        if args.loopstats or args.cprofile is not None:
-            os.kill(server.pid, signal.SIGUSR2)
-            time.sleep(0.5)
-            if args.loopstats:
-                with contextlib.suppress(OSError, ValueError):
-                    loopstats = json.loads((workdir / "loopstats.json").read_text())
-        rss = server.rss_kib()
-        connections = result["players"] + result["spectators"] + result["viewers"]
-        step = Step(
-            players=result["players"],
-            result=result,
-            server_cpu_pct=window.server_cpu_pct[0],
-            rss_kib=rss,
-            kib_per_connection=(rss - rss_base) / max(1, connections),
-            grow=grown,
-            loopstats=loopstats,
-        )
-        result["redis_cpu_pct"] = window.redis_cpu_pct
-        result["cpu_pressure_pct"] = window.cpu_pressure_pct
+        step = _measure_step(args, server, client, workdir, redis_pid, rss_base, grown)
+        for _ in range(args.retries):
+            # A window in which the machine's other work kept the server off its CPU says little
+            # about the server: measure again (the players keep playing), keep the best window.
+            if step.passed or step.result["server_waited_pct"][0] < WAITED_RETRY_PCT:
+                break
+            print(
+                f"         (the server waited for its CPU {step.result['server_waited_pct'][0]:.0f}% of that window: "
+                "measuring again)",
+                flush=True,
+            )
+            again = _measure_step(args, server, client, workdir, redis_pid, rss_base, grown)
+            if again.passed or again.result["latency_ms"]["p99"] < step.result["latency_ms"]["p99"]:
+                step = again
         steps.append(step)
-        _print_step(step)
-        if args.cprofile is not None:
-            _print_profile(args.cprofile, f"the server at {step.players} players")
         if not step.passed and not args.keep_going:
             break
     return steps
 
 
 START = time.perf_counter()
+WAITED_RETRY_PCT = 5.0  # a step missed while its server waited this long for its CPU is measured again
+
+
+def _measure_step(
+    args: argparse.Namespace,
+    server: ServerProcess,
+    client: ClientProcess,
+    workdir: Path,
+    redis_pid: int | None,
+    rss_base: int,
+    grown: dict[str, Any],
+) -> Step:
+    """One window at the current number of players, printed."""
+    if args.loopstats or args.cprofile is not None or args.sample:
+        os.kill(server.pid, signal.SIGUSR1)
+    database0 = _database_counters(args)
+    window = measure_window(client, [server.pid], args.duration, redis_pid)
+    result = window.result
+    database1 = _database_counters(args)
+    if database0 and database1:
+        result["database"] = {key: (database1[key] - database0[key]) / window.seconds for key in database0}
+    loopstats = None
+    if args.loopstats or args.cprofile is not None or args.sample:
+        with contextlib.suppress(OSError):
+            (workdir / "loopstats.json").unlink()
+        os.kill(server.pid, signal.SIGUSR2)
+        _wait_for_file(workdir / "loopstats.json" if args.loopstats else None)
+        if args.sample:
+            _print_sample(workdir / "sample.json", result["players"])
+        if args.loopstats:
+            with contextlib.suppress(OSError, ValueError):
+                loopstats = json.loads((workdir / "loopstats.json").read_text())
+    rss = server.rss_kib()
+    connections = result["players"] + result["spectators"] + result["viewers"]
+    result["redis_cpu_pct"] = window.redis_cpu_pct
+    result["cpu_pressure_pct"] = window.cpu_pressure_pct
+    step = Step(
+        players=result["players"],
+        result=result,
+        server_cpu_pct=window.server_cpu_pct[0],
+        rss_kib=rss,
+        kib_per_connection=(rss - rss_base) / max(1, connections),
+        grow=grown,
+        loopstats=loopstats,
+    )
+    _print_step(step)
+    if args.cprofile is not None:
+        _print_profile(args.cprofile, f"the server at {step.players} players")
+    return step
 
 
 def _print_step(step: Step) -> None:
@@ -1080,14 +1139,25 @@ def _print_step(step: Step) -> None:
         f"  {step.players:6d} players ({r['spectators']} spectators, {r['viewers']} lobby viewers): "
         f"{r['commands_per_s']:6.0f} commands/s, "
         f"p50 {lat['p50']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.0f} ms, "
-        f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command), "
+        f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command, "
+        f"{100 * r['server_kernel_share']:.0f}% of it in the kernel), "
         f"{step.kib_per_connection:.1f} KiB per connection, client {r['client_cpu_us_per_command']:.0f} us per command "
         f"({r['client_cpu_pct']:.0f}% CPU); refused: {errors}; "
         + (f"redis {r['redis_cpu_pct']:.0f}%; " if r.get("redis_cpu_pct") is not None else "")
         + f"{r['matches_per_s']:.1f} matches/s, lobby {r['lobby_events_per_s'] / max(1, r['viewers']):.1f} events/s "
-        f"per viewer; CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'} [{verdict}]",
+        f"per viewer; the server waited for its CPU {r['server_waited_pct'][0]:.0f}% of the window "
+        f"(machine CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'}) [{verdict}]",
         flush=True,
     )
+    database = r.get("database")
+    if database is not None:
+        matches = max(1e-9, r["matches_per_s"])
+        print(
+            f"         PostgreSQL: {database['commits']:.0f} commits/s, rows inserted {database['inserted']:.0f}/s, "
+            f"updated {database['updated']:.0f}/s ({database['commits'] / matches:.1f} commits and "
+            f"{database['inserted'] / matches:.0f} rows inserted per finished match)",
+            flush=True,
+        )
     if step.loopstats is not None:
         _print_stalls(step.loopstats)
         lag = step.loopstats["loop_lag_ms"]
@@ -1118,6 +1188,51 @@ def _print_profile(path: Path, what: str, top: int = 25) -> None:
     sys.stderr.flush()
 
 
+def _wait_for_file(path: Path | None, timeout: float = 10.0) -> None:
+    """Until the instrumented server has written its report (it does so from a signal handler)."""
+    deadline = time.monotonic() + timeout
+    while path is not None and not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # written whole
+
+
+def _database_counters(args: argparse.Namespace) -> dict[str, int] | None:
+    """PostgreSQL's counters for the run's database (transactions, rows written), if it is one."""
+    if not args.database_url.startswith("postgresql"):
+        return None
+    import psycopg
+
+    time.sleep(0.6)  # PostgreSQL publishes a backend's counters within a second
+    url = args.database_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT xact_commit, tup_inserted, tup_updated, tup_deleted FROM pg_stat_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    return dict(zip(("commits", "inserted", "updated", "deleted"), (int(x) for x in row), strict=True))
+
+
+def _print_sample(path: Path, players: int, top: int = 30) -> None:
+    """The server's loop thread sampled every millisecond in the window (``--sample``)."""
+    try:
+        sample = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"  no samples: {exc}", file=sys.stderr)
+        return
+    print(
+        f"  samples of the server's loop at {players} players: {sample['samples']}, "
+        f"{sample['in_loop_c_pct']}% in the loop's C code; % of all samples, including callees:",
+        file=sys.stderr,
+    )
+    for name, pct in list(sample["inclusive_pct"].items())[:top]:
+        print(f"    {pct:6.2f}%  {name}", file=sys.stderr)
+    print("  innermost frame:", file=sys.stderr)
+    for name, pct in list(sample["exclusive_pct"].items())[:20]:
+        print(f"    {pct:6.2f}%  {name}", file=sys.stderr)
+    sys.stderr.flush()
+
+
 def _print_stalls(stats: dict[str, Any], top: int = 4) -> None:
     """Where the server's loop was while it stalled (bench/instrumented_server.py samples it)."""
     samples = stats.get("stall_samples", 0)
@@ -1139,26 +1254,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", default="", help="comma-separated player counts (default 1000,...,10000)")
     parser.add_argument("--think-ms", type=float, default=1000, help="mean think time (uniform 0..2x)")
     parser.add_argument("--viewers", type=int, default=200, help="lobby stream viewers")
-    parser.add_argument("--warmup", type=float, default=None, help="seconds after a step grows (default 4, quick 2)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds after a step grows (default 4, quick 1.5)")
     parser.add_argument("--duration", type=float, default=None, help="seconds measured a step (default 10, quick 4)")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--broker", choices=("memory", "redis"), default="memory")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep-going", action="store_true", help="measure every step, also after one is over")
     parser.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        help="windows measured again when a step misses while its server waited for its CPU (default 2, quick 1)",
+    )
+    parser.add_argument(
         "--no-pin", action="store_true", help="processes on any CPU (default: the server on one, the load on another)"
     )
     parser.add_argument("--loopstats", action="store_true", help="the server's loop lag and GC pauses per window")
     parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
+    parser.add_argument("--sample", action="store_true", help="sample the server's loop thread every ms in windows")
     parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    args.warmup = args.warmup if args.warmup is not None else (2.0 if args.quick else 4.0)
+    args.warmup = args.warmup if args.warmup is not None else (1.5 if args.quick else 4.0)
     args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 10.0)
+    args.retries = args.retries if args.retries is not None else (1 if args.quick else 2)
     print(
         f"bench.capacity: 4 seats per table, think 0-{2 * args.think_ms:.0f} ms, a spectator per 4 tables, "
         f"{args.viewers} lobby viewers; {args.database}, {args.broker} broker; steps {_steps(args)}; "
-        f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window; {os.cpu_count()} CPUs, "
+        f"{args.warmup:g} s warm-up, {args.duration:g} s window; {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
