@@ -13,6 +13,10 @@ from tests.web.support import ARTIFACTS, LAUNCH_ARGS, Server, require_chromium, 
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
+    from playwright.sync_api import expect
+
+    # Assertions wait as long as actions do: on a loaded 2-core CI machine a page can take over 5 s.
+    expect.set_options(timeout=10_000)
     return require_chromium()
 
 
