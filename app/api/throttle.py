@@ -145,4 +145,3 @@ def client_address(request: Request) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)
-

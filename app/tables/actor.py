@@ -11,7 +11,8 @@ connected player and the spectators, wherever their connections live.
 The actor holds the state and the order of things; the rules of each piece are parts on plain
 values that never import the actor: seats, connections, series and the rematch proposal
 (``seating.py``), the timers (``deadlines.py``), what the table shows (``facts.py``), the deal
-(``fair.py``), a finished match (``results.py``) and when bots think (``bot_turns.py``).
+(``fair.py``), a finished match (``results.py``) and when bots think (``bot_turns.py``); the seat
+commands change the seats in ``seat_commands.py`` and hand the actor a ``SeatChange``.
 """
 
 from __future__ import annotations
@@ -27,18 +28,18 @@ from typing import Any
 
 from app.broker import Broker, BrokerError
 from app.db.matches import table_ref
-from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply, timeout_actions
+from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply
 from app.tables import channels, deadlines, facts, fanout
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
-from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refused_move
-from app.tables.deadlines import REMATCH_WINDOW_S, RETRY_S
+from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refused_move, unavailable
 from app.tables.fair import FairDeals
-from app.tables.hooks import CannotStart, MatchHooks
+from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
 from app.tables.record import Recorder, TableRecord, record_json, takeover_deadline
-from app.tables.results import match_end, settle
-from app.tables.seating import Seating, require_creator
+from app.tables.results import match_end, settle, take_stakes
+from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
+from app.tables.seating import Seating
 from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec
 from app.tables.store import TableStore
 
@@ -67,8 +68,9 @@ class TableActor:
     ) -> None:
         """A new table of ``spec``, or the one ``restored`` from its record and log (``read_record``:
         the same match at the same version, on the process that took the table over)."""
-        self.spec, self.broker, self.hooks, self.bots = spec, broker, hooks, bots
+        self.spec, self.code, self.broker, self.hooks, self.bots = spec, spec.code, broker, hooks, bots
         self.limits, self.on_change, self.clock = limits, on_change, clock
+        # It saves the table under this owner's lease (``token``); ``fenced``: a newer owner took it over.
         self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon)
         self.delivery = fanout.Delivery(spec.code, broker)
         table = restored or TableRecord.new(spec)
@@ -92,26 +94,8 @@ class TableActor:
         self._ready = asyncio.Event()
 
     @property
-    def code(self) -> str:
-        return self.spec.code
-
-    @property
-    def token(self) -> int:
-        """The fencing token of this owner's lease: every write to the store carries it."""
-        return self.recorder.token
-
-    @property
-    def fenced(self) -> bool:
-        """A newer owner has taken the table over: this actor accepts nothing any more."""
-        return self.recorder.fenced
-
-    @property
     def seats(self) -> list[Seat]:
         return self.seating.seats
-
-    @property
-    def actions(self) -> list[dict[str, Any]]:
-        return [entry["a"] for entry in self.log]
 
     # ------------------------------------------------------------------ lifetime
 
@@ -162,7 +146,7 @@ class TableActor:
             return await _INTERNAL[kind](self, command)
         if principal is None:
             return
-        handler = _ON_PLAY if kind in PLAY_COMMANDS else _HANDLERS.get(kind)
+        handler = _HANDLERS.get(kind)
         run = None if handler is None else lambda: handler(self, principal, command)
         answer = await self.answers.answer(command, principal, run)
         await self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
@@ -177,11 +161,12 @@ class TableActor:
         connected now (``presence``), so that a connection's first message is always its welcome."""
         if command.principal is None:
             return
-        seat, arrived = self.seating.connect(command.conn, command.principal)
+        principal = command.principal
+        seat, arrived = self.seating.connect(command.conn, principal)
         seat_no = seat.seat if seat else None
-        table = facts.snapshot(self.info(command.principal), self.version, seat_no, self.game, command.principal)
+        table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
         reply = facts.welcome(table, self.history, command.last_version, seat_no)
-        await self.delivery.send(fanout.answer_frames(self.code, command, command.principal.key, reply))
+        await self.delivery.send(fanout.answer_frames(self.code, command, principal.key, reply))
         if arrived:
             await self._presence_changed()
 
@@ -197,89 +182,45 @@ class TableActor:
         if self.on_change is not None:
             self.on_change(self)
 
-    async def _on_join(self, principal: Principal, command: Command) -> dict[str, Any]:
-        """A player takes a seat: the one he asked for, or the first free one."""
-        self.seating.may_sit(principal, self.status, self.rules.stake)
-        seed = self.fair.checked_client_seed(command.client_seed, command.commitment) if command.client_seed else None
-        self.seating.free_seat(command.seat)  # no such seat, taken, full: refused before asking the database
-        others = [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
-        if refusal := await self.hooks.may_sit(account_id=principal.account_id, others=others, stake=self.rules.stake):
-            raise Refused(*refusal)  # docs/integrity.md: frozen, related accounts, the pair's coin cap
-        seat = self.seating.sit(principal, command.seat, command.rating)
-        if seed is not None:
-            self.fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
-        if self.status == "finished":  # sitting down after a match is asking for the next one
-            self.seating.agree(seat.seat, self.clock(), REMATCH_WINDOW_S)
-        await self._changed([{"type": "seat", "seat": seat.seat, "name": principal.name, "kind": "human"}])
-        with contextlib.suppress(Refused):
-            await self._start_when_ready()
-        return {"type": "ack", "seat": seat.seat, "version": self.version}
+    async def _on_seat_command(self, principal: Principal, command: Command) -> dict[str, Any]:
+        """join, leave between matches, add or remove a bot, a client seed, a rematch: the change
+        is made on the seats (seat_commands.py); here it is saved, told, and may start the match."""
+        change = await SEAT_COMMANDS[command.type](self._seat_table(), principal, command)
+        await self._seats_changed(change)
+        return {"type": "ack", **change.answer, "version": self.version}
 
     async def _on_leave(self, principal: Principal, command: Command) -> dict[str, Any]:
+        """Leaving a running match is a forfeit (§8); between matches it frees the seat."""
         seat = self.seating.seated(principal, "you have no seat at this table")
         if self.status == "playing" and self.game is not None and seat.seat not in self.game.out:
             await self._apply_engine(Forfeit(seat.seat, "left"))
             return {"type": "ack", "version": self.version}
-        if self.status == "playing":
-            raise Refused("match_running", "you are already out; you can leave when the match ends")
-        self.fair.forget(principal.key)  # his seed does not count for the next deal
-        had_connections = self.seating.vacate(seat)
-        await self._changed([{"type": "seat", "seat": seat.seat, "name": None, "kind": "empty"}])
-        if had_connections:
-            await self._tell_watching(principal)
-        return {"type": "ack", "version": self.version}
+        return await self._on_seat_command(principal, command)
 
-    async def _tell_watching(self, principal: Principal) -> None:
-        """Tell a player's connections they watch now (seated ones listen on one channel)."""
-        watching = {"type": "welcome", **facts.snapshot(self.info(principal), self.version, None, self.game, principal)}
-        await self.delivery.send([fanout.reply_frame(channels.person(self.code, principal.key), watching)])
+    def _seat_table(self) -> SeatTable:
+        return SeatTable(self.spec, self.seating, self.fair, self.hooks, self.status, self.rules.stake, self.clock())
 
-    async def _on_client_seed(self, principal: Principal, command: Command) -> dict[str, Any]:
-        """A seated player's own randomness for the next deal: accepted only between matches and only
-        as an answer to the table's current commitment (the server is bound to its seed first)."""
-        seat = self.seating.seated(principal, "only a player seated at this table contributes a client seed")
-        if self.status == "playing":
-            raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
-        self.fair.client_seeds[principal.key] = self.fair.checked_client_seed(command.client_seed, command.commitment)
-        await self._changed([{"type": "client_seed", "seat": seat.seat}])
-        return {"type": "ack", "version": self.version}
-
-    async def _on_add_bot(self, principal: Principal, command: Command) -> dict[str, Any]:
-        require_creator(self.spec, principal)
-        seat = self.seating.seat_bot(command.level, command.seat, self.status, self.rules.stake)
-        await self._changed([{"type": "seat", "seat": seat.seat, "name": seat.name, "kind": "bot"}])
-        with contextlib.suppress(Refused):
-            await self._start_when_ready()
-        return {"type": "ack", "seat": seat.seat, "version": self.version}
-
-    async def _on_remove_bot(self, principal: Principal, command: Command) -> dict[str, Any]:
-        require_creator(self.spec, principal)
-        seat_no = self.seating.unseat_bot(command.seat, self.status)
-        await self._changed([{"type": "seat", "seat": seat_no, "name": None, "kind": "empty"}])
-        return {"type": "ack", "version": self.version}
+    async def _seats_changed(self, change: SeatChange) -> None:
+        if change.waiting:
+            self.status, self.rules = "waiting", self.spec.rules.with_changes(seats=len(self.seats))
+        if change.events or change.waiting:
+            await self._changed(change.events)
+        for principal in change.watching:  # tell a player's connections they watch now
+            table = facts.snapshot(self.info(principal), self.version, None, self.game, principal)
+            frame = fanout.reply_frame(channels.person(self.code, principal.key), {"type": "welcome", **table})
+            await self.delivery.send([frame])
+        full = all(seat.kind != "empty" for seat in self.seats)
+        if change.start != "no" and self.status == "waiting" and full:  # after a match: all agreed (§8)
+            try:
+                await self._start_match()
+            except Refused:  # a player cannot cover the stake, ...: the table waits for players
+                if change.start == "if_ready_or_refuse":
+                    raise
 
     # ------------------------------------------------------------------ a match starts and ends
 
-    async def _start_when_ready(self) -> None:
-        """A waiting table starts when its last seat fills; after a match, only a rematch that every
-        player has agreed to starts (§8). Raises ``Refused`` when it cannot start."""
-        if self.status == "finished" and self.seating.all_agreed():
-            self.status, self.seating.rematch = "waiting", None
-            self.rules = self.spec.rules.with_changes(seats=len(self.seats))
-            try:
-                await self._start_match()
-            except Refused:
-                await self._changed([])  # e.g. a player cannot cover the stake: the table waits for players
-                raise
-        elif self.status == "waiting" and all(seat.kind != "empty" for seat in self.seats):
-            await self._start_match()
-
     async def _on_start(self, principal: Principal, command: Command) -> dict[str, Any]:
-        require_creator(self.spec, principal)
-        if self.status == "playing":
-            raise Refused("match_running", "the match is already running")
-        if self.status == "finished":
-            raise Refused("match_over", "the match is over: a rematch starts when every player has asked for it")
+        may_start(self._seat_table(), principal)
         await self._start_match()
         return {"type": "ack", "version": self.version, "match_id": self.match_id}
 
@@ -287,11 +228,7 @@ class TableActor:
         self.rules = self.seating.for_match(self.rules)
         match_id = uuid.uuid4().hex
         if self.rules.stake > 0:  # the stakes go into escrow here, and only here
-            accounts = self.seating.stake_accounts()
-            try:
-                await self.hooks.match_started(match_id=match_id, stake=self.rules.stake, account_ids=accounts)
-            except CannotStart as exc:
-                raise Refused(exc.code, exc.message) from exc
+            await take_stakes(self.hooks, match_id, self.rules.stake, self.seating.stake_accounts())
         self.game = game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
         self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
         self.seating.match_started()
@@ -299,41 +236,14 @@ class TableActor:
         start = {"match_id": match_id, "dealer": game.dealer, "attacker": game.attacker, "defender": game.defender}
         await self._changed([{"type": "match_start", **start}])
 
-    async def _on_rematch(self, principal: Principal, command: Command) -> dict[str, Any]:
-        """Proposing or agreeing to a rematch (§8, seating.py); it starts once every seat agreed."""
-        seat = self.seating.seated(principal, "only a player seated at this table can ask for a rematch")
-        if self.status != "finished":
-            raise Refused("match_running" if self.status == "playing" else "no_match", "no finished match to rematch")
-        if self.seating.rematch is None or seat.seat not in self.seating.rematch.agreed:
-            self.seating.agree(seat.seat, self.clock(), REMATCH_WINDOW_S)
-            await self._changed([{"type": "rematch", "seat": seat.seat}])
-            await self._start_when_ready()
-        return {"type": "ack", "version": self.version}
-
-    async def _on_rematch_expired(self) -> None:
-        """Nobody plays a match he did not agree to: free the seats of those who did not agree in
-        time; the others keep theirs and the table waits for players again."""
-        freed = self.seating.expire_rematch(finished=self.status == "finished")
-        if freed is None:
-            return
-        for _, principal, _ in freed:
-            self.fair.forget(principal.key)
-        self.status = "waiting"
-        self.rules = self.spec.rules.with_changes(seats=len(self.seats))
-        await self._changed([{"type": "seat", "seat": seat_no, "name": None, "kind": "empty"} for seat_no, *_ in freed])
-        for _, principal, had_connections in freed:
-            if had_connections:
-                await self._tell_watching(principal)
-
     async def _finish_match(self, bump: bool = True) -> None:
         game, match_id, fair = self.game, self.match_id, self.fair
         assert game is not None and game.outcome is not None and match_id is not None
         self.status = "finished"
         self.timers.deadline = self.timers.decision_since = None
         self.seating.gone_since.clear()
-        end = match_end(
-            game, self.rules, self.seats, self.seating.series, self.spec, match_id, self.actions, fair.revealed()
-        )
+        actions, series = [entry["a"] for entry in self.log], self.seating.series
+        end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
         self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(settle(self.hooks, end.record))
         renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
@@ -373,9 +283,7 @@ class TableActor:
             self.version -= 1
             if isinstance(exc, Refused):
                 raise
-            raise Refused(
-                "unavailable", "the table cannot save moves right now (storage unreachable); try again shortly"
-            ) from exc
+            raise unavailable() from exc
         if self.game.outcome is not None:
             await self._finish_match()
 
@@ -395,9 +303,8 @@ class TableActor:
                 return
             except IllegalAction as exc:
                 log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
-            except Refused:
-                self.bot_turns.ask_again(seat)
-                asyncio.get_running_loop().call_later(RETRY_S, self.post, Command("wake"))
+            except Refused:  # the store is down: ask it again shortly
+                self.bot_turns.retry_later(seat)
                 return
         self.bot_turns.not_applied(self.game, seat, stale=command.version != self.version)
         self._schedule_bots()
@@ -421,29 +328,22 @@ class TableActor:
         or a defence and passes on a throw-in, §8), or the move timer."""
         now, timers, game = self.clock(), self.timers, self.game
         if self.seating.rematch is not None and self.seating.rematch.deadline <= now:
-            await self._on_rematch_expired()
-        elif game is None or self.status != "playing":
+            if (change := rematch_expired(self._seat_table())) is not None:
+                await self._seats_changed(change)
+            return
+        if game is None or self.status != "playing":
             timers.deadline = None
-        elif (overdue := deadlines.first_overdue(self._own_limits(), now)) is not None:
-            seat_no, reason = overdue
-            action = deadlines.ran_out_action(game, seat_no, reason)
-            if action is None:  # cannot happen: the seat is one the match waits for
-                timers.retry_at = now + RETRY_S
-                return
+            return
+        actions, by_timer = timers.due_actions(game, self._own_limits(), now)
+        for action in actions:
+            if self.status != "playing" or self.game is None or not deadlines.still_applies(self.game, action):
+                continue
             try:
                 await self._apply_engine(action)
             except (Refused, IllegalAction) as exc:  # the store is down (or a bug): try again shortly
-                log.warning("table %s: %s of seat %d not applied: %s", self.code[:8], action.kind, seat_no, exc)
-                timers.retry_at = now + RETRY_S
-        elif timers.deadline is not None and timers.deadline <= now:
-            timers.deadline = None
-            for action in timeout_actions(game):
-                if self.status == "playing" and self.game is not None and deadlines.still_applies(self.game, action):
-                    try:
-                        await self._apply_engine(action)
-                    except Refused:
-                        timers.deadline = now + RETRY_S
-                        return
+                log.warning("table %s: %s of seat %d not applied: %s", self.code[:8], action.kind, action.seat, exc)
+                timers.retry_later(now, by_timer)
+                return
 
     # ------------------------------------------------------------------ saving (record.py)
 
@@ -451,26 +351,21 @@ class TableActor:
         """Write the whole record and log (a new table, or after the store lost data)."""
         await self.recorder.save(self.record, self.log, None, self._live)
 
-    def _deadline_epoch(self) -> float | None:
-        deadline = self.timers.deadline
-        return None if deadline is None else time.time() + (deadline - self.clock())
-
     def _live(self) -> dict[str, Any]:
-        return {"version": self.version, "deadline": self._deadline_epoch()}
+        return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock())}
 
     def record(self) -> dict[str, Any]:
+        epoch = self.timers.deadline_epoch(self.clock())
         table = TableRecord(
             self.spec, self.rules, self.seats, self.status, self.version, self.match_id, self.seating.series,
-            self.next_dealer, self.results, self.created, self._deadline_epoch(), self.game, fair=self.fair.to_json(),
+            self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(),
         )  # fmt: skip
         return record_json(table, self.info())
 
     async def resume(self) -> None:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
-        await self.delivery.deliver(
-            fanout.rehello_frames(self.code, self.seats), everywhere=True
-        )  # they may be anywhere
+        await self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
             await self._finish_match(bump=False)
@@ -515,16 +410,12 @@ class TableActor:
 
 
 _HANDLERS: dict[str, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
-    "join": TableActor._on_join,
-    "leave": TableActor._on_leave,
-    "add_bot": TableActor._on_add_bot,
-    "remove_bot": TableActor._on_remove_bot,
+    **dict.fromkeys(SEAT_COMMANDS, TableActor._on_seat_command),
+    "leave": TableActor._on_leave,  # a forfeit while the match runs
     "start": TableActor._on_start,
-    "rematch": TableActor._on_rematch,
-    "client_seed": TableActor._on_client_seed,
     "info": TableActor._on_info,
+    **dict.fromkeys(PLAY_COMMANDS, TableActor._on_play),
 }
-_ON_PLAY = TableActor._on_play  # every type in PLAY_COMMANDS
 _INTERNAL: dict[str, Callable[[TableActor, Command], Awaitable[None]]] = {  # connections' own and the table's
     "hello": TableActor._on_hello,
     "bye": TableActor._on_bye,

@@ -13,6 +13,7 @@ from app.engine import Action, State, action_from_json, decision, event_to_json,
 from app.engine.actions import ActionParseError
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import Command
+from app.tables.deadlines import RETRY_S
 from app.tables.spec import Seat
 
 log = logging.getLogger("durak.table")
@@ -58,6 +59,11 @@ class BotTurns:
 
     def ask_again(self, seat: int) -> None:
         self.asked.pop(seat, None)
+
+    def retry_later(self, seat: int) -> None:
+        """The bot's answer could not be saved (the store is down): ask it again after ``RETRY_S``."""
+        self.ask_again(seat)
+        asyncio.get_running_loop().call_later(RETRY_S, self.post, Command("wake"))
 
     def not_applied(self, game: State, seat: int, stale: bool) -> None:
         """A bot's answer was not applied: ask it again if the match still waits for it, or if the

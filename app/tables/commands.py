@@ -77,6 +77,11 @@ def refused_move(exc: IllegalAction, seen: int | None, version: int) -> Refused:
     return Refused(exc.code, str(exc))
 
 
+def unavailable() -> Refused:
+    """A change the table could not save: the store is unreachable, nothing happened."""
+    return Refused("unavailable", "the table cannot save moves right now (storage unreachable); try again shortly")
+
+
 def play_action(kind: str, fields: dict[str, Any]) -> Action:
     """The engine action of play command ``kind`` with ``fields`` (its cards, attack, card or move),
     not yet seated (raises ``ActionParseError``)."""

@@ -8,6 +8,7 @@ time ran out does.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from app.engine import Action, Forfeit, State, decision, legal_actions, timeout_actions
@@ -170,3 +171,30 @@ class TableTimers:
         self.decision_since, self.deadline = now, deadline
         if deadline is not None and game is not None and game.phase == "challenge":
             self.window_closes = deadline
+
+    def deadline_epoch(self, now: float) -> float | None:
+        """The move timer's deadline in epoch seconds (saved with the table), ``now`` on this clock."""
+        return None if self.deadline is None else time.time() + (self.deadline - now)
+
+    def due_actions(
+        self, game: State, own_limits: dict[int, tuple[float, str]], now: float
+    ) -> tuple[list[Action], bool]:
+        """What the running match's due deadlines do at ``now``, and whether it is the move timer's:
+        a seat whose idle limit or grace ran out forfeits or passes (§8, :func:`ran_out_action`),
+        else the move timer's timeout actions (each applied only if it :func:`still_applies`)."""
+        if (overdue := first_overdue(own_limits, now)) is not None:
+            action = ran_out_action(game, *overdue)
+            if action is None:  # cannot happen: the seat is one the match waits for
+                self.retry_at = now + RETRY_S
+            return ([] if action is None else [action]), False
+        if self.deadline is not None and self.deadline <= now:
+            self.deadline = None
+            return timeout_actions(game), True
+        return [], False
+
+    def retry_later(self, now: float, by_timer: bool) -> None:
+        """A due action could not be saved: its deadline comes again after ``RETRY_S``."""
+        if by_timer:
+            self.deadline = now + RETRY_S
+        else:
+            self.retry_at = now + RETRY_S

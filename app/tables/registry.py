@@ -278,7 +278,7 @@ class TableRegistry:
         if release:
             for code, actor in self.tables.items():
                 with contextlib.suppress(Exception):
-                    await self.broker.release_lease(lease_name(code), self.owner, actor.token)
+                    await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
         self.tables.clear()
         self.bots.close()
 
@@ -404,10 +404,10 @@ class TableRegistry:
         busy process the pass outlasted the leases)."""
         held: list[tuple[str, TableActor, int]] = []
         for code, actor in list(self.tables.items()):
-            if actor.fenced:
+            if actor.recorder.fenced:
                 self._drop(code, unlist=False)
             else:
-                held.append((code, actor, actor.token))
+                held.append((code, actor, actor.recorder.token))
         if not held:
             return
         try:
@@ -417,7 +417,7 @@ class TableRegistry:
         except BrokerError:
             return  # the broker is down: keep serving from memory, try again shortly
         for (code, actor, token), still_ours in zip(held, kept, strict=True):
-            if self.tables.get(code) is not actor or actor.token != token:
+            if self.tables.get(code) is not actor or actor.recorder.token != token:
                 continue  # closed or taken back meanwhile
             if still_ours:
                 if actor.recorder.dirty:
@@ -512,9 +512,9 @@ class TableRegistry:
         self._drop(code)
         await actor.stop()
         with contextlib.suppress(Exception):
-            await self.store.remove(code, actor.token)
+            await self.store.remove(code, actor.recorder.token)
         with contextlib.suppress(Exception):
-            await self.broker.release_lease(lease_name(code), self.owner, actor.token)
+            await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
         log.info("table %s: closed (%s)", code[:8], why)
 
     async def _supervise(self) -> None:

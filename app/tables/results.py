@@ -1,5 +1,6 @@
-"""A finished match on plain values: the coins, the series scores and the record for the ledger,
-and its settlement, retried until the ledger takes it."""
+"""A match's coins: the stakes taken into escrow when it starts, and when it ends, on plain values,
+the coins, the series scores and the record for the ledger, and its settlement, retried until the
+ledger takes it."""
 
 from __future__ import annotations
 
@@ -10,12 +11,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.engine import Rules, State, payout, series_update
-from app.tables.hooks import FinishedMatch, MatchHooks
+from app.tables.commands import Refused
+from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
 from app.tables.spec import Seat, TableSpec
 
 log = logging.getLogger("durak.table")
 
 SETTLE_TRIES = 12
+
+
+async def take_stakes(hooks: MatchHooks, match_id: str, stake: int, account_ids: list[int]) -> None:
+    """Every seat's stake into the match's escrow, all or none, or ``Refused`` with the ledger's reason
+    (a player cannot cover the stake)."""
+    try:
+        await hooks.match_started(match_id=match_id, stake=stake, account_ids=account_ids)
+    except CannotStart as exc:
+        raise Refused(exc.code, exc.message) from exc
 
 
 def series_key(seat: Seat) -> str:

@@ -69,7 +69,8 @@ def _tree(path: Path) -> ast.AST:
 def event_types_in_code() -> set[str]:
     """Engine events: every ``{"type": ...}`` literal of the rules engine (actions are built from
     their ``kind``, not from literals). Table events: the ``{"type": ...}`` literals handed to the
-    actor's ``_changed``."""
+    actor's ``_changed``, and those of the seat commands (every one of them is an event: the answers
+    are built by the actor)."""
     found: set[str] = set()
     for path in sorted((APP / "engine").glob("*.py")):
         for node in ast.walk(_tree(path)):
@@ -81,6 +82,9 @@ def event_types_in_code() -> set[str]:
                 for inner in ast.walk(arg):
                     if isinstance(inner, ast.Dict):
                         found |= _strings(_dict_value(inner, "type"))
+    for node in ast.walk(_tree(APP / "tables" / "seat_commands.py")):
+        if isinstance(node, ast.Dict):
+            found |= _strings(_dict_value(node, "type"))
     return found
 
 
@@ -110,7 +114,7 @@ def error_codes_in_code() -> set[str]:
 
 def test_the_derivations_see_the_code() -> None:
     """A derivation that found nothing would make the tests below vacuous."""
-    assert {"move", "draw", "bout_start", "seat", "match_start", "results"} <= event_types_in_code()
+    assert {"move", "draw", "bout_start", "seat", "client_seed", "match_start", "results"} <= event_types_in_code()
     assert {"moved", "bad_json", "rate_limited", "not_your_turn", "stale_version"} <= error_codes_in_code()
 
 

@@ -56,7 +56,7 @@ def test_staked_two_player_match_settles_and_is_recorded(client: TestClient) -> 
         assert after[1 - outcome.durak] == 1100
     assert items[0]["id"] == actor.match_id
     detail = client.get(f"/api/matches/{actor.match_id}").json()
-    assert detail["actions"] == len(actor.actions)  # the detail gives the length of the action log
+    assert detail["actions"] == len(actor.log)  # the detail gives the length of the action log
 
 
 def test_rematch_keeps_series_score_and_previous_durak_deals(client: TestClient) -> None:

@@ -41,7 +41,7 @@ async def test_a_table_comes_back_at_its_version_after_redis_restarts_from_its_a
             await first.call(code, "join", ALICE)
             await first.call(code, "join", BOB)
             assert await play_moves(first, code, 12, rng) == 12
-            version, log, token = actor.version, list(actor.log), actor.token
+            version, log, token = actor.version, list(actor.log), actor.recorder.token
             # Redis goes down (SIGTERM), and the owner with it: it never writes again.
             await asyncio.to_thread(server.stop)
             await first.close(release=False)
@@ -65,7 +65,7 @@ async def test_a_table_comes_back_at_its_version_after_redis_restarts_from_its_a
                 taken = await second.take_over(code)
                 assert taken is not None
                 assert taken.version == version and taken.log == log and taken.status == "playing"
-                assert taken.token > token
+                assert taken.recorder.token > token
                 assert await play_moves(second, code, 4, rng) > 0  # and the match goes on
         finally:
             await store.close()

@@ -7,7 +7,8 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from app.engine import Rules
-from app.tables.actor import REMATCH_WINDOW_S, TableActor
+from app.tables.actor import TableActor
+from app.tables.deadlines import REMATCH_WINDOW_S
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal

@@ -75,13 +75,13 @@ async def test_a_fenced_out_owner_stops_writing() -> None:
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
         # The lease lapses (e.g. a long pause) and another process takes the table.
-        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
         taken = await second.take_over(spec.code)
-        assert taken is not None and taken.token > actor.token
+        assert taken is not None and taken.recorder.token > actor.recorder.token
         # The old owner's next write is refused: it learns it was fenced and stops.
         with pytest.raises(Refused) as refused:
             await actor.save_now()
-        assert refused.value.code == "moved" and actor.fenced
+        assert refused.value.code == "moved" and actor.recorder.fenced
         stored = await second.store.load(spec.code)
         assert stored is not None and stored[0]["version"] == taken.version
 
@@ -124,7 +124,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         await first.call(spec.code, "join", ALICE)
         await first.call(spec.code, "join", BOB)
         await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)  # the lease is gone
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)  # the lease is gone
 
         replies: list[dict] = []
         real_load = second.store.load
@@ -141,7 +141,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         taken = await second.take_over(spec.code)
         assert taken is not None
         assert replies[0]["type"] == "error" and replies[0]["code"] == "moved", replies
-        assert actor.fenced
+        assert actor.recorder.fenced
         assert [entry["k"] for entry in taken.log] == [entry["k"] for entry in actor.log]
         assert taken.version == actor.version
 
@@ -156,8 +156,8 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
         await first.call(spec.code, "join", ALICE)
         await first.call(spec.code, "join", BOB)
         await play_moves(first, spec.code, 5, random.Random(5))
-        await first.store.remove(spec.code, actor.token)  # what the restarted node lost
-        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.token)
+        await first.store.remove(spec.code, actor.recorder.token)  # what the restarted node lost
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
         assert await second.take_over(spec.code) is None
         assert await second.broker.lease_holder(lease_name(spec.code)) is None
 
@@ -167,7 +167,7 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
 
         await eventually(written_again, what="the owner takes its lease again and writes the table whole")
         holder = await second.broker.lease_holder(lease_name(spec.code))
-        assert holder is not None and holder.owner == "proc-a" and not actor.fenced
+        assert holder is not None and holder.owner == "proc-a" and not actor.recorder.fenced
         assert (await first.call(spec.code, "info", ALICE))["type"] == "info"
 
 
@@ -184,16 +184,16 @@ async def test_a_table_whose_first_lease_lapsed_while_it_opened_stays_with_its_p
                 if len(opened) == 1:
                     # So busy a process that the new table's lease lapses before the table is
                     # served, and the supervisor comes round meanwhile.
-                    await broker.release_lease(lease_name(actor.code), "proc-a", actor.token)
+                    await broker.release_lease(lease_name(actor.code), "proc-a", actor.recorder.token)
                     await registry.adopt_orphans()
                 await start(actor)
 
             monkeypatch.setattr(TableActor, "start", slow_start)
             actor = await registry.create(TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0))
             assert opened == [actor]  # no second actor: nobody took the table over
-            assert registry.tables[actor.code] is actor and not actor.fenced
+            assert registry.tables[actor.code] is actor and not actor.recorder.fenced
             await registry.keep_leases()  # the lapsed lease is taken again, with a new token
             holder = await broker.lease_holder(lease_name(actor.code))
-            assert holder is not None and holder.owner == "proc-a" and holder.token == actor.token
+            assert holder is not None and holder.owner == "proc-a" and holder.token == actor.recorder.token
             assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"  # not "moved"
-            assert not actor.fenced
+            assert not actor.recorder.fenced

@@ -453,7 +453,7 @@ class Connection:
         through the broker, one publish after another so that commands keep their order. With
         ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
         actor = self.registry.tables.get(self.code)
-        if actor is not None and not actor.fenced and not self.unsent:
+        if actor is not None and not actor.recorder.fenced and not self.unsent:
             actor.post(dataclasses.replace(command, principal=self.principal, conn=self.conn))
             return
         payload = command_to_json(dataclasses.replace(command, principal=self.principal, conn=self.conn))

@@ -133,7 +133,8 @@ async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created
     "",
     responses={
         200: {"description": "You are seated; the match starts when the table's last seat fills."},
-        **responses(401, 403, 409, 503), 429: {"description": "`too_many_tables`: the limit of waiting tables."},
+        **responses(401, 403, 409, 503),
+        429: {"description": "`too_many_tables`: the limit of waiting tables."},
         422: {"description": "A preference is invalid; `loc` names it."},
     },
 )
@@ -183,7 +184,8 @@ async def _create(registry: TableRegistry, spec: TableSpec, request: Request) ->
     "/bot",
     responses={
         200: {"description": "A private 2-seat table: you and a bot of that level; the match has started."},
-        **responses(401, 503), 429: {"description": "`too_many_tables` or `too_many_bot_tables`."},
+        **responses(401, 503),
+        429: {"description": "`too_many_tables` or `too_many_bot_tables`."},
         422: {"description": "A parameter is invalid; `loc` names it."},
     },
 )

@@ -1,0 +1,158 @@
+"""The seat commands on plain values: join, leave between matches, add and remove a bot, a client
+seed, a rematch -- and a rematch proposal that ran out.
+
+Each one checks the command against the table as it is (:class:`SeatTable`), changes the seats
+(``seating.py``) and the next deal's seeds (``fair.py``), and returns a :class:`SeatChange`: the
+events, the answer's own fields, whether the match may start now and whose connections watch from
+now on. The actor saves and announces the change as one version and then tries to start the match.
+A leave while the player's match runs is a forfeit: that is the actor's (it goes to the engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.tables.commands import Command, Refused
+from app.tables.deadlines import REMATCH_WINDOW_S
+from app.tables.fair import FairDeals
+from app.tables.hooks import MatchHooks
+from app.tables.seating import Seating, require_creator
+from app.tables.spec import Principal, TableSpec
+
+StartWhen = Literal["no", "if_ready", "if_ready_or_refuse"]
+
+
+@dataclass
+class SeatTable:
+    """The parts of a table a seat command reads and changes (``now`` on the actor's clock)."""
+
+    spec: TableSpec
+    seating: Seating
+    fair: FairDeals
+    hooks: MatchHooks
+    status: str  # waiting | playing | finished
+    stake: int
+    now: float
+
+
+@dataclass
+class SeatChange:
+    events: list[dict[str, Any]]
+    answer: dict[str, Any] = field(default_factory=dict)  # the ack's own fields (the seat taken)
+    # After the change: "if_ready" tries to start the match (a refusal is only announced);
+    # "if_ready_or_refuse" also answers the command with the refusal (the last rematch vote).
+    start: StartWhen = "no"
+    watching: list[Principal] = field(default_factory=list)  # players whose connections watch from now on
+    # The table waits for players again (a new version, rules for all its seats): every seat agreed
+    # to the rematch, or the proposal ran out.
+    waiting: bool = False
+
+
+def seat_event(seat: int, name: str | None, kind: str) -> dict[str, Any]:
+    return {"type": "seat", "seat": seat, "name": name, "kind": kind}
+
+
+async def join(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    """A player takes a seat: the one he asked for, or the first free one. Sitting down after a
+    match is agreeing to the next one."""
+    seating, fair = table.seating, table.fair
+    seating.may_sit(principal, table.status, table.stake)
+    seed = fair.checked_client_seed(command.client_seed, command.commitment) if command.client_seed else None
+    seating.free_seat(command.seat)  # no such seat, taken, full: refused before asking the database
+    others = [s.principal.account_id for s in seating.seats if s.principal and s.principal.account_id is not None]
+    if refusal := await table.hooks.may_sit(account_id=principal.account_id, others=others, stake=table.stake):
+        raise Refused(*refusal)  # docs/integrity.md: frozen, related accounts, the pair's coin cap
+    seat = seating.sit(principal, command.seat, command.rating)
+    if seed is not None:
+        fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
+    last_vote = table.status == "finished" and _agree(table, seat.seat)
+    event = seat_event(seat.seat, principal.name, "human")
+    return SeatChange([event], {"seat": seat.seat}, start="if_ready", waiting=last_vote)
+
+
+async def leave(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    """A player gives up his seat between matches (declining a rematch); his connections watch."""
+    seat = table.seating.seated(principal, "you have no seat at this table")
+    if table.status == "playing":
+        raise Refused("match_running", "you are already out; you can leave when the match ends")
+    table.fair.forget(principal.key)  # his seed does not count for the next deal
+    had_connections = table.seating.vacate(seat)
+    return SeatChange([seat_event(seat.seat, None, "empty")], watching=[principal] if had_connections else [])
+
+
+async def client_seed(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    """A seated player's own randomness for the next deal: accepted only between matches and only
+    as an answer to the table's current commitment (the server is bound to its seed first)."""
+    seat = table.seating.seated(principal, "only a player seated at this table contributes a client seed")
+    if table.status == "playing":
+        raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
+    table.fair.client_seeds[principal.key] = table.fair.checked_client_seed(command.client_seed, command.commitment)
+    return SeatChange([{"type": "client_seed", "seat": seat.seat}])
+
+
+async def add_bot(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    require_creator(table.spec, principal)
+    seat = table.seating.seat_bot(command.level, command.seat, table.status, table.stake)
+    return SeatChange([seat_event(seat.seat, seat.name, "bot")], {"seat": seat.seat}, start="if_ready")
+
+
+async def remove_bot(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    require_creator(table.spec, principal)
+    seat_no = table.seating.unseat_bot(command.seat, table.status)
+    return SeatChange([seat_event(seat_no, None, "empty")])
+
+
+async def rematch(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    """Proposing or agreeing to a rematch (§8, seating.py); it starts once every seat agreed."""
+    seat = table.seating.seated(principal, "only a player seated at this table can ask for a rematch")
+    if table.status != "finished":
+        raise Refused("match_running" if table.status == "playing" else "no_match", "no finished match to rematch")
+    proposal = table.seating.rematch
+    if proposal is not None and seat.seat in proposal.agreed:
+        return SeatChange([])  # asked again: nothing changes
+    last_vote = _agree(table, seat.seat)
+    return SeatChange([{"type": "rematch", "seat": seat.seat}], start="if_ready_or_refuse", waiting=last_vote)
+
+
+def _agree(table: SeatTable, seat: int) -> bool:
+    """``seat`` agrees to the rematch. Whether every seat has agreed now: the proposal has done its
+    work and the table waits to start the match."""
+    table.seating.agree(seat, table.now, REMATCH_WINDOW_S)
+    if not table.seating.all_agreed():
+        return False
+    table.seating.rematch = None
+    return True
+
+
+def rematch_expired(table: SeatTable) -> SeatChange | None:
+    """Nobody plays a match he did not agree to: the seats of those who did not agree in time are
+    freed; the others keep theirs and the table waits for players again. None: nothing changes."""
+    freed = table.seating.expire_rematch(finished=table.status == "finished")
+    if freed is None:
+        return None
+    for _, principal, _ in freed:
+        table.fair.forget(principal.key)
+    watching = [principal for _, principal, had_connections in freed if had_connections]
+    return SeatChange([seat_event(seat_no, None, "empty") for seat_no, *_ in freed], watching=watching, waiting=True)
+
+
+def may_start(table: SeatTable, principal: Principal) -> None:
+    """The creator may start a waiting table before every seat is taken (a match needs two)."""
+    require_creator(table.spec, principal)
+    if table.status == "playing":
+        raise Refused("match_running", "the match is already running")
+    if table.status == "finished":
+        raise Refused("match_over", "the match is over: a rematch starts when every player has asked for it")
+
+
+SeatCommand = Callable[[SeatTable, Principal, Command], Awaitable[SeatChange]]
+SEAT_COMMANDS: dict[str, SeatCommand] = {
+    "join": join,
+    "leave": leave,
+    "client_seed": client_seed,
+    "add_bot": add_bot,
+    "remove_bot": remove_bot,
+    "rematch": rematch,
+}
