@@ -176,6 +176,7 @@ class AccountOut(BaseModel):
     role: Literal["player", "admin"]
     balance: int | None
     created_at: datetime
+    frozen: str | None = None  # staked play frozen by an admin: the reason (docs/integrity.md)
 
 
 class AccountPage(BaseModel):

@@ -329,6 +329,8 @@ async def test_admins_dismiss_warn_and_freeze(api: Api) -> None:
     assert mine["frozen"]["reason"] == "farming coins" and mine["frozen"]["since"]
     flag_now = (await root.get(f"/api/admin/integrity/flags/{flag['id']}")).json()
     assert flag_now["accounts"][0]["frozen"] is True
+    listed = (await root.get("/api/admin/accounts", params={"page_size": 100})).json()["items"]
+    assert {a["id"]: a["frozen"] for a in listed if a["frozen"]} == {winner_id: "farming coins"}  # the admin's list
     staked = await open_table(loser, stake=10)
     refused = await join(winner, staked)
     assert refused.status_code == 403
@@ -338,6 +340,8 @@ async def test_admins_dismiss_warn_and_freeze(api: Api) -> None:
     assert (await join(winner, await open_table(loser))).status_code == 200  # free tables stay open
     thawed = await root.post(f"/api/admin/accounts/{winner_id}/unfreeze")
     assert thawed.json() == {"id": winner_id, "frozen": False, "reason": None}
+    listed = (await root.get("/api/admin/accounts", params={"page_size": 100})).json()["items"]
+    assert [a for a in listed if a["frozen"]] == []
     assert (await join(winner, staked)).status_code == 200
     async with api.db.session() as session:
         actions = (await session.scalars(select(AdminAction.action).order_by(AdminAction.id))).all()

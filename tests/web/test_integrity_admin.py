@@ -173,6 +173,16 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(ne
     expect(account.locator(".badge.frozen")).to_have_text("staked play frozen")
     expect(account.locator("[data-action=unfreeze]")).to_be_visible()
     expect(admin.locator(".toast").last).to_contain_text("staked play is frozen")
+    # The accounts tab shows it too, with the reason.
+    accounts_page = admin_ctx.new_page()
+    accounts_page.goto("/#/admin")
+    accounts_page.locator("input[name=q]").first.fill(farmer["name"])
+    accounts_page.locator("input[name=q]").first.press("Enter")
+    listed = accounts_page.locator(f"#accounts [data-account='{farmer['name']}']")
+    expect(listed.locator(".badge.frozen")).to_have_text("staked play frozen")
+    listed.click()
+    expect(accounts_page.locator("#account-frozen")).to_have_text(f"Staked play frozen: {reason}")
+    accounts_page.close()
 
     # Warn the pair with a note: the flag leaves "open".
     card.locator("textarea[name=note]").fill("Second account; coins given back")

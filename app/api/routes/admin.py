@@ -24,7 +24,7 @@ from app.api.schemas import (
 )
 from app.db import accounts, admin, ledger
 from app.db.errors import IdempotencyConflict, InsufficientFunds, NoWallet
-from app.db.models import ChatReport
+from app.db.models import ChatReport, StakedPlayFreeze
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -42,9 +42,19 @@ async def search_accounts(
     page_size: PageSize = 20,
 ) -> AccountPage:
     rows, total = await accounts.search(session, q=q, offset=(page - 1) * page_size, limit=page_size)
+    shown = [account.id for account, _ in rows]
+    freezes = select(StakedPlayFreeze.account_id, StakedPlayFreeze.reason).where(StakedPlayFreeze.account_id.in_(shown))
+    frozen: dict[int, str] = {account_id: reason for account_id, reason in (await session.execute(freezes)).tuples()}
     return AccountPage(
         items=[
-            AccountOut(id=a.id, name=a.name, role=a.role, balance=balance, created_at=a.created_at)  # type: ignore[arg-type]
+            AccountOut(
+                id=a.id,
+                name=a.name,
+                role=a.role,  # type: ignore[arg-type]
+                balance=balance,
+                created_at=a.created_at,
+                frozen=frozen.get(a.id),
+            )
             for a, balance in rows
         ],
         page=page,

@@ -165,6 +165,7 @@ export function mount(root) {
                     { type: 'button', class: ['account', selected && selected.id === account.id && 'active'], dataset: { account: account.name }, onclick: () => open(account) },
                     h('span', { class: 'name', text: account.name }),
                     account.role === 'admin' ? h('span', { class: 'badge', text: t('admin.role_admin') }) : null,
+                    account.frozen ? h('span', { class: 'badge frozen', title: account.frozen, text: t('integrity.frozen_badge') }) : null,
                     h('span', { class: 'balance-small', text: t('admin.balance', { coins: formatNumber(account.balance ?? 0) }) }),
                   ),
                 ),
@@ -201,6 +202,7 @@ export function mount(root) {
         { class: 'panel', id: 'account-detail' },
         h('h2', { text: selected.name }),
         h('p', { class: 'big-balance', id: 'account-balance', text: t('admin.balance', { coins: formatNumber(selected.balance ?? 0) }) }),
+        selected.frozen ? h('p', { class: 'integrity-banner frozen', id: 'account-frozen', text: t('admin.frozen_reason', { reason: selected.frozen }) }) : null,
         h(
           'form',
           { class: 'form adjust-form', id: 'adjust-form', novalidate: true, onsubmit: adjust },
