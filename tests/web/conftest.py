@@ -44,7 +44,9 @@ def browser(chromium_path: str) -> Iterator[Any]:
 @pytest.fixture
 def new_context(browser: Any, server: Server) -> Iterator[Callable[..., Any]]:
     """Fresh, isolated browser contexts (separate cookies) on the test server; closed afterwards.
-    Page errors (uncaught exceptions) fail the test."""
+    Page errors (uncaught exceptions) fail the test. Tests that play whole matches by clicking ask
+    for ``reduced_motion="reduce"``: no card flies, so no click waits for one (the flights have
+    their own tests in test_table_game.py)."""
     contexts: list[Any] = []
     errors: list[str] = []
 

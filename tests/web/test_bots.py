@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_bot_table_to_the_end_rematch_history_and_replay(new_context: Any) -> None:
-    context = new_context()
+    context = new_context(reduced_motion="reduce")
     me = sign_up_api(context)
     page = context.new_page()
     page.goto("/#/create")
@@ -84,7 +84,7 @@ def test_bot_table_to_the_end_rematch_history_and_replay(new_context: Any) -> No
 
 
 def test_leaving_a_running_match_forfeits_after_a_confirmation(new_context: Any) -> None:
-    context = new_context()
+    context = new_context(reduced_motion="reduce")
     sign_up_api(context)
     page = context.new_page()
     page.goto("/#/create")

@@ -25,13 +25,13 @@ def record_frames(page: Any) -> list[str]:
 
 
 def test_guest_joins_in_two_clicks_and_spectator_never_sees_a_hand(new_context: Any) -> None:
-    host_ctx = new_context()
+    host_ctx = new_context(reduced_motion="reduce")
     sign_up_api(host_ctx)
     table = create_table_api(host_ctx, deck=24, name="Open house")
     api(host_ctx, "POST", f"/api/tables/{table['code']}/join", {})
 
     # A spectator follows the watch link (and is even signed in: the link still only watches).
-    watcher_ctx = new_context(width=375, height=800)
+    watcher_ctx = new_context(width=375, height=800, reduced_motion="reduce")
     sign_up_api(watcher_ctx)
     watcher = watcher_ctx.new_page()
     frames = record_frames(watcher)
@@ -46,7 +46,7 @@ def test_guest_joins_in_two_clicks_and_spectator_never_sees_a_hand(new_context: 
     expect(host_page.locator("#spectator-count")).to_have_attribute("data-count", "1")
 
     # A visitor without an account opens the invite link: a name field (pre-filled) and a button.
-    guest_ctx = new_context()
+    guest_ctx = new_context(reduced_motion="reduce")
     guest = guest_ctx.new_page()
     clicks = 0
     guest.goto(table["invite_url"])

@@ -288,7 +288,8 @@ def test_related_accounts_and_a_frozen_rematch_are_refused_with_clear_words(
     expect(error).to_have_text(f"An admin has frozen your play at staked tables. Reason: {reason}")
     expect(bob_page.locator("#waiting")).to_be_visible()  # the table waits, both still seated
     assert balance(bob_ctx) == before
-    error.scroll_into_view_if_needed()
+    # (in one step: the waiting panel is drawn again on each update, e.g. the seeds for the next deal)
+    bob_page.evaluate("document.querySelector('#rematch-error').scrollIntoView({block: 'nearest'})")
     bob_page.screenshot(path=str(artifacts / "integrity-rematch-refused.png"))
 
 

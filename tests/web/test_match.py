@@ -29,7 +29,7 @@ def balance(page: Any) -> int:
 
 
 def test_two_players_staked_match_by_clicking(new_context: Any, artifacts: Any) -> None:
-    alice_ctx, bob_ctx = new_context(), new_context()
+    alice_ctx, bob_ctx = new_context(reduced_motion="reduce"), new_context(reduced_motion="reduce")
     alice, bob = alice_ctx.new_page(), bob_ctx.new_page()
     alice_name, bob_name = unique_name("alice"), unique_name("bob")
     sign_up_in_lobby(alice, alice_name)

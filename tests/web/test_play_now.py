@@ -50,7 +50,7 @@ def rated_forfeit(winner: Any, loser: Any) -> None:
 
 
 def test_two_browsers_play_now_meet_and_a_rated_match_moves_both_ratings(new_context: Any) -> None:
-    alice_ctx, bob_ctx = new_context(), new_context()
+    alice_ctx, bob_ctx = new_context(reduced_motion="reduce"), new_context(reduced_motion="reduce")
     alice_me, bob_me = sign_up_api(alice_ctx), sign_up_api(bob_ctx)
     alice, bob = alice_ctx.new_page(), bob_ctx.new_page()
     for page in (alice, bob):
@@ -103,7 +103,7 @@ def test_two_browsers_play_now_meet_and_a_rated_match_moves_both_ratings(new_con
 
 
 def test_play_a_bot_starts_at_once_and_guests_have_no_profile(new_context: Any) -> None:
-    context = new_context()
+    context = new_context(reduced_motion="reduce")
     page = context.new_page()
     page.goto("/")
     api(context, "POST", "/api/auth/guest", {"name": "botfan"})

@@ -28,7 +28,11 @@ SHOTS = Path("/tmp/table-screens")
 # Everything a player needs during a match, as [left, top, right, bottom] boxes.
 BOXES = """() => {
   const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-  const all = (selector) => [...document.querySelectorAll(selector)].map((el) => [selector, box(el)]);
+  // A card in flight (a bot's move, animated from its seat) is measured where it lands, not on the way.
+  const flying = (el) => el.getAnimations().some(
+    (a) => !(a instanceof CSSAnimation) && !(a instanceof CSSTransition) && a.playState === 'running');
+  const all = (selector) => [...document.querySelectorAll(selector)]
+    .filter((el) => !flying(el)).map((el) => [selector, box(el)]);
   return {
     viewport: [innerWidth, innerHeight],
     scrollY: window.scrollY,
