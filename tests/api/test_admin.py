@@ -22,6 +22,7 @@ async def test_search_ledger_and_adjust(api: Api) -> None:
         "id": player_id,
         "name": "Zed_1",
         "role": "player",
+        "frozen": None,
         "balance": 1000,
         "created_at": found["items"][0]["created_at"],
     }

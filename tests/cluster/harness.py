@@ -227,6 +227,7 @@ class Player(PlayerCore):
         self.reconnects = 0
         self.outcome: dict[str, Any] | None = None
         self.pending: dict[str, Any] | None = None
+        self.holding = False  # a test holds the players' next moves for a while (they keep reading)
 
     async def run(self, deadline_s: float = 90.0) -> None:
         stop_at = time.monotonic() + deadline_s
@@ -279,7 +280,10 @@ class Player(PlayerCore):
             if message["type"] in ("welcome", "update"):
                 if self.view is not None and self.view.get("outcome"):
                     self.outcome = self.view["outcome"]
-                    if self.pending is not None:  # the update comes before the ack of the final move
+                    if self.pending is not None:  # the update comes before the ack of the final move; or
+                        # this is the welcome of a new connection, and the old one died before the ack:
+                        # ask again (same id: the table answers from what it recorded, never twice)
+                        await ws.send(json.dumps(self.pending))
                         await self._await_ack(ws, self.pending["id"])
                     return
             elif message["type"] == "ack":
@@ -291,7 +295,7 @@ class Player(PlayerCore):
             if self.pending is None and self.view is not None and self.seat is not None:
                 waiting = self.view["decision"]["seats"]
                 legal = [a for a in self.view["legal"] if a["type"] != "challenge"]
-                if self.seat in waiting and legal:
+                if self.seat in waiting and legal and not self.holding:
                     action = self.rng.choice(legal)
                     self.pending = self.command(action)
                     await ws.send(json.dumps(self.pending))

@@ -15,8 +15,9 @@ from tests.support.wait import eventually, wait_until
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
 
-def _open_staked_table(cluster: Cluster, port: int, creator: str, stake: int) -> str:
-    response = rest(port, creator, "POST", "/api/tables", json={"stake": stake, "timer": 0, "bot_delay_ms": 0})
+def _open_staked_table(cluster: Cluster, port: int, creator: str, stake: int, deck: int = 36) -> str:
+    body = {"stake": stake, "timer": 0, "bot_delay_ms": 0, "deck": deck}
+    response = rest(port, creator, "POST", "/api/tables", json=body)
     assert response.status_code == 201, response.text
     return str(response.json()["code"])
 

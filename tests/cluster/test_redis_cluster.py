@@ -55,8 +55,12 @@ def test_a_table_on_a_redis_cluster_survives_a_master_restart_and_its_owner_kill
         await asyncio.to_thread(redis_cluster.stop_node, shard)
         await asyncio.sleep(1.0)
         await asyncio.to_thread(redis_cluster.start_node, shard)
+        for player in players:  # flat out, they could finish the match while the cluster settles
+            player.holding = True
         await asyncio.to_thread(redis_cluster.wait_ok)
         restarted_at = max(p.version for p in players)
+        for player in players:
+            player.holding = False
         await _until_version(players, restarted_at + 6)
         cluster.kill(a)  # SIGKILL: no goodbye, no lease release
         await asyncio.gather(*tasks)
