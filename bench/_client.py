@@ -100,6 +100,37 @@ def choose(
     return rng.choice(legal)
 
 
+def picows_messages() -> Callable[[Any, Any, Any], bytes | None]:
+    """A reader of picows frames for one kind of connection holder (anything with a ``parts``
+    attribute, None between messages): ``read(holder, transport, frame)`` is the whole text message
+    that ``frame`` completes, else None -- a part kept on ``holder.parts``, a ping (picows answers
+    it), or a close (answered unless it answers ours, then hung up). Imports picows when made, so
+    only a process that drives picows connections needs it."""
+    from picows import WSMsgType
+
+    text, continuation, close = WSMsgType.TEXT, WSMsgType.CONTINUATION, WSMsgType.CLOSE
+
+    def read(holder: Any, transport: Any, frame: Any) -> bytes | None:
+        kind = frame.msg_type
+        if kind == text and frame.fin and holder.parts is None:
+            payload: bytes = frame.get_payload_as_bytes()
+            return payload
+        if kind == text or (kind == continuation and holder.parts is not None):
+            parts = holder.parts = holder.parts or []
+            parts.append(frame.get_payload_as_bytes())
+            if not frame.fin:
+                return None
+            whole, holder.parts = b"".join(parts), None
+            return whole
+        if kind == close:
+            if not transport.is_close_frame_sent:
+                transport.send_close(frame.get_close_code())
+            transport.disconnect()
+        return None
+
+    return read
+
+
 def command(action: dict[str, Any], cmd_id: str, version: int) -> dict[str, Any]:
     """The websocket command for a legal action of the view (the server knows the seat)."""
     return {**{k: v for k, v in action.items() if k != "seat"}, "id": cmd_id, "version": version}

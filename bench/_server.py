@@ -50,6 +50,15 @@ def proc_cpu_split_s(pid: int) -> tuple[float, float]:
     return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK  # utime, stime (fields 14 and 15)
 
 
+def cpu_pressure_total() -> int | None:
+    """Microseconds some runnable task waited for a CPU (Linux PSI), machine-wide; None without PSI."""
+    try:
+        with open("/proc/pressure/cpu") as psi:
+            return int(psi.readline().rsplit("total=", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class ServerProcess:
     """One server subprocess; its output goes to ``log_path``."""
 

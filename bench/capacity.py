@@ -54,7 +54,7 @@ from typing import Any
 
 import orjson
 
-from bench._server import ROOT, ServerProcess, durak_server, proc_cpu_split_s
+from bench._server import ROOT, ServerProcess, cpu_pressure_total, durak_server, proc_cpu_split_s
 
 PY = sys.executable
 P99_LIMIT_MS = 50.0
@@ -300,9 +300,11 @@ def _link_class() -> Any:
     global _LINK
     if _LINK is not None:
         return _LINK
-    from picows import WSListener, WSMsgType
+    from picows import WSListener
 
-    text, continuation, close = WSMsgType.TEXT, WSMsgType.CONTINUATION, WSMsgType.CLOSE
+    from bench._client import picows_messages
+
+    read = picows_messages()
 
     class Link(WSListener):  # type: ignore[misc]
         def __init__(self, client: Client, player: Player) -> None:
@@ -311,24 +313,11 @@ def _link_class() -> Any:
             self.player = player
 
         def on_ws_frame(self, transport: Any, frame: Any) -> None:
-            kind = frame.msg_type
             player = self.player
             try:
-                if kind == text and frame.fin and player.parts is None:
-                    raw = frame.get_payload_as_bytes()
-                elif kind == text or (kind == continuation and player.parts is not None):
-                    parts = player.parts = player.parts or []
-                    parts.append(frame.get_payload_as_bytes())
-                    if not frame.fin:
-                        return
-                    raw, player.parts = b"".join(parts), None
-                else:
-                    if kind == close:
-                        if not transport.is_close_frame_sent:
-                            transport.send_close(frame.get_close_code())
-                        transport.disconnect()
-                    return
-                self.client.on_message(player, raw)
+                raw = read(player, transport, frame)
+                if raw is not None:
+                    self.client.on_message(player, raw)
             except Exception as exc:
                 if not self.client.stopping:
                     self.client.emit("player_error", player=player.name, error=repr(exc))
@@ -814,6 +803,16 @@ class ClientProcess:
     def pid(self) -> int:
         return self.proc.pid
 
+    def stop(self) -> None:
+        """Ask the client to stop, give it 30 s to end, then kill it."""
+        with contextlib.suppress(Exception):
+            self.say(cmd="stop")
+            self.wait_for("stopped")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(30)
+        if self.proc.poll() is None:
+            self.proc.kill()
+
 
 @dataclass
 class Window:
@@ -845,13 +844,13 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     cpu0 = [sum(split) for split in split0]
     delay0 = [run_delay_s(pid) for pid in server_pids]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
-    t0, pressure0 = time.perf_counter(), _cpu_pressure_total()
+    t0, pressure0 = time.perf_counter(), cpu_pressure_total()
     time.sleep(duration)
     split1 = [proc_cpu_split_s(pid) for pid in server_pids]
     cpu1 = [sum(split) for split in split1]
     delay1 = [run_delay_s(pid) for pid in server_pids]
     redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
-    t1, pressure1 = time.perf_counter(), _cpu_pressure_total()
+    t1, pressure1 = time.perf_counter(), cpu_pressure_total()
     client.say(cmd="window_end")
     result: dict[str, Any] = client.wait_for("result")["result"]
     seconds = t1 - t0
@@ -870,14 +869,6 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
         redis_cpu_pct=100 * (redis1 - redis0) / seconds if redis_pid else None,
         cpu_pressure_pct=pressure,
     )
-
-
-def _cpu_pressure_total() -> int | None:
-    try:
-        with open("/proc/pressure/cpu") as psi:
-            return int(psi.readline().rsplit("total=", 1)[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _steps(args: argparse.Namespace) -> list[int]:
@@ -990,13 +981,7 @@ def run(args: argparse.Namespace) -> list[Step]:
                 raise
             finally:
                 replica.stop()
-                with contextlib.suppress(Exception):
-                    client.say(cmd="stop")
-                    client.wait_for("stopped")
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    client.proc.wait(30)
-                if client.proc.poll() is None:
-                    client.proc.kill()
+                client.stop()
                 server.stop()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

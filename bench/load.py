@@ -53,7 +53,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from bench._server import ROOT, ServerProcess, durak_server, free_port
+from bench._server import ROOT, ServerProcess, cpu_pressure_total, durak_server, free_port
 
 PY = sys.executable
 START = time.perf_counter()
@@ -126,9 +126,11 @@ def _listener_class() -> Any:
     global _LISTENER
     if _LISTENER is not None:
         return _LISTENER
-    from picows import WSListener, WSMsgType
+    from picows import WSListener
 
-    text, continuation, close = WSMsgType.TEXT, WSMsgType.CONTINUATION, WSMsgType.CLOSE
+    from bench._client import picows_messages
+
+    read = picows_messages()
 
     class Link(WSListener):  # type: ignore[misc]
         def __init__(self, client: Client, seat: Seat) -> None:
@@ -137,22 +139,10 @@ def _listener_class() -> Any:
             self.seat = seat
 
         def on_ws_frame(self, transport: Any, frame: Any) -> None:
-            kind = frame.msg_type
             seat = self.seat
             try:
-                if kind == text and frame.fin and seat.parts is None:
-                    raw = frame.get_payload_as_bytes()
-                elif kind == text or (kind == continuation and seat.parts is not None):
-                    parts = seat.parts = seat.parts or []
-                    parts.append(frame.get_payload_as_bytes())
-                    if not frame.fin:
-                        return
-                    raw, seat.parts = b"".join(parts), None
-                else:  # pings are answered by picows itself
-                    if kind == close:  # answer the server's close (unless it answers ours), then hang up
-                        if not transport.is_close_frame_sent:
-                            transport.send_close(frame.get_close_code())
-                        transport.disconnect()
+                raw = read(seat, transport, frame)
+                if raw is None:
                     return
                 if seat.welcome is None:
                     self.client.on_message(seat, raw)
@@ -702,14 +692,14 @@ def _drive(
                 if cprofile or loopstats:
                     os.kill(server.pid, signal.SIGUSR1)
                 marks["cpu0"], marks["t0"] = server.cpu_split_s(), time.perf_counter()
-                marks["pressure0"] = _cpu_pressure_total()
+                marks["pressure0"] = cpu_pressure_total()
                 if profile is not None:
                     spy = _py_spy(server.pid, profile, args.duration)
             elif kind == "window_end":
                 marks["cpu1"], marks["t1"] = server.cpu_split_s(), time.perf_counter()
                 if cprofile or loopstats:
                     os.kill(server.pid, signal.SIGUSR2)
-                marks["pressure1"] = _cpu_pressure_total()
+                marks["pressure1"] = cpu_pressure_total()
                 marks["rss_end"] = server.rss_kib()
             elif kind == "result":
                 marks["result"] = event["result"]
@@ -734,15 +724,6 @@ def _drive(
         cpu_pressure=_pressure_text(marks, marks["t1"] - marks["t0"]),
         profile=str(profile) if profile else None,
     )
-
-
-def _cpu_pressure_total() -> int | None:
-    """Microseconds some runnable task waited for a CPU (Linux PSI), machine-wide."""
-    try:
-        with open("/proc/pressure/cpu") as psi:
-            return int(psi.readline().rsplit("total=", 1)[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _pressure_text(marks: dict[str, Any], window: float) -> str:

@@ -188,13 +188,7 @@ def phase(
         window = measure_window(client, [s.pid for s in servers], args.duration, redis.proc.pid)
         counters1, pg1 = _redis_counters(redis), _postgres_cpu_s()
     finally:
-        with contextlib.suppress(Exception):
-            client.say(cmd="stop")
-            client.wait_for("stopped")
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            client.proc.wait(30)
-        if client.proc.poll() is None:
-            client.proc.kill()
+        client.stop()
         for server in servers:
             server.stop()
     result = window.result
