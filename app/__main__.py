@@ -3,6 +3,8 @@ port. Off a loopback address the server refuses to start with the default or a s
 
 from __future__ import annotations
 
+import logging
+
 import uvicorn
 
 from app.api.security import secret_key_problem
@@ -17,6 +19,7 @@ def main() -> None:
     if problem is not None:
         raise SystemExit(f"durak: {problem}")
     upgrade_sync(settings.database_url)  # the schema only ever comes from the migrations
+    configure_logging(settings.log_level)
     uvicorn.run(
         "app.main:create_app",
         factory=True,
@@ -28,6 +31,14 @@ def main() -> None:
         ws_max_size=64 * 1024,
         forwarded_allow_ips=settings.forwarded_allow_ips,  # whose X-Forwarded-Proto decides Secure cookies
     )
+
+
+def configure_logging(level: str) -> None:
+    """Our own loggers (``durak.*``, ``app.*``: takeovers, fencing, settlements, broker links) at the
+    server's log level, with a time stamp; other libraries stay at warnings. uvicorn keeps its own."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name in ("durak", "app"):
+        logging.getLogger(name).setLevel(level.upper())
 
 
 if __name__ == "__main__":

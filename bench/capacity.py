@@ -76,6 +76,11 @@ _LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)", re.IGNORECASE)
 # ------------------------------------------------------------------------------------- client side
 
 
+def _pct(values: list[float], p: float) -> float:
+    """The ``p`` quantile of sorted ``values`` (nan when empty)."""
+    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
+
+
 class Scheduler:
     """Every player's next action in one heap, and one loop timer armed for the earliest of them.
 
@@ -90,6 +95,7 @@ class Scheduler:
         self.seq = 0
         self.armed_at = math.inf
         self.handle: asyncio.TimerHandle | None = None
+        self.lateness: list[float] | None = None  # while measuring: how late each entry ran (s)
 
     def at(self, when: float, fn: Callable[[Any], None], arg: Any) -> int:
         self.seq += 1
@@ -104,9 +110,13 @@ class Scheduler:
     def _fire(self) -> None:
         self.handle, self.armed_at = None, math.inf
         heap = self.heap
-        limit = self.loop.time() + 0.0005  # within half a millisecond: now (the loop's clock is coarse)
+        now = self.loop.time()
+        limit = now + 0.0005  # within half a millisecond: now (the loop's clock is coarse)
+        lateness = self.lateness
         while heap and heap[0][0] <= limit:
-            _, _, fn, arg = heapq.heappop(heap)
+            when, _, fn, arg = heapq.heappop(heap)
+            if lateness is not None:
+                lateness.append(now - when)
             fn(arg)
         if heap:
             self.armed_at = heap[0][0]
@@ -290,6 +300,7 @@ class Stats:
     matches: int = 0
     lobby_bytes: int = 0
     lobby_events: int = 0
+    lateness: list[float] = field(default_factory=list)  # the client's own delay in acting (s)
 
 
 _LINK: Any = None
@@ -608,6 +619,7 @@ class Client:
 
     def window_start(self) -> None:
         self.stats = Stats()
+        self.scheduler.lateness = self.stats.lateness
         self.measuring = True
         self.mark = (time.perf_counter(), time.process_time(), os.times())
         if os.environ.get("BENCH_CLIENT_PROFILE"):  # where the client's own CPU goes (CPU clock)
@@ -618,6 +630,7 @@ class Client:
 
     def window_end(self) -> dict[str, Any]:
         self.measuring = False
+        self.scheduler.lateness = None
         if self.profile is not None:
             self.profile.disable()
             self.profile.dump_stats(os.environ["BENCH_CLIENT_PROFILE"])
@@ -650,6 +663,12 @@ class Client:
                 "p90": pct(0.90),
                 "p99": pct(0.99),
                 "max": lat[-1] * 1000 if lat else float("nan"),
+            },
+            # How late the client acted on its own schedule (its loop busy with other players): a
+            # late client sends its due players together, so the server sees bursts of commands.
+            "client_lateness_ms": {
+                "p50": _pct(sorted(stats.lateness), 0.50) * 1000,
+                "p99": _pct(sorted(stats.lateness), 0.99) * 1000,
             },
             "client_cpu_pct": 100 * (cpu1 - cpu0) / window,
             "client_cpu_us_per_command": 1e6 * (cpu1 - cpu0) / max(1, stats.acks),
@@ -1127,7 +1146,8 @@ def _print_step(step: Step) -> None:
         f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command, "
         f"{100 * r['server_kernel_share']:.0f}% of it in the kernel), "
         f"{step.kib_per_connection:.1f} KiB per connection, client {r['client_cpu_us_per_command']:.0f} us per command "
-        f"({r['client_cpu_pct']:.0f}% CPU); refused: {errors}; "
+        f"({r['client_cpu_pct']:.0f}% CPU, acting late by p50 {r['client_lateness_ms']['p50']:.1f} / "
+        f"p99 {r['client_lateness_ms']['p99']:.1f} ms); refused: {errors}; "
         + (f"redis {r['redis_cpu_pct']:.0f}%; " if r.get("redis_cpu_pct") is not None else "")
         + f"{r['matches_per_s']:.1f} matches/s, lobby {r['lobby_events_per_s'] / max(1, r['viewers']):.1f} events/s "
         f"per viewer; the server waited for its CPU {r['server_waited_pct'][0]:.0f}% of the window "

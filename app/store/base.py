@@ -17,8 +17,14 @@ class Fenced(Exception):
 
 
 class TableStore(Protocol):
-    async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
-        """Write the record; with ``log`` also make the action log exactly that list."""
+    async def save(
+        self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None, *, create: bool = False
+    ) -> None:
+        """Write the record; with ``log`` also make the action log exactly that list. Only a
+        ``create`` write (a new table, or its owner's first write after taking its lease again) may
+        find the table missing from the store; any other write then raises ``LogGap``: the store
+        lost the table (a Redis that restarted empty), and an owner that wrote it back before taking
+        its lease again would hand it to whichever process looked first."""
 
     async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
         """Put ``entry`` at position ``index`` of the action log and note ``live`` (the version and
@@ -47,8 +53,8 @@ class TableStore(Protocol):
 
 
 class LogGap(Exception):
-    """The stored action log is shorter than the owner's (the store lost data): write it whole."""
-
+    """The store lost data (the stored action log is shorter than the owner's, or the table is gone):
+    take the lease again, then write the table whole (``create``)."""
 
 
 def overlay(record: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
@@ -56,4 +62,3 @@ def overlay(record: dict[str, Any], live: dict[str, Any] | None) -> dict[str, An
     if live is None or live.get("version", -1) <= record.get("version", -1):
         return record
     return {**record, "version": live["version"], "deadline": live["deadline"]}
-

@@ -44,7 +44,11 @@ class MemoryStore:
     async def claim(self, code: str, token: int) -> None:
         self._fence(code, token)
 
-    async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
+    async def save(
+        self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None, *, create: bool = False
+    ) -> None:
+        if code not in self._data.fences and not create:
+            raise LogGap(code)
         self._fence(code, token)
         self._data.records[code] = record
         self._data.live.pop(code, None)
@@ -53,7 +57,8 @@ class MemoryStore:
             self._data.logs[code] = list(log)
 
     async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
-        self._fence(code, token)
+        if self._data.fences.get(code, 0) > token:  # checked, not set (as the Redis store does)
+            raise Fenced(code)
         log = self._data.logs.setdefault(code, [])
         if len(log) < index or code not in self._data.records:
             raise LogGap(code)
@@ -89,4 +94,3 @@ class MemoryStore:
 
     async def close(self) -> None:
         return None
-

@@ -32,14 +32,17 @@ from app.store.base import Fenced, LogGap, overlay
 # each write as one script over both; a cluster runs the table's part, then (if it was allowed)
 # the indexes' part, which checks the token again against the newest one it has seen per table.
 
-# KEYS: fence, record, log. ARGV: token, code, record json, watch code, public flag, mode ("save" /
-# "replace"), entries...
+# KEYS: fence, record, log. ARGV: token, code, record json, watch code, public flag, mode ("save",
+# "replace", or "create": a replace that may find the table missing), entries... -1: fenced out;
+# -2: the table is missing and this is no "create" (the store lost it: LogGap).
 _WRITE_TABLE = """
-local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
-if fence > tonumber(ARGV[1]) then return -1 end
+local fence = redis.call('GET', KEYS[1])
+if not fence then
+  if ARGV[6] ~= 'create' then return -2 end
+elseif tonumber(fence) > tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[3])
-if ARGV[6] == 'replace' then
+if ARGV[6] ~= 'save' then
   redis.call('DEL', KEYS[3])
   for i = 7, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
 end
@@ -164,19 +167,25 @@ class RedisStore:
             result = await self._run(table, keys + self._index_keys(), args)
         else:
             result = await self._run(table, keys, args)
-            if result != -1:
+            if result == 1:
                 result = await self._run(index, [f"{self._index}tokens", *self._index_keys()], args)
         if result == -1:
             raise Fenced(code)
+        if result == -2:
+            raise LogGap(code)
 
-    async def save(self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None) -> None:
+    async def save(
+        self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None, *, create: bool = False
+    ) -> None:
+        if create and log is None:
+            raise ValueError("a create write carries the whole log")
         args: list[Any] = [
             token,
             code,
             _dumps(record),
             record["spec"]["watch_code"],
             "0" if record["spec"]["private"] else "1",
-            "save" if log is None else "replace",
+            "create" if create else "save" if log is None else "replace",
             *(_dumps(entry) for entry in log or []),
         ]
         await self._fenced(code, self._write, self._write_index, self._table_keys(code)[:3], args)

@@ -63,6 +63,7 @@ class TableActor:
         clock: Callable[[], float] = time.monotonic,
         store: TableStore | None = None,
         token: int = 1,
+        relock: Callable[[], Awaitable[int | None]] | None = None,
         limits: DecisionLimits = DecisionLimits(),
         restored: TableRecord | None = None,
     ) -> None:
@@ -70,8 +71,9 @@ class TableActor:
         the same match at the same version, on the process that took the table over)."""
         self.spec, self.code, self.broker, self.hooks, self.bots = spec, spec.code, broker, hooks, bots
         self.limits, self.on_change, self.clock = limits, on_change, clock
-        # It saves the table under this owner's lease (``token``); ``fenced``: a newer owner took it over.
-        self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon)
+        # It saves the table under this owner's lease (``token``; ``relock`` takes the lease again
+        # when the store lost the table); ``fenced``: a newer owner took it over.
+        self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon, relock=relock)
         self.delivery = fanout.Delivery(spec.code, broker)
         table = restored or TableRecord.new(spec)
         self.status = table.status  # waiting | playing | finished

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,16 +129,36 @@ def takeover_deadline(deadline_epoch: float | None, now: float) -> float | None:
 class Recorder:
     """Writes one table to its store. A move is appended to the stored log; a new match, seat changes
     and results rewrite the record (and the log only when the stored one may differ). Raises
-    :class:`Refused` ``moved`` once a newer owner fenced this one out (and calls ``on_fenced``)."""
+    :class:`Refused` ``moved`` once a newer owner fenced this one out (and calls ``on_fenced``).
 
-    def __init__(self, code: str, store: TableStore | None, token: int, on_fenced: Callable[[], None]) -> None:
+    When the store turns out to have lost the table (``LogGap``: a Redis that restarted empty), the
+    recorder first takes the table's lease again (``relock``: the new fencing token, or None when
+    another process holds the lease now) and only then writes the table whole. Writing it back
+    under the lapsed lease would let another process find a stored table without a lease and take
+    it over from under its living owner."""
+
+    def __init__(
+        self,
+        code: str,
+        store: TableStore | None,
+        token: int,
+        on_fenced: Callable[[], None],
+        relock: Callable[[], Awaitable[int | None]] | None = None,
+    ) -> None:
         self.code = code
         self.store: TableStore = store if store is not None else MemoryStore()
         self.token = token  # the lease's fencing token: every write to the store carries it
         self.fenced = False
         self.dirty = False  # a change could not be saved: the whole record goes at the next write
         self.on_fenced = on_fenced
+        self.relock = relock
+        self._create = True  # the next whole write may find the table missing (a new table, or relocked)
         self._log_stored: int | None = None  # entries of our log known to be in the store
+
+    def relocked(self, token: int) -> None:
+        """The lease was taken again (it had vanished with the store's data) under ``token``: the
+        next write puts the whole table back."""
+        self.token, self._create, self.dirty = token, True, True
 
     async def save(
         self,
@@ -153,25 +173,41 @@ class Recorder:
         if isinstance(self.store, MemoryStore) and self.store.private and entry is not None:
             return  # one process, nobody to take over: the log lives in memory; seats etc. still saved
         try:
-            if entry is None or self.dirty:
-                # The stored log is rewritten only when it may differ from ours (a new match, after a
-                # failed append); otherwise the record alone is written (e.g. a match's results).
-                same_log = self._log_stored == len(log_entries) and not self.dirty
-                self._log_stored = None
-                await self.store.save(self.code, self.token, record(), None if same_log else log_entries)
-                self.dirty = False
-            else:
-                self._log_stored = None  # unknown until the store answers
-                try:
+            try:
+                if self._create:
+                    self._log_stored = None
+                    await self.store.save(self.code, self.token, record(), log_entries, create=True)
+                    self._create = self.dirty = False
+                elif entry is None or self.dirty:
+                    # The stored log is rewritten only when it may differ from ours (a new match, after
+                    # a failed append); otherwise the record alone is written (e.g. a match's results).
+                    same_log = self._log_stored == len(log_entries) and not self.dirty
+                    self._log_stored = None
+                    await self.store.save(self.code, self.token, record(), None if same_log else log_entries)
+                    self.dirty = False
+                else:
+                    self._log_stored = None  # unknown until the store answers
                     await self.store.append(self.code, self.token, live(), entry, len(log_entries) - 1)
-                except LogGap:
-                    await self.store.save(self.code, self.token, record(), log_entries)
+            except LogGap:
+                await self._put_back(record(), log_entries)
             self._log_stored = len(log_entries)
         except Fenced:
             self.fenced = True
             log.warning("table %s: fenced out by a newer owner; stopping here", self.code[:8])
             self.on_fenced()
             raise Refused("moved", "this table is now served by another server; reconnect") from None
+
+    async def _put_back(self, record: dict[str, Any], log_entries: list[dict[str, Any]]) -> None:
+        """The store lost (part of) the table: take the lease again, then write the table whole."""
+        if self.relock is not None:
+            token = await self.relock()
+            if token is None:
+                raise Fenced(self.code)
+            if token != self.token:
+                log.warning("table %s: the store lost it; lease taken again, written back whole", self.code[:8])
+            self.token = token
+        await self.store.save(self.code, self.token, record, log_entries, create=True)
+        self._create = self.dirty = False
 
     async def save_change(
         self,

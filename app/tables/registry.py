@@ -17,7 +17,7 @@ import sys
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,6 +302,7 @@ class TableRegistry:
                 on_change=self._on_change,
                 store=self.store,
                 token=token,
+                relock=self._relock(spec.code),
                 limits=self.limits,
             )
             await actor.save_now()
@@ -434,10 +435,15 @@ class TableRegistry:
                 await actor.stop()
                 self._drop(code, unlist=False)
             else:
-                actor.recorder.token = new_token
-                actor.recorder.dirty = True  # what took the lease may have taken the log too: write it whole
+                log.warning("table %s: its lease had vanished (Redis restarted?); taken again", code[:8])
+                actor.recorder.relocked(new_token)  # what took the lease took the table too: write it whole
                 with contextlib.suppress(Exception):
                     await actor.save_now()
+
+    def _relock(self, code: str) -> Callable[[], Awaitable[int | None]]:
+        """How a table's recorder takes its lease again after the store lost the table (None: another
+        process holds it now)."""
+        return lambda: self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
 
     def _drop(self, code: str, *, unlist: bool = True) -> None:
         """Forget a table of this process. With ``unlist`` its lobby row goes too; not when another
@@ -567,6 +573,7 @@ class TableRegistry:
             on_change=self._on_change,
             store=self.store,
             token=token,
+            relock=self._relock(code),
             limits=self.limits,
             restored=table,
         )

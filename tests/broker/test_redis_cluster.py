@@ -215,7 +215,7 @@ def entry(n: int) -> dict[str, Any]:
 async def test_the_store_writes_fenced_on_a_cluster(redis_cluster: RedisClusterServers) -> None:
     store = RedisStore(redis_cluster.url, prefix=_prefix())
     try:
-        await store.save("T1", 3, record(), [])
+        await store.save("T1", 3, record(), [], create=True)
         for n in range(5):
             await store.append("T1", 3, {"version": n + 1, "deadline": None}, entry(n), n)
         loaded = await store.load("T1")
@@ -249,7 +249,7 @@ async def test_the_index_refuses_an_old_owner_that_got_past_the_table_check(redi
     prefix = _prefix()
     store = RedisStore(redis_cluster.url, prefix=prefix)
     try:
-        await store.save("T2", 5, record(version=1), [])
+        await store.save("T2", 5, record(version=1), [], create=True)
         await store.save("T2", 8, record(version=2), None)  # the new owner
         args = [5, "T2", b'{"stale": true}', "W1", "1", "save"]
         index_keys = [f"{prefix}store:{{index}}:tokens", *store._index_keys()]
@@ -265,7 +265,7 @@ async def test_the_append_follows_a_flushed_script_cache_and_a_restarted_master(
     store = RedisStore(redis_cluster.url, prefix=_prefix())
     port = redis_cluster.port_of("{T3}")
     try:
-        await store.save("T3", 1, record(), [])
+        await store.save("T3", 1, record(), [], create=True)
         await store.append("T3", 1, {"version": 1, "deadline": None}, entry(0), 0)
         client = node_client(port)
         try:

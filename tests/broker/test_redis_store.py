@@ -27,7 +27,7 @@ def entry(n: int) -> dict[str, Any]:
 async def test_append_then_load(own_redis: OwnRedis) -> None:
     store = RedisStore(own_redis.url, prefix="st:")
     try:
-        await store.save("T1", 3, record(), [])
+        await store.save("T1", 3, record(), [], create=True)
         await store.append("T1", 3, {"version": 1, "deadline": None}, entry(0), 0)
         for n in range(1, 20):
             await store.append("T1", 3, {"version": n + 1, "deadline": 1760000000.5 + n}, entry(n), n)
@@ -49,7 +49,7 @@ async def test_append_is_fenced_and_reports_gaps(own_redis: OwnRedis) -> None:
     try:
         with pytest.raises(LogGap):  # no record yet
             await store.append("T2", 1, {"version": 1, "deadline": None}, entry(0), 0)
-        await store.save("T2", 5, record(), [entry(0)])
+        await store.save("T2", 5, record(), [entry(0)], create=True)
         with pytest.raises(LogGap):  # the stored log is shorter than the owner's
             await store.append("T2", 5, {"version": 3, "deadline": None}, entry(2), 2)
         with pytest.raises(Fenced):
@@ -63,7 +63,7 @@ async def test_append_is_fenced_and_reports_gaps(own_redis: OwnRedis) -> None:
 async def test_a_claim_fences_the_old_owner_without_touching_the_data(own_redis: OwnRedis) -> None:
     store = RedisStore(own_redis.url, prefix="st:")
     try:
-        await store.save("T5", 5, record(), [entry(0)])
+        await store.save("T5", 5, record(), [entry(0)], create=True)
         await store.claim("T5", 9)  # the new owner, before it loads
         assert (await store.load("T5"))[1] == [entry(0)]  # type: ignore[index]
         with pytest.raises(Fenced):  # the old owner's next move is refused
@@ -84,7 +84,7 @@ async def test_append_survives_a_flushed_script_cache(own_redis: OwnRedis) -> No
     store = RedisStore(own_redis.url, prefix="st:")
     admin = Redis.from_url(own_redis.url)
     try:
-        await store.save("T3", 1, record(), [])
+        await store.save("T3", 1, record(), [], create=True)
         await store.append("T3", 1, {"version": 1, "deadline": None}, entry(0), 0)
         await admin.script_flush()
         await store.append("T3", 1, {"version": 2, "deadline": None}, entry(1), 1)  # NOSCRIPT -> EVAL
@@ -98,7 +98,7 @@ async def test_append_survives_a_flushed_script_cache(own_redis: OwnRedis) -> No
 async def test_append_during_an_outage_raises_then_works_again(own_redis: OwnRedis) -> None:
     store = RedisStore(own_redis.url, prefix="st:")
     try:
-        await store.save("T4", 1, record(), [])
+        await store.save("T4", 1, record(), [], create=True)
         await store.append("T4", 1, {"version": 1, "deadline": None}, entry(0), 0)
         own_redis.kill()
         with pytest.raises(BrokerUnavailable):
@@ -106,11 +106,21 @@ async def test_append_during_an_outage_raises_then_works_again(own_redis: OwnRed
         own_redis.start()  # empty: the log is gone, which the owner learns as a gap
         with pytest.raises(LogGap):
             await store.append("T4", 1, {"version": 2, "deadline": None}, entry(1), 1)
+        # Writing the table back takes a "create" write (after the owner took its lease again): a
+        # plain write finds the table missing and says so, instead of recreating it lease-less.
         try:
-            await store.save("T4", 1, record(), [entry(0), entry(1)])
+            with pytest.raises(LogGap):
+                await store.save("T4", 1, record(), [entry(0), entry(1)])
         except BrokerUnavailable:  # save's pooled redis-py connection may still be the dead one
-            await store.save("T4", 1, record(), [entry(0), entry(1)])
-        await store.append("T4", 1, {"version": 3, "deadline": None}, entry(2), 2)
+            with pytest.raises(LogGap):
+                await store.save("T4", 1, record(), [entry(0), entry(1)])
+        with pytest.raises(LogGap):
+            await store.save("T4", 1, record(), None)
+        assert not await store.exists("T4")
+        await store.save("T4", 2, record(), [entry(0), entry(1)], create=True)
+        with pytest.raises(Fenced):  # the fence came back with it
+            await store.save("T4", 1, record(), None)
+        await store.append("T4", 2, {"version": 3, "deadline": None}, entry(2), 2)
         assert (await store.load("T4"))[1] == [entry(0), entry(1), entry(2)]  # type: ignore[index]
     finally:
         await store.close()

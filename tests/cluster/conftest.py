@@ -8,6 +8,20 @@ from tests.support.redis_cluster import RedisClusterServers, shared_cluster, sto
 __all__ = ["cluster", "cluster_on_redis_cluster", "redis_cluster"]
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed cluster test shows what its server processes logged (takeovers, fencing, settlement
+    errors): CI keeps no files, so the report is the only place to read them."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when != "call" or not report.failed:
+        return
+    for name in ("cluster", "cluster_on_redis_cluster"):
+        servers = getattr(item, "funcargs", {}).get(name)
+        if servers is not None:
+            report.sections.append(("server logs", servers.log_tails()))
+
+
 @pytest.fixture(scope="session")
 def redis_cluster() -> Iterator[RedisClusterServers]:
     """The session's 3-master Redis Cluster (skips or, in CI, fails when it cannot start)."""

@@ -107,7 +107,7 @@ class Cluster:
             "DURAK_ALLOWED_ORIGINS": json.dumps([self.origin(p) for p in self.ports]),
             "DURAK_WS_RATE_PER_S": "1000",
             "DURAK_NODE_NAME": name,
-            "DURAK_LOG_LEVEL": "warning",
+            "DURAK_LOG_LEVEL": "info",  # takeovers, fencing, settlements: shown when a test fails
             **RELAXED_LIMITS_ENV,
         }
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
@@ -115,6 +115,23 @@ class Cluster:
             [sys.executable, "-m", "app"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
         )
         wait_port(port)
+
+    def log_tails(self, lines: int = 80) -> str:
+        """The last lines of every process's log, without the access lines (a failed test shows them)."""
+        parts = []
+        for path in sorted(self.logs.glob("node*.log")):
+            kept = [
+                line
+                for line in path.read_text(errors="replace").splitlines()
+                if '" 200' not in line
+                and "WebSocket /" not in line
+                and "connection open" not in line
+                and "connection closed" not in line
+            ]
+            parts.append(
+                f"== {path.name} (last {min(lines, len(kept))} of {len(kept)} lines)\n" + "\n".join(kept[-lines:])
+            )
+        return "\n".join(parts)
 
     def kill(self, port: int) -> None:
         proc = self.procs.pop(port)

@@ -92,9 +92,9 @@ async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_e
     saved_logs: list[int | None] = []
     original_save = store.save
 
-    async def save(code, token, record, log):  # records how much of the log each save rewrites
+    async def save(code, token, record, log, *, create=False):  # records how much of the log each save rewrites
         saved_logs.append(None if log is None else len(log))
-        await original_save(code, token, record, log)
+        await original_save(code, token, record, log, create=create)
 
     store.save = save  # type: ignore[method-assign]
     async with seated_table(Rules(timer=0), name=name, store=store) as (_, registry, actor):
@@ -197,3 +197,31 @@ async def test_a_table_whose_first_lease_lapsed_while_it_opened_stays_with_its_p
             assert holder is not None and holder.owner == "proc-a" and holder.token == actor.recorder.token
             assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"  # not "moved"
             assert not actor.recorder.fenced
+
+
+async def test_a_store_that_restarted_empty_never_hands_a_living_owners_table_to_another_process() -> None:
+    """A Redis without persistence restarts: the table's record, log and lease are gone while its
+    owner lives on. No other process may take the table over: the owner takes its lease again
+    before it writes the table back (docs/broker.md, "A master that comes back empty")."""
+    rng = random.Random(13)
+    async with two_processes() as (first, second):
+        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+        actor = await first.create(spec)
+        await first.call(spec.code, "join", ALICE)
+        await first.call(spec.code, "join", BOB)
+        await play_moves(first, spec.code, 5, rng)
+        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
+        data = first.store._data  # type: ignore[attr-defined]
+        for part in (data.records, data.logs, data.fences, data.live):
+            part.pop(spec.code, None)
+        await second.adopt_orphans()  # nothing stored to rebuild it from
+        assert spec.code not in second.tables
+        version = actor.version
+        await play_moves(first, spec.code, 3, rng)  # the next move takes the lease again, then writes back
+        assert actor.version == version + 3 and not actor.recorder.fenced
+        holder = await first.broker.lease_holder(lease_name(spec.code))
+        assert holder is not None and holder[0] == "proc-a"
+        stored = await first.store.load(spec.code)
+        assert stored is not None and stored[1] == actor.log
+        await second.adopt_orphans()
+        assert spec.code not in second.tables and spec.code in first.tables
