@@ -388,12 +388,27 @@ async def file_flag(
 
 
 async def warn(
-    session: AsyncSession, *, account_id: int, text: str, dedupe: str | None = None, flag_id: int | None = None
+    session: AsyncSession,
+    *,
+    account_id: int,
+    text: str,
+    kind: str | None = None,
+    params: dict[str, Any] | None = None,
+    dedupe: str | None = None,
+    flag_id: int | None = None,
 ) -> None:
-    """A warning the player reads (``GET /api/me/integrity``); once per ``dedupe`` when given."""
+    """A warning the player reads (``GET /api/me/integrity``); once per ``dedupe`` when given.
+    ``text`` is its English wording; ``kind`` and ``params`` let the web client word it in the
+    player's language."""
     insert = insert_for(session)
     statement = insert(IntegrityWarning).values(
-        account_id=account_id, text=text, dedupe=dedupe, flag_id=flag_id, created_at=utcnow()
+        account_id=account_id,
+        text=text,
+        kind=kind,
+        params=params,
+        dedupe=dedupe,
+        flag_id=flag_id,
+        created_at=utcnow(),
     )
     if dedupe is not None:
         statement = statement.on_conflict_do_nothing(index_elements=["dedupe"])
@@ -537,9 +552,23 @@ async def _quick_wins_reached(session: AsyncSession, row: PairDay, rules: Integr
             f"wins between the same accounts look like coin or rating farming; at {rules.quick_wins_report} the "
             "matches are reported to the admins (docs/integrity.md)."
         )
+        params = {
+            "winner": w,
+            "loser": lo,
+            "count": count,
+            "day": str(row.day),
+            "bouts": rules.rated_min_bouts,
+            "seconds": rules.rated_min_seconds,
+            "report_at": rules.quick_wins_report,
+        }
         for account in (winner, loser):
             await warn(
-                session, account_id=account, text=text, dedupe=f"quick_wins:{winner}:{loser}:{row.day}:{account}"
+                session,
+                account_id=account,
+                text=text,
+                kind="quick_wins",
+                params=params,
+                dedupe=f"quick_wins:{winner}:{loser}:{row.day}:{account}",
             )
     if count >= rules.quick_wins_report:
         await file_flag(
@@ -679,5 +708,8 @@ async def player_view(session: AsyncSession, account_id: int, *, limit: int = 50
     ).all()
     return {
         "frozen": None if frozen is None else {"reason": frozen.reason, "since": frozen.since},
-        "warnings": [{"id": row.id, "text": row.text, "at": row.created_at} for row in rows],
+        "warnings": [
+            {"id": row.id, "text": row.text, "kind": row.kind, "params": row.params, "at": row.created_at}
+            for row in rows
+        ],
     }

@@ -190,8 +190,9 @@ async def review_flag(
             f"and warns both accounts" + (f": {note}" if note else ".") + " Farming coins or rating breaks the "
             "rules (docs/integrity.md); staked play can be frozen and coin movements reversed."
         )
+        params = {"a": names.get(flag.account_a), "b": names.get(flag.account_b), "note": note or ""}
         for account in (flag.account_a, flag.account_b):
-            await warn(session, account_id=account, text=text, flag_id=flag.id)
+            await warn(session, account_id=account, text=text, kind="admin_warned", params=params, flag_id=flag.id)
     await session.flush()
     return await flag_view(session, flag)
 

@@ -434,7 +434,9 @@ class IntegrityWarning(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
-    text: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)  # in English; ``kind`` and ``params`` let a client word it
+    kind: Mapped[str | None] = mapped_column(String(40), default=None)  # quick_wins | admin_warned
+    params: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
     flag_id: Mapped[int | None] = mapped_column(ForeignKey("integrity_flags.id", ondelete="CASCADE"), default=None)
     dedupe: Mapped[str | None] = mapped_column(String(200), unique=True, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

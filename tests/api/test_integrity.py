@@ -249,6 +249,16 @@ async def test_quick_wins_warn_both_at_three_and_report_to_the_admins_at_four(ap
     for client in (winner, loser):
         warnings = (await client.get("/api/me/integrity")).json()["warnings"]
         assert len(warnings) == 1 and "winner has won 3 matches quickly against loser" in warnings[0]["text"]
+        # What the web client words in the player's language.
+        assert warnings[0]["kind"] == "quick_wins"
+        params = warnings[0]["params"]
+        assert {k: params[k] for k in ("winner", "loser", "count", "bouts", "report_at")} == {
+            "winner": "winner",
+            "loser": "loser",
+            "count": 3,
+            "bouts": 3,
+            "report_at": 4,
+        }
     assert (await root.get("/api/admin/integrity/flags")).json()["total"] == 0
     ids.append(await quick_win(api, winner, loser, stake=10))
     page = (await root.get("/api/admin/integrity/flags", params={"status": "open"})).json()
@@ -318,6 +328,8 @@ async def test_admins_dismiss_warn_and_freeze(api: Api) -> None:
     for client in (winner, loser):
         warnings = (await client.get("/api/me/integrity")).json()["warnings"]
         assert len(warnings) == 2 and "no more farming" in warnings[0]["text"]
+        assert warnings[0]["kind"] == "admin_warned"
+        assert warnings[0]["params"] == {"a": "winner", "b": "loser", "note": "no more farming"}
     assert (await winner.post(f"/api/admin/integrity/flags/{flag['id']}/warn", json={"note": ""})).status_code == 403
 
     winner_id = flag["accounts"][0]["id"]

@@ -92,3 +92,10 @@ export function formatSigned(value) {
 export function formatDate(value) {
   return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(value));
 }
+
+/** A calendar day ("2026-12-02", a UTC day as the server counts them) in the page's language. */
+export function formatDay(day) {
+  const date = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(date.getTime())) return String(day);
+  return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeZone: 'UTC' }).format(date);
+}

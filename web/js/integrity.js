@@ -5,7 +5,7 @@
 // are put in words here, the frozen one with the admin's reason.
 import { ApiError, errorText, get } from './api.js';
 import { h } from './dom.js';
-import { formatDate, t } from './i18n.js';
+import { formatDate, formatDay, t } from './i18n.js';
 import { currentUser } from './session.js';
 
 const SEEN_KEY = 'durak.integrity.seen'; // {accountId: [warning id, ...]}
@@ -57,6 +57,21 @@ function markSeen(accountId, warningId) {
   }
 }
 
+/** A warning in the player's language, from its kind and facts; any other kind, or none (warnings
+ * older than the kinds), in the server's English text. */
+export function warningText(warning) {
+  const params = warning.params;
+  if (!params) return warning.text;
+  if (warning.kind === 'quick_wins') {
+    return t('integrity.warning_quick_wins', { ...params, day: formatDay(params.day) });
+  }
+  if (warning.kind === 'admin_warned') {
+    const text = t('integrity.warning_admin_warned', params);
+    return params.note ? `${text} ${t('integrity.warning_admin_note', { note: params.note })}` : text;
+  }
+  return warning.text;
+}
+
 /** The banners for `data` (from myIntegrity): the freeze with its reason, then each warning not
  * dismissed yet in this browser, with its own "Understood" button. */
 export function integrityBanners(data) {
@@ -82,7 +97,7 @@ export function integrityBanners(data) {
       'section',
       { class: 'integrity-banner warning', role: 'status', dataset: { warning: String(warning.id) } },
       h('h2', { text: t('integrity.warning_title') }),
-      h('p', { class: 'warning-text', text: warning.text }),
+      h('p', { class: 'warning-text', text: warningText(warning) }),
       h('p', { class: 'muted', text: formatDate(warning.at) }),
     );
     banner.append(

@@ -4,7 +4,7 @@ staked play, reversing a match's coin movements; and a player's own warnings and
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, status
 from pydantic import BaseModel, Field, field_validator
@@ -120,7 +120,17 @@ class FrozenOut(BaseModel):
 
 class WarningOut(BaseModel):
     id: int
-    text: str
+    text: str = Field(description="The warning in English.")
+    kind: str | None = Field(
+        default=None,
+        description="`quick_wins` (automatic, after repeated quick wins) or `admin_warned` (an admin's review); "
+        "null for warnings older than these kinds.",
+    )
+    params: dict[str, Any] | None = Field(
+        default=None,
+        description="The facts the warning words, for a client that puts it in the player's language: "
+        "quick_wins: winner, loser, count, day, bouts, seconds, report_at; admin_warned: a, b, note.",
+    )
     at: datetime
 
 
