@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._server import ServerProcess, durak_server, free_port, proc_cpu_split_s
-from bench.capacity import ClientProcess, measure_window
+from bench.capacity import ClientProcess, _print_profile, _wait_for_file, measure_window
 
 PY = sys.executable
 
@@ -103,7 +104,11 @@ def database(workdir: Path) -> Any:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> list[ServerProcess]:
+def _servers(
+    workdir: Path, count: int, database_url: str, redis_url: str, profile: bool = False
+) -> list[ServerProcess]:
+    """``count`` servers on the same database and Redis; with ``profile``, each under
+    bench/instrumented_server.py, writing a cProfile (CPU clock) of the window to its folder."""
     ports = [free_port() for _ in range(count)]
     origins = [f"http://127.0.0.1:{p}" for p in ports]
     servers = []
@@ -119,7 +124,13 @@ def _servers(workdir: Path, count: int, database_url: str, redis_url: str) -> li
                     "DURAK_BROKER_URL": redis_url,
                     "DURAK_ALLOWED_ORIGINS": json.dumps(origins),
                     "DURAK_NODE_NAME": f"node{index}",
+                    **(
+                        {"BENCH_CPROFILE_CPU": "1", "BENCH_CPROFILE": str(folder / "window.prof")}
+                        if profile
+                        else {}
+                    ),
                 },
+                argv=[sys.executable, "-m", "bench.instrumented_server"] if profile else None,
             )
         )
     return servers
@@ -170,7 +181,7 @@ def phase(
     assert redis.proc is not None
     folder = workdir / f"round{round_no}-phase{processes}"
     folder.mkdir()
-    servers = _servers(folder, processes, database_url, redis.url("unix"))
+    servers = _servers(folder, processes, database_url, redis.url("unix"), profile=args.cprofile)
     for server in servers:
         server.start(timeout=60)
     argv = [sys.executable, "-m", "bench.capacity", "client", "--think-ms", str(args.think_ms), "--seed", "1"]
@@ -185,8 +196,18 @@ def phase(
         client.wait_for("grown")
         time.sleep(args.warmup)
         counters0, pg0 = _redis_counters(redis), _postgres_cpu_s()
+        if args.cprofile:
+            for server in servers:
+                os.kill(server.pid, signal.SIGUSR1)
         window = measure_window(client, [s.pid for s in servers], args.duration, redis.proc.pid)
         counters1, pg1 = _redis_counters(redis), _postgres_cpu_s()
+        if args.cprofile:
+            for server in servers:
+                os.kill(server.pid, signal.SIGUSR2)
+            for index in range(len(servers)):
+                path = folder / f"node{index}" / "window.prof"
+                _wait_for_file(path)
+                _print_profile(path, f"server {index + 1} of {processes}", top=18)
     finally:
         client.stop()
         for server in servers:
@@ -245,6 +266,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=None, help="seconds after the tables are open (3; quick 2)")
     parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 15, quick 5)")
     parser.add_argument("--rounds", type=int, default=None, help="one process then two, this many times (3; quick 1)")
+    parser.add_argument(
+        "--cprofile", action="store_true", help="cProfile each server's window (CPU clock) and print its top functions"
+    )
     args = parser.parse_args(argv)
     args.tables = args.tables or (100 if args.quick else 250)
     args.rounds = args.rounds or (1 if args.quick else 3)

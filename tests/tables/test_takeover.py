@@ -113,18 +113,24 @@ async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_e
         assert loaded is not None and loaded[1] == [] and actor.status == "playing"
 
 
+async def _playing_without_its_lease(first: TableRegistry, rng: random.Random) -> tuple[TableSpec, TableActor]:
+    """A two-player match of "proc-a", five moves in, whose lease is gone while its actor lives on."""
+    spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+    actor = await first.create(spec)
+    await first.call(spec.code, "join", ALICE)
+    await first.call(spec.code, "join", BOB)
+    await play_moves(first, spec.code, 5, rng)
+    await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
+    return spec, actor
+
+
 async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
     """The old owner still runs (it lost only its lease, say to a Redis restart) and accepts a move
     while the new owner is loading the table. The new owner claims the table before loading, so that
     move is refused ("moved") instead of acknowledged and then lost."""
     rng = random.Random(11)
     async with two_processes() as (first, second):
-        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
-        actor = await first.create(spec)
-        await first.call(spec.code, "join", ALICE)
-        await first.call(spec.code, "join", BOB)
-        await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)  # the lease is gone
+        spec, actor = await _playing_without_its_lease(first, rng)
 
         replies: list[dict] = []
         real_load = second.store.load
@@ -205,12 +211,7 @@ async def test_a_store_that_restarted_empty_never_hands_a_living_owners_table_to
     before it writes the table back (docs/broker.md, "A master that comes back empty")."""
     rng = random.Random(13)
     async with two_processes() as (first, second):
-        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
-        actor = await first.create(spec)
-        await first.call(spec.code, "join", ALICE)
-        await first.call(spec.code, "join", BOB)
-        await play_moves(first, spec.code, 5, rng)
-        await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
+        spec, actor = await _playing_without_its_lease(first, rng)
         data = first.store._data  # type: ignore[attr-defined]
         for part in (data.records, data.logs, data.fences, data.live):
             part.pop(spec.code, None)
