@@ -331,7 +331,41 @@ export function mount(root, { code, watch }) {
     );
   }
 
+  // A tap is a press and a release on the same element. An update that redraws the page between
+  // the two replaces that element, and the browser then makes no click of it: the tap is lost (a
+  // bot's rematch vote arriving under the finger did exactly that). So while a pointer is down the
+  // drawing waits, its events gathered, and it runs right after the click the release makes; a
+  // press held for ten seconds lets it through (a release the page never heard of).
+  let pressing = null; // the timer that ends a long press, while a pointer is down on the page
+  let deferred = null; // {events} of the drawing that waits for the release
+  const press = () => {
+    clearTimeout(pressing);
+    pressing = setTimeout(release, 10000);
+  };
+  const release = () => {
+    if (pressing === null) return;
+    clearTimeout(pressing);
+    pressing = null;
+    if (deferred) {
+      const waiting = deferred.events;
+      deferred = null;
+      setTimeout(() => render(waiting), 0);
+    }
+  };
+  container.addEventListener('pointerdown', press, true);
+  window.addEventListener('pointerup', release, true);
+  window.addEventListener('pointercancel', release, true);
+
   function render(events = null) {
+    if (pressing !== null) {
+      const gathered = deferred ? deferred.events : null;
+      deferred = { events: gathered && events ? [...gathered, ...events] : gathered || events };
+      return;
+    }
+    draw(events);
+  }
+
+  function draw(events) {
     const before = events && container.querySelector('#felt') ? measure(container) : null;
     const playing = Boolean(st.table && st.view && st.table.status !== 'waiting');
     container.classList.toggle('in-match', playing);
@@ -454,6 +488,10 @@ export function mount(root, { code, watch }) {
       clearInterval(ticker);
       clearTimeout(st.busyTimer);
       document.removeEventListener('keydown', keys);
+      container.removeEventListener('pointerdown', press, true);
+      window.removeEventListener('pointerup', release, true);
+      window.removeEventListener('pointercancel', release, true);
+      clearTimeout(pressing);
       offUser();
       offMute();
       LOG_BESIDE.removeEventListener('change', logLayout);
