@@ -644,9 +644,10 @@ class Client:
         window = t1 - t0
         stats = self.stats
         lat = sorted(stats.latencies)
+        late = sorted(stats.lateness)
 
         def pct(p: float) -> float:
-            return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+            return _pct(lat, p) * 1000
 
         return {
             "window_s": window,
@@ -671,8 +672,8 @@ class Client:
             # How late the client acted on its own schedule (its loop busy with other players): a
             # late client sends its due players together, so the server sees bursts of commands.
             "client_lateness_ms": {
-                "p50": _pct(sorted(stats.lateness), 0.50) * 1000,
-                "p99": _pct(sorted(stats.lateness), 0.99) * 1000,
+                "p50": _pct(late, 0.50) * 1000,
+                "p99": _pct(late, 0.99) * 1000,
             },
             "client_cpu_pct": 100 * (cpu1 - cpu0) / window,
             "client_cpu_us_per_command": 1e6 * (cpu1 - cpu0) / max(1, stats.acks),

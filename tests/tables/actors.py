@@ -91,3 +91,11 @@ async def two_processes() -> AsyncIterator[tuple[TableRegistry, TableRegistry]]:
         second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False)
         async with first, second:
             yield first, second
+
+
+def forget_table(store: MemoryStore, code: str) -> None:
+    """What a Redis that restarts with nothing on disk does to a table: its record, log, live
+    version and fence are gone (the store's own data, as only a test may touch it)."""
+    data = store._data
+    for part in (data.records, data.logs, data.fences, data.live):
+        part.pop(code, None)

@@ -12,6 +12,7 @@ from app.tables.commands import Refused
 from app.tables.record import Recorder, TableRecord, read_record, record_json, takeover_deadline
 from app.tables.spec import Principal, Seat, TableSpec
 from app.tables.store import LogGap, MemoryStore
+from tests.tables.actors import forget_table
 
 ALICE = Principal(key="a:1", name="alice", account_id=1)
 
@@ -82,13 +83,6 @@ async def test_the_recorder_appends_moves_and_rewrites_the_record_only_when_it_m
     assert fenced == [True]
 
 
-def _forget(store: MemoryStore, code: str) -> None:
-    """What a Redis that restarts with nothing on disk does to a table: everything of it is gone."""
-    data = store._data
-    for part in (data.records, data.logs, data.fences, data.live):
-        part.pop(code, None)
-
-
 async def test_a_store_that_lost_the_table_gets_it_back_only_after_the_lease_is_taken_again() -> None:
     store = MemoryStore(f"memory://rec-{uuid.uuid4().hex}")
     relocks: list[int] = []
@@ -102,7 +96,7 @@ async def test_a_store_that_lost_the_table_gets_it_back_only_after_the_lease_is_
     record = lambda: record_json(table, {})  # noqa: E731
     await recorder.save(record, log[:1], None, lambda: {"version": 1, "deadline": None})  # a new table
     assert relocks == [] and await store.exists("tbl")
-    _forget(store, "tbl")
+    forget_table(store, "tbl")
     # A move finds the table gone: the lease is taken again first, then the whole table written back.
     await recorder.save(record, log[:2], log[1], lambda: {"version": 2, "deadline": None})
     stored = await store.load("tbl")
@@ -110,7 +104,7 @@ async def test_a_store_that_lost_the_table_gets_it_back_only_after_the_lease_is_
     with pytest.raises(Refused):  # the token of the lapsed lease is fenced out now
         await Recorder("tbl", store, 1, on_fenced=lambda: None).save(record, log, None, lambda: {})
     # A seat change (no move) that finds the table gone does the same.
-    _forget(store, "tbl")
+    forget_table(store, "tbl")
     await recorder.save(record, log[:2], None, lambda: {})
     assert relocks == [1, 1] and await store.exists("tbl")
 
@@ -126,7 +120,7 @@ async def test_a_plain_write_never_recreates_a_lost_table_and_a_lost_lease_means
     table, log = _played(2)
     record = lambda: record_json(table, {})  # noqa: E731
     await recorder.save(record, log[:1], None, lambda: {"version": 1, "deadline": None})
-    _forget(store, "tbl")
+    forget_table(store, "tbl")
     with pytest.raises(Refused) as refused:
         await recorder.save(record, log, log[1], lambda: {"version": 2, "deadline": None})
     assert refused.value.code == "moved" and fenced == [True]

@@ -18,7 +18,7 @@ from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
 from tests.support.wait import eventually
-from tests.tables.actors import ALICE, BOB, play_moves, seated_table, two_processes
+from tests.tables.actors import ALICE, BOB, forget_table, play_moves, seated_table, two_processes
 
 
 async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) -> None:
@@ -212,9 +212,7 @@ async def test_a_store_that_restarted_empty_never_hands_a_living_owners_table_to
     rng = random.Random(13)
     async with two_processes() as (first, second):
         spec, actor = await _playing_without_its_lease(first, rng)
-        data = first.store._data  # type: ignore[attr-defined]
-        for part in (data.records, data.logs, data.fences, data.live):
-            part.pop(spec.code, None)
+        forget_table(first.store, spec.code)  # type: ignore[arg-type]
         await second.adopt_orphans()  # nothing stored to rebuild it from
         assert spec.code not in second.tables
         version = actor.version
