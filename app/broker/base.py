@@ -270,6 +270,7 @@ class Broker(abc.ABC):
         self.max_queue = options.max_queue
         self._started = False
         self._closed = False
+        self._subs: dict[str, set[Subscription]] = {}  # channel -> this process's subscriptions
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -325,6 +326,15 @@ class Broker(abc.ABC):
         """Deliver ``(channel, message)`` pairs, in order, to this process's subscribers only, at
         once and without the backend: for a publisher that knows no other process listens on
         those channels. Messages for a channel must not take both ways while any are in flight."""
+
+    def signal_gap_here(self, prefix: str, *, besides: str = "") -> None:
+        """Tell this process's subscribers of every channel that starts with ``prefix`` (but
+        ``besides``) that messages may have been lost: for a relay whose own subscription, which
+        carried their messages, had a gap."""
+        for channel, subs in list(self._subs.items()):
+            if channel.startswith(prefix) and channel != besides:
+                for sub in tuple(subs):
+                    sub._signal_gap(GapReason.RECONNECT)
 
     @asynccontextmanager
     async def subscribe(self, channel: str, *, max_queue: int | None = None) -> AsyncIterator[Subscription]:

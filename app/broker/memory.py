@@ -83,7 +83,6 @@ class MemoryBroker(Broker):
         super().__init__(options or BrokerOptions())
         self._hub = _hub_for(url)
         self._clock = clock  # seconds, for lease expiry
-        self._subs: dict[str, set[Subscription]] = {}  # local channel name -> subscriptions
 
     def __repr__(self) -> str:
         return f"<MemoryBroker prefix={self.prefix!r} healthy={self.healthy}>"

@@ -360,7 +360,6 @@ class RedisBroker(Broker):
         self._push_capped: AsyncScript = self._redis.register_script(_PUSH_CAPPED)
         self._shards: dict[Address | None, _Shard] = {}
         self._lock = asyncio.Lock()  # serialises every change of the links' subscriptions
-        self._subs: dict[str, set[Subscription]] = {}
         self._home: dict[str, _Shard] = {}  # channel -> the shard it is (or was last) subscribed on
         self._lost: set[str] = set()  # channels whose subscription was lost: a gap when it is back
         self._unsubscribing: set[asyncio.Task[None]] = set()

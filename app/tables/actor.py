@@ -143,7 +143,7 @@ class TableActor:
     async def _handle(self, command: Command) -> None:
         kind, principal = command.type, command.principal
         if command.remote and command.conn and principal is not None:  # its connection is elsewhere
-            self.delivery.heard_from_afar(principal.key)
+            self.delivery.heard_from_afar(principal.key, command.via)
         if kind in _INTERNAL:
             return await _INTERNAL[kind](self, command)
         if principal is None:

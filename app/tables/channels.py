@@ -4,6 +4,8 @@ that a connection forwards a frame without parsing or re-encoding it."""
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import orjson
@@ -28,7 +30,44 @@ def watch(code: str) -> str:
     return f"{of_table(code)}watch"
 
 
+def fan(code: str, process: str) -> str:
+    """Where the table's owner publishes, as one bundle per command, the frames for the connections
+    that ``process`` (a registry's ``owner`` id) holds (:func:`pack_bundle`); that process listens
+    while it has a connection to the table."""
+    return f"{of_table(code)}fan:{process}"
+
+
 LOBBY = "lobby"
+
+_ITEM_HEAD = struct.Struct(">HI")  # a bundled item: its channel's length, its message's length
+
+
+def pack_bundle(items: Sequence[tuple[str, str | bytes]]) -> bytes:
+    """Several (channel, message) pairs as one broker message: a crossing costs one publish, not one
+    per recipient (docs/broker.md, "Bundles")."""
+    parts: list[bytes] = []
+    for channel, message in items:
+        name = channel.encode()
+        data = message.encode() if isinstance(message, str) else message
+        parts += (_ITEM_HEAD.pack(len(name), len(data)), name, data)
+    return b"".join(parts)
+
+
+def unpack_bundle(data: bytes) -> list[tuple[str, bytes]]:
+    """The pairs of :func:`pack_bundle`; raises ``ValueError`` for anything else."""
+    items: list[tuple[str, bytes]] = []
+    at, end, head = 0, len(data), _ITEM_HEAD.size
+    while at < end:
+        if at + head > end:
+            raise ValueError("a bundle ends inside an item's header")
+        name_len, data_len = _ITEM_HEAD.unpack_from(data, at)
+        at += head
+        stop = at + name_len + data_len
+        if stop > end:
+            raise ValueError("a bundle ends inside an item")
+        items.append((data[at : at + name_len].decode(), data[at + name_len : stop]))
+        at = stop
+    return items
 
 
 class Frame(NamedTuple):

@@ -10,6 +10,7 @@ one wire codec (the command's JSON on ``t:<code>:in``, decoded once by the recei
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from app.tables.spec import Principal
 
 # The commands a player's connection may send that become an engine action (docs/protocol.md).
 PLAY_COMMANDS = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
+_PROCESS_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 UNSEATED = -1  # the seat of a play command's action until the actor knows the sender's seat
 
 
@@ -62,6 +64,7 @@ class Command:
     commitment: Any = None  # ... answering this commitment of the table (docs/fairness.md)
     last_version: Any = None  # hello
     remote: bool = False  # came through the broker (its connection lives in another process)
+    via: str | None = None  # the process of the websocket connection that sent it (its fan channel)
 
     def seated_action(self, seat: int) -> Action:
         """The play command's action for the sender's seat."""
@@ -93,7 +96,19 @@ def command_to_json(command: Command) -> bytes:
     data: dict[str, Any] = {"type": command.type}
     if command.principal is not None:
         data["principal"] = command.principal.to_json()
-    wire = ("conn", "reply", "id", "version", "seat", "level", "rating", "client_seed", "commitment", "last_version")
+    wire = (
+        "conn",
+        "reply",
+        "id",
+        "version",
+        "seat",
+        "level",
+        "rating",
+        "client_seed",
+        "commitment",
+        "last_version",
+        "via",
+    )
     for name in wire:
         value = getattr(command, name)
         if value is not None:
@@ -133,7 +148,13 @@ def command_from_json(raw: bytes | str) -> Command:
         commitment=_text(data.get("commitment")),
         last_version=data.get("last_version"),
         remote=True,
+        via=_process(data.get("via")),
     )
+
+
+def _process(value: Any) -> str | None:
+    """A process id fit for a channel name, or None."""
+    return value if isinstance(value, str) and _PROCESS_ID.fullmatch(value) else None
 
 
 def _text(value: Any) -> str | None:

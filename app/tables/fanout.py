@@ -11,12 +11,14 @@ card) are encoded once and spliced into each recipient's JSON text.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from app.broker import Broker
+from app.broker import Broker, BrokerError, Event, Gap
 from app.engine import State, event_to_json, public_cards, public_view, seat_view
 from app.tables import channels
 from app.tables.channels import dumps
@@ -159,16 +161,18 @@ class Delivery:
         self.code = code
         self.broker = broker
         # Person and spectator channels that a connection in another process has used (it sent a
-        # command through the broker): their frames go through the broker.
-        self.remote_channels: set[str] = set()
+        # command through the broker), and the processes it came from: their frames go through the
+        # broker, bundled per process. "" is a sender whose process is unknown (a REST call on
+        # behalf of a connection): that channel's frames are published on the channel itself.
+        self.remote_channels: dict[str, set[str]] = {}
         self._prefix = channels.of_table(code)
         self._held: Outbox | None = None
 
-    def heard_from_afar(self, principal_key: str) -> None:
-        """A connection in another process sent a command for this person: route to it by broker."""
-        person = channels.person(self.code, principal_key)
-        if person not in self.remote_channels:
-            self.remote_channels.update((person, channels.watch(self.code)))
+    def heard_from_afar(self, principal_key: str, via: str | None = None) -> None:
+        """A connection in process ``via`` sent a command for this person: route to it by broker."""
+        process = via or ""
+        for channel in (channels.person(self.code, principal_key), channels.watch(self.code)):
+            self.remote_channels.setdefault(channel, set()).add(process)
 
     def hold(self) -> None:
         self._held = []
@@ -205,6 +209,102 @@ class Delivery:
             if here:
                 self.broker.deliver_here(here)
             if there:
-                await self.broker.publish_many(there)
+                await self.broker.publish_many(self.bundled(there))
         except Exception as exc:  # broker down: clients resync when it returns
             log.warning("table %s: publish failed (%d messages): %s", self.code[:8], len(outbox), exc)
+
+    def bundled(self, there: Outbox) -> list[tuple[str, str | bytes]]:
+        """The table's frames for other processes as one bundle per process, on that process's fan
+        channel (its :class:`Relay` hands them to its subscribers), ahead of the rest (REST replies,
+        channels of unknown processes), so that a reply never overtakes the update it answers."""
+        remote = self.remote_channels
+        prefix = self._prefix
+        bundles: dict[str, list[tuple[str, str]]] = {}
+        direct: list[tuple[str, str | bytes]] = []
+        for item in there:
+            processes = remote.get(item[0]) if item[0].startswith(prefix) else None
+            if not processes or "" in processes:
+                direct.append(item)
+                continue
+            for process in processes:
+                bundles.setdefault(process, []).append(item)
+        if not bundles:
+            return direct
+        fanned: list[tuple[str, str | bytes]] = [
+            (channels.fan(self.code, process), channels.pack_bundle(items)) for process, items in bundles.items()
+        ]
+        return fanned + direct
+
+
+@dataclass(slots=True)
+class _Listening:
+    task: asyncio.Task[None]
+    live: asyncio.Future[None]
+    connections: int = 0
+
+
+@dataclass(slots=True)
+class Relay:
+    """The receiving end of :meth:`Delivery.bundled`: while this process (``process``, its
+    registry's owner id) has a connection to a table, it listens on its own fan channel of the table
+    and hands each bundle's frames to its subscribers (``deliver_here``). A gap on the fan channel is
+    a gap on every channel of the table here, so the connections resync."""
+
+    broker: Broker
+    process: str
+    _tables: dict[str, _Listening] = field(default_factory=dict)
+
+    @contextlib.asynccontextmanager
+    async def joined(self, code: str) -> AsyncIterator[None]:
+        """Listening on ``code``'s fan channel for the body (raises :class:`BrokerError` when the
+        subscription cannot be made)."""
+        listening = self._tables.get(code)
+        if listening is None or listening.task.done():
+            live = asyncio.get_running_loop().create_future()
+            task = asyncio.create_task(self._listen(code, live), name=f"relay-{code[:8]}")
+            listening = self._tables[code] = _Listening(task, live)
+        listening.connections += 1
+        try:
+            await asyncio.shield(listening.live)
+            yield
+        finally:
+            listening.connections -= 1
+            if listening.connections == 0 and self._tables.get(code) is listening:
+                del self._tables[code]
+                listening.task.cancel()
+
+    def listening(self, code: str) -> bool:
+        return code in self._tables
+
+    async def _listen(self, code: str, live: asyncio.Future[None]) -> None:
+        prefix, fan = channels.of_table(code), channels.fan(code, self.process)
+        fans = channels.fan(code, "")
+
+        def on_bundle(event: Event) -> None:
+            if isinstance(event, Gap):
+                self.broker.signal_gap_here(prefix, besides=fan)
+                return
+            try:
+                items = channels.unpack_bundle(event.data)
+            except ValueError:
+                log.warning("table %s: a malformed bundle was dropped", code[:8])
+                self.broker.signal_gap_here(prefix, besides=fan)
+                return
+            # Only this table's channels: a bundle never reaches another table's subscribers.
+            mine = [item for item in items if item[0].startswith(prefix) and not item[0].startswith(fans)]
+            self.broker.deliver_here(mine)
+
+        def on_live(after_outage: bool) -> None:
+            if not live.done():
+                live.set_result(None)
+            if after_outage:
+                self.broker.signal_gap_here(prefix, besides=fan)
+
+        try:
+            await self.broker.follow(fan, on_bundle, on_live=on_live, give_up_at_first=True)
+        except BrokerError as exc:
+            if not live.done():
+                live.set_exception(exc)
+            listening = self._tables.get(code)
+            if listening is not None and listening.task is asyncio.current_task():
+                del self._tables[code]

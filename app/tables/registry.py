@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from app.broker import Broker, BrokerError, Event, Gap
-from app.tables import channels
+from app.tables import channels, fanout
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
@@ -214,6 +214,7 @@ class TableRegistry:
         self.bots = bots or BotRunner()
         self.store: TableStore = store if store is not None else MemoryStore()
         self.owner = owner or uuid.uuid4().hex
+        self.relay = fanout.Relay(broker, self.owner)  # frames from tables owned elsewhere, to our connections
         self.supervise = supervise
         self.limits = limits or DecisionLimits()  # idle limit and disconnect grace of every table
         self.tables: dict[str, TableActor] = {}

@@ -36,7 +36,7 @@ class SlowBroker:
 
 async def test_remote_commands_keep_their_order_and_a_failed_one_is_reported() -> None:
     broker = SlowBroker()
-    registry = SimpleNamespace(broker=broker, tables={})  # the actor is not in this process
+    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")  # the actor is not in this process
     sent: list[str] = []
 
     async def send(message: dict[str, Any]) -> None:
@@ -52,7 +52,9 @@ async def test_remote_commands_keep_their_order_and_a_failed_one_is_reported() -
     broker.gate.set()
     await eventually(lambda: conn.publisher is None, 2, "every command is published")
     assert [m["id"] for m in broker.published] == ["m1", "m2", "m3"]
+    # Each says who sent it and from which process (where the table's answers are bundled to).
     assert all(m["principal"]["key"] == "a:1" and m["conn"] == "c1" for m in broker.published)
+    assert all(m["via"] == "proc-here" for m in broker.published)
     await conn.out.flush()
     [error] = [orjson.loads(text) for text in sent]
     assert error["code"] == "unavailable" and "redis is down" in error["message"]
@@ -67,7 +69,7 @@ async def test_a_resync_that_cannot_be_sent_is_not_reported() -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message["text"])
 
-    registry = SimpleNamespace(broker=broker, tables={})
+    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")
     conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
     conn.last_version = 7
     conn.resync()  # lost: the next gap or reconnect asks again

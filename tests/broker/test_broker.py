@@ -486,3 +486,19 @@ async def test_a_capped_list_expires_after_its_last_push(backend: str, make_brok
         return await broker.read_list("short") == []
 
     await eventually(gone, what="the list expires")
+
+
+async def test_signal_gap_here_reaches_this_processs_subscribers_of_the_prefix_only(make_broker: MakeBroker) -> None:
+    here, there = await make_broker(), await make_broker()
+    async with (
+        here.subscribe("t:{a}:p:1") as one,
+        here.subscribe("t:{a}:watch") as watching,
+        here.subscribe("t:{a}:fan") as fan,
+        here.subscribe("t:{b}:p:1") as other_table,
+        there.subscribe("t:{a}:p:1") as other_process,
+    ):
+        here.signal_gap_here("t:{a}:", besides="t:{a}:fan")
+        for sub in (one, watching):
+            async with asyncio.timeout(2):
+                assert isinstance(await sub.receive(), Gap)
+        assert fan.qsize() == other_table.qsize() == other_process.qsize() == 0

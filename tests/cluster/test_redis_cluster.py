@@ -25,7 +25,7 @@ async def _until_version(players: list[Player], version: int, timeout: float = 6
     while max(p.version for p in players) < version:
         assert time.monotonic() < deadline, f"the table stopped at version {max(p.version for p in players)}"
         assert all(p.outcome is None for p in players), "the match ended before the test got there"
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.01)
 
 
 def test_a_table_on_a_redis_cluster_survives_a_master_restart_and_its_owner_killed(
@@ -47,22 +47,29 @@ def test_a_table_on_a_redis_cluster_survives_a_master_restart_and_its_owner_kill
     players = [Player(cluster, code, cookies[0], [b, c], seed=21), Player(cluster, code, cookies[1], [c, b], seed=22)]
     shard = redis_cluster.port_of(f"durak:ch:{channels.inbox(code)}")  # the master of the table's slot
 
+    def hold(holding: bool) -> None:
+        for player in players:  # flat out, they could finish the match while the test waits
+            player.holding = holding
+
     async def scenario() -> None:
         tasks = [asyncio.create_task(p.run(deadline_s=150)) for p in players]
         await _until_version(players, 6)
         # The table's master goes away and comes back empty (no persistence in this cluster): the
         # owner writes the table again, takes its lease again, and the channels get their gaps.
+        # Flat out the players make a hundred moves a second: they wait while the master is away.
+        hold(True)
         await asyncio.to_thread(redis_cluster.stop_node, shard)
         await asyncio.sleep(1.0)
         await asyncio.to_thread(redis_cluster.start_node, shard)
-        for player in players:  # flat out, they could finish the match while the cluster settles
-            player.holding = True
         await asyncio.to_thread(redis_cluster.wait_ok)
         restarted_at = max(p.version for p in players)
-        for player in players:
-            player.holding = False
+        hold(False)
         await _until_version(players, restarted_at + 6)
+        hold(True)  # the owner dies mid-match, not after the last move
+        await asyncio.sleep(0.3)
+        assert all(p.outcome is None for p in players), "the match ended before the owner was killed"
         cluster.kill(a)  # SIGKILL: no goodbye, no lease release
+        hold(False)
         await asyncio.gather(*tasks)
 
     asyncio.run(scenario())

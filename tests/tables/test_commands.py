@@ -37,7 +37,8 @@ def test_a_frame_is_parsed_once_into_a_command_with_its_engine_action() -> None:
 
 
 def test_the_broker_wire_round_trips_a_command_and_marks_it_remote() -> None:
-    sent = Command("lead", principal=ALICE, conn="c-1", id="x", version=3, action=Lead(UNSEATED, (Card.parse("7h"),)))
+    lead = Lead(UNSEATED, (Card.parse("7h"),))
+    sent = Command("lead", principal=ALICE, conn="c-1", id="x", version=3, action=lead, via="host-1a2b")
     back = command_from_json(command_to_json(sent))
     assert back == Command(**{**{f: getattr(sent, f) for f in sent.__slots__}, "remote": True})
     join = Command("join", principal=ALICE, reply="reply:1", seat=2)
@@ -48,6 +49,10 @@ def test_the_broker_wire_round_trips_a_command_and_marks_it_remote() -> None:
         "seat": 2,
     }
     assert command_from_json(command_to_json(join)).principal == ALICE  # a Principal, decoded once here
+    # The sending process names a fan channel: anything that could not be part of one is dropped.
+    for bad in ("", "a b", "x" * 129, "t:{other}:p", 7):
+        raw = orjson.dumps({"type": "hello", "via": bad})
+        assert command_from_json(raw).via is None
 
 
 @pytest.mark.parametrize(

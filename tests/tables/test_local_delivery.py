@@ -1,5 +1,6 @@
 """Frames for connections in the table's own process skip the broker; once a connection in another
-process has sent the table a command, its channels go through the broker (and stay there)."""
+process has sent the table a command, its channels go through the broker (and stay there), all of a
+command's frames for other processes bundled in one message on the table's fan channel."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import uuid
 
 from app.broker import open_broker
 from app.engine import Rules
-from app.tables import channels
+from app.tables import channels, fanout
 from app.tables.commands import Command, command_to_json
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
@@ -25,11 +26,19 @@ async def _next_frame(sub, timeout: float = 2.0) -> channels.Frame:
 async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_through_it() -> None:
     name = f"memory://local-{uuid.uuid4().hex}"
     async with open_broker(name) as owner_broker, open_broker(name) as other_broker:
-        published: list[str] = []
+        published: list[str] = []  # the channels of what the owner sent through the backend
+        bundles = 0  # messages on the table's fan channel
         publish_many = owner_broker.publish_many
 
-        async def spy(messages):  # what the owner sends through the backend
-            published.extend(channel for channel, _ in messages)
+        async def spy(messages):
+            nonlocal bundles
+            for channel, message in messages:
+                assert ":p:" not in channel and not channel.endswith(":watch")  # never one by one
+                if channel.endswith(":fan:proc-b"):  # a bundle: what is in it
+                    bundles += 1
+                    published.extend(inner for inner, _ in channels.unpack_bundle(message))
+                else:
+                    published.append(channel)
             await publish_many(messages)
 
         owner_broker.publish_many = spy  # type: ignore[method-assign]
@@ -41,6 +50,7 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
             alice_channel, bob_channel = channels.person(code, ALICE.key), channels.person(code, BOB.key)
             async with (
                 owner_broker.subscribe(alice_channel) as alice_here,
+                fanout.Relay(other_broker, "proc-b").joined(code),  # what Bob's connection does first
                 other_broker.subscribe(bob_channel) as bob_there,
             ):
                 # Alice's connection lives with the actor: her hello is posted, her frames stay here.
@@ -50,14 +60,16 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
 
                 # Bob's connection is in another process: his hello comes through the broker, and
                 # from then on his channel (and the spectators') goes through it too.
-                hello = Command("hello", principal=BOB, conn="c-b", last_version=-1)
+                hello = Command("hello", principal=BOB, conn="c-b", last_version=-1, via="proc-b")
                 await other_broker.publish(channels.inbox(code), command_to_json(hello))
                 assert (await _next_frame(bob_there)).kind == "welcome"
                 assert bob_channel in published
 
                 published.clear()
+                bundles = 0
                 await registry.call(code, "join", ALICE)
                 await registry.call(code, "join", BOB)
+                assert bundles == 2  # one per command, whoever its frames are for
                 assert actor.status == "playing"
                 for sub in (alice_here, bob_there):  # both see the match start
                     frames = [await _next_frame(sub) for _ in range(2)]

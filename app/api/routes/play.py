@@ -253,7 +253,12 @@ class Connection:
         )
 
     async def run(self) -> None:
-        async with self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine:
+        # The table's owner may be another process: its frames for us then come as bundles on the
+        # table's fan channel (fanout.Relay), which must be live before we say hello.
+        async with (
+            self.registry.relay.joined(self.code),
+            self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine,
+        ):
             subscribed = asyncio.get_running_loop().create_future()
             self.watching = asyncio.create_task(self.watch(subscribed, resync=False))
             await subscribed
@@ -456,7 +461,9 @@ class Connection:
         if actor is not None and not actor.recorder.fenced and not self.unsent:
             actor.post(dataclasses.replace(command, principal=self.principal, conn=self.conn))
             return
-        payload = command_to_json(dataclasses.replace(command, principal=self.principal, conn=self.conn))
+        payload = command_to_json(
+            dataclasses.replace(command, principal=self.principal, conn=self.conn, via=self.registry.owner)
+        )
         self.unsent.append((payload, report))
         if self.publisher is None:
             self.publisher = asyncio.get_running_loop().create_task(self._publish_commands())
