@@ -59,7 +59,7 @@ class TableActor:
         hooks: MatchHooks,
         bots: BotRunner,
         *,
-        on_change: Callable[[TableActor], None] | None = None,
+        on_change: Callable[[TableActor, bool], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         store: TableStore | None = None,
         token: int = 1,
@@ -182,7 +182,7 @@ class TableActor:
         is here. Every connection gets the table facts again as a ``presence`` message."""
         await self.delivery.send(fanout.presence_frames(self._change([])))
         if self.on_change is not None:
-            self.on_change(self)
+            self.on_change(self, True)
 
     async def _on_seat_command(self, principal: Principal, command: Command) -> dict[str, Any]:
         """join, leave between matches, add or remove a bot, a client seed, a rematch: the change
@@ -278,7 +278,7 @@ class TableActor:
         entry = {"a": action_to_json(action), "k": key}
         self.log.append(entry)
         try:
-            await self._changed(events, entry=entry)
+            await self._changed(events, entry=entry, lobby=False)  # the match's end is _finish_match's
         except (BrokerError, Refused) as exc:  # the store is down, or a newer owner fenced us out
             self.game, timers.deadline, timers.decision_since = before, deadline, since
             self.log.pop()
@@ -393,10 +393,16 @@ class TableActor:
         return fanout.Change(self.code, self.version, events, table, self.game, players, watched)
 
     async def _changed(
-        self, events: list[dict[str, Any]], bump: bool = True, entry: dict[str, Any] | None = None
+        self,
+        events: list[dict[str, Any]],
+        bump: bool = True,
+        entry: dict[str, Any] | None = None,
+        *,
+        lobby: bool = True,
     ) -> None:
         """A change of the table: a new version, saved (a move that cannot be saved raises), then
-        told to the bots and pushed to everybody connected."""
+        told to the bots and pushed to everybody connected. ``lobby=False``: a move within the match,
+        which changes nothing the lobby shows (``on_change`` is told so)."""
         if bump:
             self.version += 1
             self.timers.reset(self.game, self.status, self.rules.timer, self.limits, self.clock())
@@ -407,7 +413,7 @@ class TableActor:
         self.bot_turns.observe(self.seats, events)
         await self.delivery.send(fanout.update_frames(self._change(events)))
         if self.on_change is not None:
-            self.on_change(self)
+            self.on_change(self, lobby)
         self._schedule_bots()
 
 

@@ -588,11 +588,13 @@ class TableRegistry:
 
     # ------------------------------------------------------------------ lobby
 
-    def _on_change(self, actor: TableActor) -> None:
+    def _on_change(self, actor: TableActor, lobby: bool = True) -> None:
+        """A table changed; ``lobby=False``: a move, which changes nothing its lobby row shows."""
         self._changed_at[actor.code] = self.clock()
         if actor.status == "playing" and actor.code not in self._bots_since and bots_only(actor):
             self._bots_since[actor.code] = self.clock()
-        self._mark_lobby(actor.code)
+        if lobby:
+            self._mark_lobby(actor.code)
 
     def _mark_lobby(self, code: str) -> None:
         self._lobby_dirty_codes[code] = None

@@ -72,6 +72,42 @@ async def test_the_feed_sends_a_snapshot_then_one_delta_per_table_change() -> No
             assert [row["code"] for row in await registry.lobby()] == [old.code]
 
 
+async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    built: list[str] = []  # the tables whose lobby row was built (one per flush of a marked table)
+    lobby_row = registry_module.lobby_row
+
+    def counting(actor: Any) -> dict[str, Any]:
+        built.append(actor.code)
+        return lobby_row(actor)
+
+    monkeypatch.setattr(registry_module, "lobby_row", counting)
+    monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 0.0)
+    name = f"memory://lobby-{uuid.uuid4().hex}"
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        async with registry:
+            spec = TableSpec(rules=Rules(deck=36, seats=2, timer=0), creator=ALICE, bot_delay_ms=0)
+            actor = await registry.create(spec)
+            await registry.call(actor.code, "join", ALICE)
+            await registry.call(actor.code, "join", BOB)
+            for _ in range(50):
+                await asyncio.sleep(0.01)
+            built.clear()
+            assert await play_moves(registry, actor.code, 8, random.Random(5)) == 8
+            for _ in range(50):
+                await asyncio.sleep(0.01)
+            assert built == []  # eight moves: no lobby row built, nothing compared, nothing sent
+            assert registry.lobby_rows[actor.code]["status"] == "playing"
+            await registry.call(actor.code, "leave", ALICE)  # a forfeit ends the match: off the lobby
+            for _ in range(50):
+                await asyncio.sleep(0.01)
+            assert actor.code not in registry.lobby_rows
+
+
 async def test_a_joined_feed_sends_the_changes_of_one_flush_in_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 2.0)  # time enough to open two tables between flushes
     name = f"memory://lobby-{uuid.uuid4().hex}"
