@@ -6,11 +6,13 @@ table there."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 
 import pytest
 
-from app.broker import BrokerError, BrokerUnavailable, Gap, Message, open_broker
+from app.broker import Broker, BrokerError, BrokerUnavailable, Gap, Message, open_broker
 from app.tables import channels
 from app.tables.fanout import Delivery, Relay
 
@@ -32,14 +34,21 @@ def test_a_bundle_unpacks_to_its_pairs_in_order_and_a_cut_one_is_refused() -> No
             channels.unpack_bundle(packed[:cut])
 
 
+@contextlib.asynccontextmanager
+async def _processes(count: int) -> AsyncIterator[list[Broker]]:
+    """``count`` brokers on one in-memory hub: one per server process."""
+    name = f"memory://relay-{uuid.uuid4().hex}"
+    async with contextlib.AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(open_broker(name)) for _ in range(count)]
+
+
 async def _receive(sub, timeout: float = 2.0):
     async with asyncio.timeout(timeout):
         return await sub.receive()
 
 
 async def test_the_owner_sends_one_bundle_per_process_and_command_and_each_relay_delivers_its_frames() -> None:
-    name = f"memory://relay-{uuid.uuid4().hex}"
-    async with open_broker(name) as owner, open_broker(name) as b, open_broker(name) as c:
+    async with _processes(3) as (owner, b, c):
         sent: list[list[tuple[str, bytes | str]]] = []
         publish_many = owner.publish_many
 
@@ -99,8 +108,7 @@ async def test_the_owner_sends_one_bundle_per_process_and_command_and_each_relay
 
 
 async def test_a_bundle_reaches_only_its_own_tables_channels() -> None:
-    name = f"memory://relay-{uuid.uuid4().hex}"
-    async with open_broker(name) as owner, open_broker(name) as here:
+    async with _processes(2) as (owner, here):
         relay = Relay(here, "proc-b")
         async with (
             relay.joined(CODE),
@@ -115,8 +123,7 @@ async def test_a_bundle_reaches_only_its_own_tables_channels() -> None:
 
 
 async def test_a_gap_or_a_malformed_bundle_is_a_gap_on_every_channel_of_the_table_here() -> None:
-    name = f"memory://relay-{uuid.uuid4().hex}"
-    async with open_broker(name) as owner, open_broker(name) as here:
+    async with _processes(2) as (owner, here):
         relay = Relay(here, "proc-b")
         async with (
             relay.joined(CODE),
@@ -133,8 +140,7 @@ async def test_a_gap_or_a_malformed_bundle_is_a_gap_on_every_channel_of_the_tabl
 
 
 async def test_the_relay_listens_while_a_connection_to_the_table_is_here() -> None:
-    name = f"memory://relay-{uuid.uuid4().hex}"
-    async with open_broker(name) as here:
+    async with _processes(1) as (here,):
         relay = Relay(here, "proc-b")
         fan = channels.fan(CODE, "proc-b")
         async with relay.joined(CODE):
@@ -150,8 +156,7 @@ async def test_the_relay_listens_while_a_connection_to_the_table_is_here() -> No
 
 
 async def test_a_relay_that_cannot_subscribe_says_so_and_tries_again_at_the_next_join() -> None:
-    name = f"memory://relay-{uuid.uuid4().hex}"
-    async with open_broker(name) as here:
+    async with _processes(1) as (here,):
         relay = Relay(here, "proc-b")
         attach = here._attach
         failing = True
@@ -172,8 +177,7 @@ async def test_a_relay_that_cannot_subscribe_says_so_and_tries_again_at_the_next
 
 
 async def test_the_spectators_frames_go_in_the_bundle_of_every_process_that_holds_a_connection() -> None:
-    name = f"memory://relay-{uuid.uuid4().hex}"
-    async with open_broker(name) as owner, open_broker(name) as b, open_broker(name) as c:
+    async with _processes(3) as (owner, b, c):
         delivery = Delivery(CODE, owner)
         delivery.heard_from_afar("a:1", "proc-b")
         delivery.heard_from_afar("a:2", "proc-c")
