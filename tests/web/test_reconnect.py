@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import PASSWORD, Driver, api, create_table_api, sign_up_api
+from tests.web.support import NEXT_MOVE, PASSWORD, Driver, api, create_table_api, sign_up_api
 
 pytestmark = pytest.mark.browser
 
@@ -49,11 +49,15 @@ def test_reload_and_dropped_connection_mid_match(new_context: Any) -> None:
     page.goto(table["invite_url"])
     expect(page.locator("#hand .card")).to_have_count(6)
     driver = Driver([page])
-    driver.play(until=lambda d: d.moves >= 3)
-    cards_before = page.locator("#hand .card").count()
+    # Stop where the table waits for this page (the bot cannot move meanwhile), and read the hand
+    # and the version together.
+    driver.play(until=lambda d: d.moves >= 3 and page.evaluate(NEXT_MOVE) not in (None, "over"))
+    cards_before, version = page.evaluate(
+        "() => [document.querySelectorAll('#hand .card').length,"
+        " Number(document.querySelector('#felt').dataset.version)]"
+    )
 
     # 1. Reload: a new page load picks the match up where it was.
-    version = int(page.locator("#felt").get_attribute("data-version"))
     page.reload()
     expect(page.locator("#hand .card")).to_have_count(cards_before)
     expect(page.locator("#felt")).to_have_attribute("data-version", str(version))
