@@ -321,11 +321,21 @@ class Broker(abc.ABC):
         for channel, message in messages:
             await self.publish(channel, message)
 
-    @abc.abstractmethod
     def deliver_here(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
         """Deliver ``(channel, message)`` pairs, in order, to this process's subscribers only, at
         once and without the backend: for a publisher that knows no other process listens on
-        those channels. Messages for a channel must not take both ways while any are in flight."""
+        those channels. Messages for a channel must not take both ways while any are in flight.
+
+        This is the hot path of every push to a local connection, so it looks the subscriptions
+        up by the channel itself (no prefixed name built and taken apart again)."""
+        self._check_open()
+        subs_of = self._subs.get
+        for channel, message in messages:
+            subs = subs_of(check_name("channel", channel))
+            if subs:
+                delivered = Message(channel, encode_message(message))
+                for sub in tuple(subs):  # a sink may unsubscribe
+                    sub._deliver(delivered)
 
     def signal_gap_here(self, prefix: str, *, besides: str = "") -> None:
         """Tell this process's subscribers of every channel that starts with ``prefix`` (but

@@ -121,12 +121,6 @@ class MemoryBroker(Broker):
                 for broker in tuple(brokers):
                     broker._dispatch(full, data)
 
-    def deliver_here(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
-        self._check_open()
-        prefix = self.prefix
-        for channel, message in messages:
-            self._dispatch(prefix + check_name("channel", channel), encode_message(message))
-
     def subscriber_count(self, channel: str) -> int:
         """How many open subscriptions this broker holds on ``channel``."""
         return len(self._subs.get(channel, ()))

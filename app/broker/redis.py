@@ -448,11 +448,6 @@ class RedisBroker(Broker):
     def _full_channel(self, channel: str) -> bytes:
         return self._channel_prefix + channel.encode()
 
-    def deliver_here(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
-        self._check_open()
-        for channel, message in messages:
-            self._dispatch(self._full_channel(check_name("channel", channel)), encode_message(message))
-
     def _dispatch(self, full_channel: bytes, data: bytes) -> None:
         if not full_channel.startswith(self._channel_prefix):
             return

@@ -25,9 +25,16 @@ class FairDeals:
     client_seeds: dict[str, bytes] = field(default_factory=dict)  # person key -> his seed for ``number``
     deal: dict[str, Any] | None = None  # the running (or last) match's deal; secret until it ends
 
+    _committed: tuple[bytes, int, str] | None = field(default=None, init=False, repr=False, compare=False)
+
     @property
     def commitment(self) -> str:
-        return fairness.commitment(self.server_seed, self.table, self.number)
+        """The hash of the current seed (computed once per seed: every table fact carries it)."""
+        committed = self._committed
+        if committed is None or committed[0] is not self.server_seed or committed[1] != self.number:
+            committed = (self.server_seed, self.number, fairness.commitment(self.server_seed, self.table, self.number))
+            self._committed = committed
+        return committed[2]
 
     def checked_client_seed(self, seed: Any, commitment: Any) -> bytes:
         """A client seed as bytes, if it answers the current commitment (else ``Refused``)."""

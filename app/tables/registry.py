@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import sys
 import time
 import uuid
@@ -167,10 +168,16 @@ class LobbyViewer:
         self.queue.append(text)
         self.ready.set()
 
-    async def texts(self, keepalive_s: float, *, joined: bool = False) -> AsyncIterator[bytes]:
+    async def texts(
+        self, keepalive_s: float, *, joined: bool = False, min_interval_s: float = 0.0
+    ) -> AsyncIterator[bytes]:
         """The queued texts as they come; a comment line after ``keepalive_s`` of quiet (so that a
-        client that is gone is noticed). ``joined``: everything queued since the last wake-up as
-        one text, so that a feed costs one write per lobby flush however many tables changed."""
+        client that is gone is noticed). ``joined``: everything queued since the last write as one
+        text, and at most one write per ``min_interval_s``: the first change after a quiet spell
+        goes out at once, and under a stream of changes (a wave of matches ending) a feed costs a
+        write per ``min_interval_s``, not one per lobby flush."""
+        loop = asyncio.get_running_loop()
+        last_write = -math.inf
         while True:
             try:
                 async with asyncio.timeout(keepalive_s):
@@ -178,13 +185,18 @@ class LobbyViewer:
             except TimeoutError:
                 yield b": keep-alive\n\n"
                 continue
-            self.ready.clear()
             if joined:
+                early = last_write + min_interval_s - loop.time()
+                if early > 0:
+                    await asyncio.sleep(early)  # what is queued meanwhile goes out with it
+                self.ready.clear()
                 if self.queue:
                     texts = b"".join(self.queue)
                     self.queue.clear()
+                    last_write = loop.time()
                     yield texts  # what is queued meanwhile sets ``ready`` again: the next text
                 continue
+            self.ready.clear()
             while self.queue:
                 yield self.queue.popleft()
 
@@ -698,15 +710,16 @@ class TableRegistry:
 
     @contextlib.asynccontextmanager
     async def lobby_feed(
-        self, keepalive_s: float = 15.0, *, joined: bool = False
+        self, keepalive_s: float = 15.0, *, joined: bool = False, min_interval_s: float = 0.0
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Server-sent events: a ``snapshot`` of the listed tables, then one ``added``, ``changed``
-        or ``removed`` event per table change (``joined``: the events of one flush in one text)."""
+        or ``removed`` event per table change (``joined``: the events queued since the last write in
+        one text, at most one write per ``min_interval_s``)."""
         self._flush_lobby()
         viewer = LobbyViewer(self.lobby_snapshot)
         self._viewers.add(viewer)
         try:
-            yield viewer.texts(keepalive_s, joined=joined)
+            yield viewer.texts(keepalive_s, joined=joined, min_interval_s=min_interval_s)
         finally:
             self._viewers.discard(viewer)
 

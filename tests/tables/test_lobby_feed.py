@@ -125,6 +125,36 @@ async def test_a_joined_feed_sends_the_changes_of_one_flush_in_one_text(monkeypa
             assert [(event, row["code"]) for event, row in events] == [("added", a.code) for a in actors]
 
 
+def events_of(text: bytes) -> list[tuple[str, Any]]:
+    return [parse(part + b"\n\n") for part in text.split(b"\n\n") if part]
+
+
+async def test_a_paced_feed_writes_at_most_once_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lobby stream's pacing (``min_interval_s``): a wave of changes costs a feed one write per
+    interval, and the first change after a quiet spell still goes out at once."""
+    monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 0.0)  # every change is flushed at once
+    name = f"memory://lobby-{uuid.uuid4().hex}"
+    interval = 0.3
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        loop = asyncio.get_running_loop()
+        async with registry, registry.lobby_feed(keepalive_s=60, joined=True, min_interval_s=interval) as feed:
+            assert await next_event(feed) == ("snapshot", {"tables": []})
+            await asyncio.sleep(interval + 0.05)  # a quiet spell
+            asked = loop.time()
+            first = await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=BOB))
+            assert await next_event(feed) == ("added", registry.lobby_rows[first.code])
+            written = loop.time()
+            assert written - asked < interval / 2  # at once, not paced
+            # A wave: three tables, each flushed on its own, reach the feed as one text one interval on.
+            actors = [
+                await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=who)) for who in (ALICE, BOB, BOB)
+            ]
+            text = await asyncio.wait_for(anext(feed), 3)
+            assert loop.time() - written >= interval - 0.02
+            assert [(event, row["code"]) for event, row in events_of(text)] == [("added", a.code) for a in actors]
+
+
 async def test_private_tables_never_reach_the_feed() -> None:
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:

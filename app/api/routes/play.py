@@ -451,19 +451,19 @@ class Connection:
         self.sent_at[message.id] = time.perf_counter()
         if len(self.sent_at) > 256:
             self.sent_at.pop(next(iter(self.sent_at)))
-        self.command(command_of(message))
+        self.command(command_of(message, self.principal, self.conn))
 
     def command(self, command: Command, *, report: bool = True) -> None:
         """Hand a command to the table's actor: onto its queue when it runs in this process, else
         through the broker, one publish after another so that commands keep their order. With
         ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
+        if command.principal is not self.principal or command.conn != self.conn:
+            command = dataclasses.replace(command, principal=self.principal, conn=self.conn)
         actor = self.registry.tables.get(self.code)
         if actor is not None and not actor.recorder.fenced and not self.unsent:
-            actor.post(dataclasses.replace(command, principal=self.principal, conn=self.conn))
+            actor.post(command)
             return
-        payload = command_to_json(
-            dataclasses.replace(command, principal=self.principal, conn=self.conn, via=self.registry.owner)
-        )
+        payload = command_to_json(dataclasses.replace(command, via=self.registry.owner))
         self.unsent.append((payload, report))
         if self.publisher is None:
             self.publisher = asyncio.get_running_loop().create_task(self._publish_commands())
@@ -512,21 +512,25 @@ class Connection:
         self.error(cmd_id, "bad_message", "the frame does not match the protocol")
 
 
-def command_of(message: Any) -> Command:
-    """A validated command frame (not hello or ping) as the table's typed command: a play command
-    carries its engine action (the engine's own codec; the seat is the actor's to fill in)."""
+def command_of(message: Any, principal: Principal | None = None, conn: str | None = None) -> Command:
+    """A validated command frame (not hello or ping) as the table's typed command from ``principal``
+    on connection ``conn``: a play command carries its engine action (the engine's own codec; the
+    seat is the actor's to fill in)."""
     if message.type in PLAY_COMMANDS:
         fields = message.model_dump(exclude={"type", "id", "version"}, exclude_none=True)
-        return Command(message.type, id=message.id, version=message.version, action=play_action(message.type, fields))
+        action = play_action(message.type, fields)
+        return Command(message.type, principal, conn, id=message.id, version=message.version, action=action)
     if message.type == "client_seed":
         return Command(
             message.type,
+            principal,
+            conn,
             id=message.id,
             version=message.version,
             client_seed=message.seed,
             commitment=message.commitment,
         )
-    return Command(message.type, id=message.id, version=message.version)
+    return Command(message.type, principal, conn, id=message.id, version=message.version)
 
 
 def _json_kind(value: Any) -> str:

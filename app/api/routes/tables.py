@@ -40,6 +40,9 @@ router = APIRouter(prefix="/api", tags=["tables"])
 
 LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
 LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
+# At most two writes a second per lobby feed: the first change after a quiet spell goes out at once,
+# a wave of changes (many matches ending) in one text per half second (docs/performance.md).
+LOBBY_FEED_INTERVAL_S = 0.5
 
 
 def get_registry(request: Request) -> TableRegistry:
@@ -386,9 +389,11 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
 
     async def events() -> AsyncIterator[bytes]:
         try:
-            # The events of one lobby flush in one write: a viewer costs the server a write per
-            # flush (at most ten a second), not one per table that changed.
-            async with registry.lobby_feed(keepalive_s=LOBBY_KEEPALIVE_S, joined=True) as feed:
+            # The events since the last write in one text: a viewer costs the server at most two
+            # writes a second, not one per lobby flush (ten a second) or per table that changed.
+            async with registry.lobby_feed(
+                keepalive_s=LOBBY_KEEPALIVE_S, joined=True, min_interval_s=LOBBY_FEED_INTERVAL_S
+            ) as feed:
                 async for text in feed:
                     yield text
         finally:
