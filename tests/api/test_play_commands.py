@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from app.api.routes.play import Connection
-from app.broker import BrokerUnavailable
+from app.broker import BrokerUnavailable, Gap, GapReason
 from app.tables import channels
 from app.tables.commands import Command, play_action
 from app.tables.spec import Principal
@@ -73,8 +73,32 @@ async def test_a_resync_that_cannot_be_sent_is_not_reported() -> None:
     conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
     conn.last_version = 7
     conn.resync()  # lost: the next gap or reconnect asks again
+    await asyncio.sleep(0)  # (a gap in a later turn of the loop)
     conn.resync()
     await eventually(lambda: conn.publisher is None, 2, "the resync is published")
     assert [(m["type"], m["last_version"]) for m in broker.published] == [("hello", 7)]
     await conn.out.flush()
     assert sent == []
+
+
+async def test_the_two_gaps_of_one_outage_ask_for_one_snapshot() -> None:
+    """When Redis comes back, a connection hears of the outage twice in one turn of the event loop:
+    on its own subscription and through the table's relay, which signals a gap on every channel of
+    the table here. It says ``hello`` once; a gap in a later turn (another outage) asks again."""
+    broker = SlowBroker()
+    broker.gate.set()
+    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
+    conn.last_version = 7
+    gap = Gap(channels.person("T", "a:1"), GapReason.RECONNECT)
+    conn.on_personal(gap)  # its own subscription
+    conn.on_personal(gap)  # the relay's gap on every channel of the table
+    await eventually(lambda: conn.publisher is None and broker.calls > 0, 2, "the resync is published")
+    assert [(m["type"], m["last_version"]) for m in broker.published] == [("hello", 7)]
+    conn.on_watched(gap)  # a later outage
+    await eventually(lambda: conn.publisher is None and broker.calls > 1, 2, "the second resync is published")
+    assert [m["type"] for m in broker.published] == ["hello", "hello"]

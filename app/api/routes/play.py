@@ -242,6 +242,7 @@ class Connection:
         self.unsent: deque[tuple[bytes, bool]] = deque()
         self.publisher: asyncio.Task[None] | None = None  # publishes them while there are any
         self.closing: asyncio.Task[None] | None = None  # set once this side closes the socket
+        self.resynced_this_turn = False  # a resync was asked for in this turn of the event loop
 
     def send(self, payload: dict[str, Any] | str) -> None:
         self.out.write(payload if isinstance(payload, str) else channels.dumps(payload))
@@ -312,8 +313,18 @@ class Connection:
 
     def resync(self) -> None:
         """Ask the table for a fresh snapshot and the events since the last version seen (quietly:
-        if the broker is down, the next gap or reconnect asks again)."""
+        if the broker is down, the next gap or reconnect asks again). Once per turn of the event
+        loop: when Redis comes back, the connection hears of the outage on its own subscription and
+        through the table's relay (a gap on every channel of the table) in the same turn, and one
+        snapshot answers both."""
+        if self.resynced_this_turn:
+            return
+        self.resynced_this_turn = True
+        asyncio.get_running_loop().call_soon(self._next_turn)
         self.command(Command("hello", last_version=self.last_version), report=False)
+
+    def _next_turn(self) -> None:
+        self.resynced_this_turn = False
 
     def on_personal(self, item: Event) -> None:
         self.on_frame(item, personal=True)
