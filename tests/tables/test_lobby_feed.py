@@ -147,9 +147,8 @@ async def test_a_paced_feed_writes_at_most_once_per_interval(monkeypatch: pytest
             written = loop.time()
             assert written - asked < interval / 2  # at once, not paced
             # A wave: three tables, each flushed on its own, reach the feed as one text one interval on.
-            actors = [
-                await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=who)) for who in (ALICE, BOB, BOB)
-            ]
+            specs = [TableSpec(rules=Rules(deck=36, seats=2), creator=who) for who in (ALICE, BOB, BOB)]
+            actors = [await registry.create(spec) for spec in specs]
             text = await asyncio.wait_for(anext(feed), 3)
             assert loop.time() - written >= interval - 0.02
             assert [(event, row["code"]) for event, row in events_of(text)] == [("added", a.code) for a in actors]
