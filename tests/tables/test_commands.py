@@ -98,6 +98,43 @@ async def test_a_play_command_is_answered_once_and_a_refusal_becomes_an_error_wi
     assert "duplicate" not in await answers.answer(join, ALICE, ack)
 
 
+async def test_kept_answers_come_back_exactly_as_they_were_sent() -> None:
+    """Answers are kept in a smaller form (an ack as its version, an error as its code and message)
+    and rebuilt: a retried command gets the very answer it would have got, whatever its shape."""
+    answers = Answers(size=3)
+    sent = [
+        {"type": "ack", "version": 7},
+        {"type": "ack", "version": 8, "match_id": "m-1"},  # another shape: kept as it is
+        {"type": "ack", "version": True},  # not a version: kept as it is
+    ]
+    replies = []
+    for n, reply in enumerate(sent):
+
+        async def handler(reply: dict = reply) -> dict:
+            return dict(reply)
+
+        replies.append((Command("pass", id=f"c{n}"), await answers.answer(Command("pass", id=f"c{n}"), ALICE, handler)))
+
+    async def refuse() -> dict:
+        raise Refused("not_your_turn", "seat 2 defends")
+
+    refused = await answers.answer(Command("take", id="c9"), ALICE, refuse)
+    replies.append((Command("take", id="c9"), refused))
+    assert len(answers) == 3  # the oldest went
+
+    async def never() -> dict:
+        raise AssertionError("a duplicate is never applied")
+
+    for command, first in replies[1:]:
+        again = await answers.answer(command, ALICE, never)
+        assert again == {**first, "duplicate": True} and list(again)[:-1] == list(first)
+    assert refused == {"type": "error", "id": "c9", "code": "not_your_turn", "message": "seat 2 defends"}
+    restored = Answers(answered={("a:1", "r1"): {"type": "ack", "id": "r1", "version": 4}})  # from a stored table
+    assert await restored.answer(Command("lead", id="r1"), ALICE, never) == {
+        "type": "ack", "id": "r1", "version": 4, "duplicate": True,
+    }  # fmt: skip
+
+
 def test_a_move_the_engine_refuses_is_stale_when_its_sender_had_not_seen_the_latest_version() -> None:
     turn = NotYourTurn("seat 1 does not defend")
     assert (refused_move(turn, 9, 9).code, refused_move(turn, None, 9).code) == ("not_your_turn", "not_your_turn")
