@@ -329,13 +329,17 @@ class Broker(abc.ABC):
         This is the hot path of every push to a local connection, so it looks the subscriptions
         up by the channel itself (no prefixed name built and taken apart again)."""
         self._check_open()
-        subs_of = self._subs.get
         for channel, message in messages:
-            subs = subs_of(check_name("channel", channel))
-            if subs:
-                delivered = Message(channel, encode_message(message))
-                for sub in tuple(subs):  # a sink may unsubscribe
-                    sub._deliver(delivered)
+            self._to_subscribers(check_name("channel", channel), encode_message(message))
+
+    def _to_subscribers(self, channel: str, data: bytes) -> None:
+        """One message to this process's subscriptions of ``channel`` (the channel without the
+        broker's prefix): for :meth:`deliver_here` and for what a backend receives."""
+        subs = self._subs.get(channel)
+        if subs:
+            message = Message(channel, data)
+            for sub in tuple(subs):  # a sink may unsubscribe
+                sub._deliver(message)
 
     def signal_gap_here(self, prefix: str, *, besides: str = "") -> None:
         """Tell this process's subscribers of every channel that starts with ``prefix`` (but

@@ -21,7 +21,6 @@ from app.broker.base import (
     Broker,
     BrokerOptions,
     LeaseHolder,
-    Message,
     Subscription,
     check_name,
     encode_message,
@@ -126,10 +125,7 @@ class MemoryBroker(Broker):
         return len(self._subs.get(channel, ()))
 
     def _dispatch(self, full: str, data: bytes) -> None:
-        channel = full[len(self.prefix) :]
-        message = Message(channel, data)
-        for sub in tuple(self._subs.get(channel, ())):
-            sub._deliver(message)
+        self._to_subscribers(full[len(self.prefix) :], data)
 
     # Like the Redis backend, each broker holds one hub-level subscription per channel and fans
     # out to its own subscriptions.

@@ -63,7 +63,6 @@ from app.broker.base import (
     BrokerUnavailable,
     GapReason,
     LeaseHolder,
-    Message,
     Subscription,
     backoff_delays,
     check_name,
@@ -451,12 +450,7 @@ class RedisBroker(Broker):
     def _dispatch(self, full_channel: bytes, data: bytes) -> None:
         if not full_channel.startswith(self._channel_prefix):
             return
-        channel = full_channel[len(self._channel_prefix) :].decode("utf-8", "replace")
-        subs = self._subs.get(channel)
-        if subs:
-            message = Message(channel, data)
-            for sub in subs:  # _deliver never changes the set: no copy needed
-                sub._deliver(message)
+        self._to_subscribers(full_channel[len(self._channel_prefix) :].decode("utf-8", "replace"), data)
 
     def _shard_at(self, address: Address | None) -> _Shard:
         """The shard of a node (made, and its supervisor started, on first use)."""
