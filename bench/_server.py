@@ -50,6 +50,18 @@ def proc_cpu_split_s(pid: int) -> tuple[float, float]:
     return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK  # utime, stime (fields 14 and 15)
 
 
+def proc_syscalls(pid: int) -> tuple[int, int]:
+    """(read, write) system calls a process has made so far (``syscr``/``syscw`` of /proc/<pid>/io:
+    read, recv and the like; write, send and the like); (0, 0) where that file cannot be read."""
+    counts = {"syscr": 0, "syscw": 0}
+    with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/io") as io:
+        for line in io:
+            name, _, value = line.partition(":")
+            if name in counts:
+                counts[name] = int(value)
+    return counts["syscr"], counts["syscw"]
+
+
 def cpu_pressure_total() -> int | None:
     """Microseconds some runnable task waited for a CPU (Linux PSI), machine-wide; None without PSI."""
     try:

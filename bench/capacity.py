@@ -58,7 +58,7 @@ from typing import Any
 
 import orjson
 
-from bench._server import ROOT, ServerProcess, cpu_pressure_total, durak_server, proc_cpu_split_s
+from bench._server import ROOT, ServerProcess, cpu_pressure_total, durak_server, proc_cpu_split_s, proc_syscalls
 
 PY = sys.executable
 P99_LIMIT_MS = 50.0
@@ -865,12 +865,14 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     client.say(cmd="window_start")
     client.wait_for("window_started")
     split0 = [proc_cpu_split_s(pid) for pid in server_pids]
+    calls0 = [proc_syscalls(pid) for pid in server_pids]
     cpu0 = [sum(split) for split in split0]
     delay0 = [run_delay_s(pid) for pid in server_pids]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t0, pressure0 = time.perf_counter(), cpu_pressure_total()
     time.sleep(duration)
     split1 = [proc_cpu_split_s(pid) for pid in server_pids]
+    calls1 = [proc_syscalls(pid) for pid in server_pids]
     cpu1 = [sum(split) for split in split1]
     delay1 = [run_delay_s(pid) for pid in server_pids]
     redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
@@ -880,6 +882,10 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     seconds = t1 - t0
     kernel = sum(b[1] - a[1] for a, b in zip(split0, split1, strict=True))
     result["server_kernel_share"] = kernel / max(1e-9, sum(cpu1) - sum(cpu0))
+    commands = max(1, result["commands"])
+    result["server_syscalls_per_command"] = [
+        sum(b[i] - a[i] for a, b in zip(calls0, calls1, strict=True)) / commands for i in (0, 1)
+    ]
     # Time the servers were ready to run but another process had their CPU: on a shared machine,
     # where the latency a busy neighbour adds shows.
     result["server_waited_pct"] = [100 * (b - a) / seconds for a, b in zip(delay0, delay1, strict=True)]
@@ -1149,7 +1155,9 @@ def _print_step(step: Step) -> None:
         f"{r['commands_per_s']:6.0f} commands/s, "
         f"p50 {lat['p50']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.0f} ms, "
         f"server CPU {step.server_cpu_pct:.0f}% ({step.server_ms_per_command:.2f} ms per command, "
-        f"{100 * r['server_kernel_share']:.0f}% of it in the kernel), "
+        f"{100 * r['server_kernel_share']:.0f}% of it in the kernel; "
+        f"{r['server_syscalls_per_command'][1]:.1f} write and {r['server_syscalls_per_command'][0]:.1f} read "
+        "system calls per command), "
         f"{step.kib_per_connection:.1f} KiB per connection, client {r['client_cpu_us_per_command']:.0f} us per command "
         f"({r['client_cpu_pct']:.0f}% CPU, acting late by p50 {r['client_lateness_ms']['p50']:.1f} / "
         f"p99 {r['client_lateness_ms']['p99']:.1f} ms); refused: {errors}; "

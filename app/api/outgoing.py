@@ -1,4 +1,4 @@
-"""Frames to one websocket client, written the moment they are produced, in order.
+"""Frames to one websocket client, handed to the server the moment they are produced, in order.
 
 A table's frames reach a connection inside the broker's delivery (see ``Subscription.set_sink``),
 which is not a coroutine. :class:`Outgoing` runs the server's ASGI ``send`` right there: uvicorn's
@@ -23,7 +23,8 @@ TEXT_FRAMES = "durak.text_frames"  # the ASGI extension of app/api/uvicorn_proto
 
 class Outgoing:
     """``write_frame``, when the server offers it (``app/api/uvicorn_protocol.py``), sends UTF-8 JSON
-    as a text frame directly; otherwise every frame goes through the ASGI ``send``."""
+    as a text frame directly (the server writes a turn's frames to the socket together, at the end
+    of the turn); otherwise every frame goes through the ASGI ``send``."""
 
     def __init__(self, send: Send, write_frame: Callable[[bytes], bool] | None = None) -> None:
         self._send = send

@@ -10,6 +10,11 @@ connection's scope carries ``scope["extensions"]["durak.text_frames"] = {"write"
   encode them back, and build the frame through the websockets library's general path for each
   one. ``write`` returns False (and sends nothing) before the handshake is complete and once the
   connection is closing, exactly when an ASGI ``websocket.send`` would fail.
+  The frames written to one connection in one turn of the event loop go to the transport together,
+  at the end of that turn, in one ``transport.write`` (one system call): the update a move causes and
+  the ack of that move reach the player who made it as one TCP segment, not two. Every other write
+  (an ASGI ``send``, the close when the application returns) writes the waiting frames first, so
+  nothing overtakes them; pings and pongs may, as control frames may.
 * ``listen(on_text)`` makes the protocol call ``on_text(text)`` for every complete text message as it
   is parsed, instead of queueing a ``websocket.receive`` event for the application to ``receive()``
   in its task: no queue, no task wake-up and no pause/resume of reading per message. Text messages
@@ -28,6 +33,7 @@ the test client or another server.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import struct
 from collections.abc import Callable
@@ -55,14 +61,41 @@ def text_frame_header(length: int) -> bytes:
     return _LONG.pack(_FIN_TEXT, 127, length)
 
 
+# The connections of each event loop with frames waiting for the end of the current turn.
+_waiting: dict[asyncio.AbstractEventLoop, list[WebSocketProtocol]] = {}
+
+
+def _write_waiting(loop: asyncio.AbstractEventLoop) -> None:
+    for protocol in _waiting.pop(loop, ()):
+        try:
+            protocol.write_waiting()
+        except Exception:  # one broken transport must not keep the others' frames back
+            log.exception("writing the frames of a turn failed")
+
+
 class WebSocketProtocol(WebSocketsSansIOProtocol):
     on_text: Callable[[str], None] | None = None
+    waiting: list[bytes] | None = None  # text frames written in this turn of the loop, not yet sent
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)  # builds self.scope; the application task has not run yet
         extensions = self.scope.setdefault("extensions", {})
         assert extensions is not None
         extensions[TEXT_FRAMES] = {"write": self.write_text_frame, "listen": self.listen}
+        app = self.app  # run_asgi (already created, not started) calls self.app: wrapped here
+
+        async def app_then_write_waiting(scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await app(scope, receive, send)
+            finally:  # before uvicorn closes the transport
+                self.write_waiting()
+
+        self.app = app_then_write_waiting
+
+    async def send(self, message: Any) -> None:
+        if self.waiting is not None:  # the frames written before this message go first
+            self.write_waiting()
+        await super().send(message)
 
     def listen(self, on_text: Callable[[str], None]) -> None:
         waiting = []
@@ -109,5 +142,29 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
             or self.transport.is_closing()
         ):
             return False
-        self.transport.write(text_frame_header(len(payload)) + payload)
+        waiting = self.waiting
+        if waiting is not None:
+            waiting.append(payload)
+            return True
+        self.waiting = [payload]
+        loop = self.loop
+        connections = _waiting.get(loop)
+        if connections is None:
+            connections = _waiting[loop] = []
+            loop.call_soon(_write_waiting, loop)
+        connections.append(self)
         return True
+
+    def write_waiting(self) -> None:
+        """Send the frames written so far in this turn, in one write to the transport."""
+        frames, self.waiting = self.waiting, None
+        if not frames or self.close_sent or self.conn.state is not State.OPEN or self.transport.is_closing():
+            return
+        if len(frames) == 1:
+            self.transport.write(text_frame_header(len(frames[0])) + frames[0])
+            return
+        parts = []
+        for payload in frames:
+            parts.append(text_frame_header(len(payload)))
+            parts.append(payload)
+        self.transport.write(b"".join(parts))

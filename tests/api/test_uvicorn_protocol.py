@@ -143,3 +143,73 @@ async def test_listen_passes_text_frames_in_order_and_leaves_the_rest_to_receive
     assert app.texts == ["c", "d", "e", "f", "g"]  # the listener's failure did not stop the next frames
     assert app.through_receive[2:] == [b"\x00binary", "websocket.disconnect"]
     assert "the application's text listener failed" in caplog.text
+
+
+class RecordingTransport:
+    """The protocol's transport, recording each ``write``."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self.transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+class Turns:
+    """Writes three frames in one turn of the loop, two in the next, then one more and closes at
+    once (``ending="close"``) or returns (``ending="return"``)."""
+
+    def __init__(self, ending: str) -> None:
+        self.ending = ending
+        self.writes: list[bytes] = []
+        self.written_before_turn_ended: list[bytes] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        write = scope["extensions"][TEXT_FRAMES]["write"]
+        protocol = write.__self__
+        await receive()
+        await send({"type": "websocket.accept"})
+        transport = protocol.transport = RecordingTransport(protocol.transport)
+        for text in (b'"a"', b'"b"', b'"c"'):
+            assert write(text)
+        self.written_before_turn_ended = list(transport.writes)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        for text in (b'"d"', b'"e"'):
+            assert write(text)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert write(b'"f"')
+        if self.ending == "close":
+            await send({"type": "websocket.close", "code": 4000, "reason": "done"})
+        self.writes = transport.writes
+
+
+@pytest.mark.timeout(30)
+async def test_the_frames_of_one_turn_go_out_in_one_write_and_in_order() -> None:
+    app = Turns("close")
+    async with serve(app) as port, websockets.connect(f"ws://127.0.0.1:{port}/", compression=None) as ws:
+        received = [await ws.recv() for _ in range(6)]
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await ws.recv()
+    assert received == ['"a"', '"b"', '"c"', '"d"', '"e"', '"f"']
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4000  # the close came after "f"
+    assert app.written_before_turn_ended == []  # nothing goes out before the turn ends
+    frame = lambda text: text_frame_header(len(text)) + text  # noqa: E731
+    assert app.writes[0] == frame(b'"a"') + frame(b'"b"') + frame(b'"c"')
+    assert app.writes[1] == frame(b'"d"') + frame(b'"e"')
+    assert app.writes[2] == frame(b'"f"')  # written before the close frame, which follows it
+    assert len(app.writes) == 4
+
+
+@pytest.mark.timeout(30)
+async def test_frames_written_just_before_the_application_returns_still_go_out() -> None:
+    app = Turns("return")
+    async with serve(app) as port, websockets.connect(f"ws://127.0.0.1:{port}/", compression=None) as ws:
+        received = [await ws.recv() for _ in range(6)]
+    assert received == ['"a"', '"b"', '"c"', '"d"', '"e"', '"f"']
