@@ -1187,6 +1187,9 @@ def _print_step(step: Step) -> None:
             f"{step.loopstats['gc_objects_tracked']} objects tracked, {step.loopstats['gc_objects_frozen']} frozen",
             flush=True,
         )
+        by_type = step.loopstats.get("tracked_by_type") or {}
+        kinds = ", ".join(f"{name} {count}" for name, count in by_type.items())
+        print(f"         tracked by type: {kinds}", flush=True)
 
 
 def _print_profile(path: Path, what: str, top: int = 25) -> None:

@@ -243,7 +243,9 @@ class MemoryBroker(Broker):
     async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        data = encode_message(item)
+        # A copy of its own length: the list keeps it for long, and bytes fresh from orjson keep its
+        # 4 KiB buffer for as long as they live.
+        data = memoryview(encode_message(item)).tobytes()
         items = self._hub.lists.get(self._key(key))
         if items is None or items.maxlen != limit:
             items = self._hub.lists[self._key(key)] = deque(items or (), maxlen=limit)

@@ -22,7 +22,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -84,7 +83,7 @@ class TableActor:
         ref = table_ref(spec.code)  # provably fair deals (docs/fairness.md), naming the table by this
         self.fair = FairDeals.from_json(ref, table.fair) if table.fair is not None else FairDeals(ref)
         self.answers = Answers(DEDUPE, table.done)
-        self.history: deque[tuple[int, list[dict[str, Any]]]] = deque(maxlen=HISTORY)
+        self.history = fanout.History(HISTORY)
         self.timers = deadlines.TableTimers()
         if restored is not None and self.status == "playing":  # idle limits and graces start again here
             self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock()), clock())
@@ -167,7 +166,7 @@ class TableActor:
         seat, arrived = self.seating.connect(command.conn, principal)
         seat_no = seat.seat if seat else None
         table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
-        reply = facts.welcome(table, self.history, command.last_version, seat_no)
+        reply = facts.welcome(table, self.history.versions(), command.last_version, seat_no)
         await self.delivery.send(fanout.answer_frames(self.code, command, principal.key, reply))
         if arrived:
             await self._presence_changed()
@@ -407,7 +406,7 @@ class TableActor:
             self.version += 1
             self.timers.reset(self.game, self.status, self.rules.timer, self.limits, self.clock())
             await self.recorder.save_change(self.record, self.log, entry, self._live)
-            self.history.append((self.version, events))
+            self.history.append(self.version, events)
         else:
             events = []
         self.bot_turns.observe(self.seats, events)

@@ -14,9 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from app.broker import Broker, BrokerError, Event, Gap
 from app.engine import State, event_to_json, public_cards, public_view, seat_view
@@ -46,6 +49,27 @@ class Change:
 def events_for(events: list[dict[str, Any]], version: int, recipient: int | None) -> list[dict[str, Any]]:
     """The events as ``recipient`` (a seat, or None for spectators) may see them."""
     return [{**event_to_json(public_cards(e, recipient)), "version": version} for e in events]
+
+
+class History:
+    """The events of a table's last ``size`` versions, oldest first: what a client that resumes
+    missed, or what a fresh page shows in its log (the welcome). Each version's events are kept as
+    their JSON text. As dicts and lists, a table's 64 versions were some 300 objects that every pass
+    of the garbage collector walked; strings are not tracked (docs/performance.md)."""
+
+    def __init__(self, size: int) -> None:
+        self._kept: deque[tuple[int, str]] = deque(maxlen=size)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def append(self, version: int, events: list[dict[str, Any]]) -> None:
+        # As text: the bytes orjson returns keep its 4 KiB buffer for as long as they live.
+        self._kept.append((version, dumps([event_to_json(event) for event in events])))
+
+    def versions(self) -> list[tuple[int, list[dict[str, Any]]]]:
+        """Each kept version and its events (unredacted, in their JSON form), oldest first."""
+        return [(version, orjson.loads(text)) for version, text in self._kept]
 
 
 def recent_events(history: Sequence[tuple[int, list[dict[str, Any]]]], seat: int | None) -> list[dict[str, Any]]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import tracemalloc
 from itertools import islice
 
+import orjson
 import pytest
 
 from app.broker import BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, Subscription, open_broker
@@ -134,3 +136,18 @@ async def test_a_sink_gets_gaps_too() -> None:
     sub._close()
     sub._deliver(Message("c", b"late"))
     assert len(got) == 2
+
+
+async def test_a_memory_capped_list_keeps_each_item_at_its_own_size() -> None:
+    # Bytes fresh from orjson keep its 4 KiB buffer for as long as they live; 50 chat lines of a
+    # table would hold 200 KiB.
+    async with MemoryBroker("memory://capped-size") as broker:
+        tracemalloc.start()
+        try:
+            for n in range(50):  # each line made and handed over, as the chat does
+                await broker.push_capped("chat:{T}", orjson.dumps({"n": n, "text": "hello"}), 50)
+            kept, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert await broker.read_list("chat:{T}") == [orjson.dumps({"n": n, "text": "hello"}) for n in range(50)]
+    assert kept < 50 * 512, kept

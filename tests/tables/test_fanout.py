@@ -3,6 +3,8 @@ keeps frames in this process unless another process has used the channel."""
 
 from __future__ import annotations
 
+import gc
+
 import orjson
 
 from app.engine import Card, Rules, new_match
@@ -11,6 +13,7 @@ from app.tables.commands import Command
 from app.tables.fanout import (
     Change,
     Delivery,
+    History,
     answer_frames,
     events_since,
     presence_frames,
@@ -101,3 +104,22 @@ def test_an_answer_goes_to_the_rest_caller_or_to_the_connection_that_sent_the_co
     frame = channels.parse_frame(text.encode())
     assert channel == channels.person(CODE, "a:1") and frame.conn == "c-1" and orjson.loads(frame.body) == ack
     assert answer_frames(CODE, Command("bot", seat=1), "a:1", ack) == []  # a bot's decision is not answered
+
+
+def test_the_history_keeps_the_last_versions_as_json_text_and_gives_them_back() -> None:
+    history = History(3)
+    drawn = (Card.parse("6s"), Card.parse("Ah"))
+    history.append(4, [{"type": "take", "seat": 1}])
+    history.append(5, [{"type": "lead", "seat": 0, "cards": (Card.parse("7d"),)}])
+    history.append(6, [{"type": "draw", "seat": 1, "cards": drawn}, {"type": "draw", "seat": 0, "count": 1}])
+    history.append(7, [{"type": "pass", "seat": 0}])
+    assert len(history) == 3  # version 4 is gone
+    versions = history.versions()
+    assert [version for version, _ in versions] == [5, 6, 7]
+    assert versions[0][1] == [{"type": "lead", "seat": 0, "cards": ["7d"]}]
+    # Redacted when handed out, as before: only seat 1 sees the cards it drew.
+    assert events_since(versions, 7, 5, 1)[0] == {"type": "draw", "seat": 1, "cards": ["6s", "Ah"], "version": 6}
+    assert "cards" not in events_since(versions, 7, 5, 0)[0]
+    assert events_since(versions, 7, 3, 0) is None  # versions 4 and older are not kept
+    gc.collect()  # what the history keeps is nothing the collector has to walk again
+    assert not any(gc.is_tracked(item) for item in history._kept)
