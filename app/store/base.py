@@ -18,15 +18,16 @@ class Fenced(Exception):
 
 class TableStore(Protocol):
     async def save(
-        self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None, *, create: bool = False
+        self, code: str, token: int, record: dict[str, Any], log: list[str] | None, *, create: bool = False
     ) -> None:
-        """Write the record; with ``log`` also make the action log exactly that list. Only a
+        """Write the record; with ``log`` also make the action log exactly that list (each entry the
+        JSON text of one move, ``{"a": action, "k": command key}``, kept and stored as it is). Only a
         ``create`` write (a new table, or its owner's first write after taking its lease again) may
         find the table missing from the store; any other write then raises ``LogGap``: the store
         lost the table (a Redis that restarted empty), and an owner that wrote it back before taking
         its lease again would hand it to whichever process looked first."""
 
-    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: str, index: int) -> None:
         """Put ``entry`` at position ``index`` of the action log and note ``live`` (the version and
         the decision deadline after it), which ``load`` lays over the last saved record."""
 
@@ -35,7 +36,7 @@ class TableStore(Protocol):
         seen already). A new owner claims the table before it loads it, so that nothing the old
         owner writes afterwards can be missing from what it loaded."""
 
-    async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None: ...
+    async def load(self, code: str) -> tuple[dict[str, Any], list[str]] | None: ...
 
     async def exists(self, code: str) -> bool:
         """Whether the store holds the table's record (without reading it)."""

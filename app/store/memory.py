@@ -16,7 +16,7 @@ from app.store.base import Fenced, LogGap, overlay
 class _MemoryData:
     def __init__(self) -> None:
         self.records: dict[str, dict[str, Any]] = {}
-        self.logs: dict[str, list[dict[str, Any]]] = {}
+        self.logs: dict[str, list[str]] = {}
         self.fences: dict[str, int] = {}
         self.watch: dict[str, str] = {}
         self.live: dict[str, dict[str, Any]] = {}
@@ -45,7 +45,7 @@ class MemoryStore:
         self._fence(code, token)
 
     async def save(
-        self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None, *, create: bool = False
+        self, code: str, token: int, record: dict[str, Any], log: list[str] | None, *, create: bool = False
     ) -> None:
         if code not in self._data.fences and not create:
             raise LogGap(code)
@@ -56,7 +56,7 @@ class MemoryStore:
         if log is not None:
             self._data.logs[code] = list(log)
 
-    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: str, index: int) -> None:
         if self._data.fences.get(code, 0) > token:  # checked, not set (as the Redis store does)
             raise Fenced(code)
         log = self._data.logs.setdefault(code, [])
@@ -66,7 +66,7 @@ class MemoryStore:
         log.append(entry)
         self._data.live[code] = live
 
-    async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    async def load(self, code: str) -> tuple[dict[str, Any], list[str]] | None:
         record = self._data.records.get(code)
         if record is None:
             return None

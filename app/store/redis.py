@@ -175,7 +175,7 @@ class RedisStore:
             raise LogGap(code)
 
     async def save(
-        self, code: str, token: int, record: dict[str, Any], log: list[dict[str, Any]] | None, *, create: bool = False
+        self, code: str, token: int, record: dict[str, Any], log: list[str] | None, *, create: bool = False
     ) -> None:
         if create and log is None:
             raise ValueError("a create write carries the whole log")
@@ -186,13 +186,13 @@ class RedisStore:
             record["spec"]["watch_code"],
             "0" if record["spec"]["private"] else "1",
             "create" if create else "save" if log is None else "replace",
-            *(_dumps(entry) for entry in log or []),
+            *(log or []),
         ]
         await self._fenced(code, self._write, self._write_index, self._table_keys(code)[:3], args)
 
-    async def append(self, code: str, token: int, live: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+    async def append(self, code: str, token: int, live: dict[str, Any], entry: str, index: int) -> None:
         keys: list[bytes | str | int] = [b"4", *self._table_keys(code)]
-        keys_args = (*keys, token, index, _dumps(entry), _dumps(live))
+        keys_args = (*keys, token, index, entry, _dumps(live))
         try:
             try:
                 result = await self._call(code, pack_command(b"EVALSHA", self._append_sha, *keys_args))
@@ -222,7 +222,7 @@ class RedisStore:
         if await self._run(self._claim, self._table_keys(code)[:1], [token]) == -1:
             raise Fenced(code)
 
-    async def load(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    async def load(self, code: str) -> tuple[dict[str, Any], list[str]] | None:
         _, rec, log, live_key = self._table_keys(code)
         try:
             raw = await self._redis.get(rec)
@@ -232,7 +232,8 @@ class RedisStore:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         if raw is None:
             return None
-        return overlay(orjson.loads(raw), orjson.loads(live) if live else None), [orjson.loads(e) for e in entries]
+        moves = [entry if isinstance(entry, str) else entry.decode() for entry in entries]
+        return overlay(orjson.loads(raw), orjson.loads(live) if live else None), moves
 
     async def exists(self, code: str) -> bool:
         try:

@@ -27,7 +27,7 @@ from typing import Any
 
 from app.broker import Broker, BrokerError
 from app.db.matches import table_ref
-from app.engine import Action, Forfeit, IllegalAction, action_to_json, apply
+from app.engine import Action, Forfeit, IllegalAction, apply
 from app.tables import channels, deadlines, facts, fanout
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
@@ -35,7 +35,7 @@ from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refuse
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
-from app.tables.record import Recorder, TableRecord, record_json, takeover_deadline
+from app.tables.record import Recorder, TableRecord, log_entry, logged_actions, record_json, takeover_deadline
 from app.tables.results import match_end, settle, take_stakes
 from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
 from app.tables.seating import Seating
@@ -78,7 +78,7 @@ class TableActor:
         self.status = table.status  # waiting | playing | finished
         self.rules, self.version, self.created = table.rules, table.version, table.created
         self.seating = Seating(table.seats, series=table.series)
-        self.game, self.match_id, self.log = table.game, table.match_id, table.log  # log: {"a": action, "k": cmd key}
+        self.game, self.match_id, self.log = table.game, table.match_id, table.log  # log_entry() of each move
         self.next_dealer, self.results = table.next_dealer, table.results
         ref = table_ref(spec.code)  # provably fair deals (docs/fairness.md), naming the table by this
         self.fair = FairDeals.from_json(ref, table.fair) if table.fair is not None else FairDeals(ref)
@@ -243,7 +243,7 @@ class TableActor:
         self.status = "finished"
         self.timers.deadline = self.timers.decision_since = None
         self.seating.gone_since.clear()
-        actions, series = [entry["a"] for entry in self.log], self.seating.series
+        actions, series = logged_actions(self.log), self.seating.series
         end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
         self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(settle(self.hooks, end.record))
@@ -274,7 +274,7 @@ class TableActor:
         timers = self.timers
         before, deadline, since = self.game, timers.deadline, timers.decision_since
         self.game, events = apply(self.game, action)
-        entry = {"a": action_to_json(action), "k": key}
+        entry = log_entry(action, key)
         self.log.append(entry)
         try:
             await self._changed(events, entry=entry, lobby=False)  # the match's end is _finish_match's
@@ -395,7 +395,7 @@ class TableActor:
         self,
         events: list[dict[str, Any]],
         bump: bool = True,
-        entry: dict[str, Any] | None = None,
+        entry: str | None = None,
         *,
         lobby: bool = True,
     ) -> None:

@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from app.broker import BrokerError
-from app.engine import Rules, State, action_from_json, apply, new_match
+from app.engine import Action, Rules, State, action_from_json, action_to_json, apply, new_match
 from app.engine.cards import Card
 from app.tables.commands import Refused
 from app.tables.spec import Principal, Seat, TableSpec
@@ -40,6 +42,19 @@ def seat_from_json(data: dict[str, Any]) -> Seat:
     return Seat(data["seat"], data["kind"], principal, data["level"], rating=data.get("rating"))
 
 
+def log_entry(action: Action, key: str | None) -> str:
+    """One move of a match's log as it is kept and stored: the JSON text of ``{"a": the action,
+    "k": the key of the command that made it}`` (``key`` None: a bot's move, a timer's). As text it
+    is one object the garbage collector never walks; as dicts and lists a match's log was two or
+    three a move (docs/performance.md)."""
+    return orjson.dumps({"a": action_to_json(action), "k": key}).decode()
+
+
+def logged_actions(log: list[str]) -> list[dict[str, Any]]:
+    """The actions of a log, in order, as JSON values."""
+    return [orjson.loads(entry)["a"] for entry in log]
+
+
 @dataclass
 class TableRecord:
     """What a table is rebuilt from (``deadline`` in epoch seconds, the log replayed into ``game``)."""
@@ -56,7 +71,7 @@ class TableRecord:
     created: float
     deadline: float | None
     game: State | None = None
-    log: list[dict[str, Any]] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # log_entry() of each move of the match
     done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
     fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
 
@@ -89,7 +104,7 @@ def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_record(record: dict[str, Any], entries: list[dict[str, Any]]) -> TableRecord:
+def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
     """Decode a stored record and replay its log: the same match at the same version."""
     table = TableRecord(
         spec=TableSpec.from_json(record["spec"]),
@@ -110,9 +125,10 @@ def read_record(record: dict[str, Any], entries: list[dict[str, Any]]) -> TableR
         order = [Card.parse(text) for text in deal["deck"]] if deal is not None else None
         game = new_match(table.rules, int(record["seed"]), record["dealer"], order)
         for entry in entries:
-            game, _ = apply(game, action_from_json(entry["a"]))
-            if entry.get("k"):
-                principal_key, cmd_id = entry["k"].split("|", 1)
+            move = orjson.loads(entry)
+            game, _ = apply(game, action_from_json(move["a"]))
+            if move.get("k"):
+                principal_key, cmd_id = move["k"].split("|", 1)
                 table.done[(principal_key, cmd_id)] = {"type": "ack", "id": cmd_id, "version": table.version}
         table.game = game
         table.log = list(entries)
@@ -163,8 +179,8 @@ class Recorder:
     async def save(
         self,
         record: Callable[[], dict[str, Any]],
-        log_entries: list[dict[str, Any]],
-        entry: dict[str, Any] | None,
+        log_entries: list[str],
+        entry: str | None,
         live: Callable[[], dict[str, Any]],
     ) -> None:
         """Save a change: ``entry`` is the move just appended to ``log_entries`` (None: no move)."""
@@ -197,7 +213,7 @@ class Recorder:
             self.on_fenced()
             raise Refused("moved", "this table is now served by another server; reconnect") from None
 
-    async def _put_back(self, record: dict[str, Any], log_entries: list[dict[str, Any]]) -> None:
+    async def _put_back(self, record: dict[str, Any], log_entries: list[str]) -> None:
         """The store lost (part of) the table: take the lease again, then write the table whole."""
         if self.relock is not None:
             token = await self.relock()
@@ -212,8 +228,8 @@ class Recorder:
     async def save_change(
         self,
         record: Callable[[], dict[str, Any]],
-        log_entries: list[dict[str, Any]],
-        entry: dict[str, Any] | None,
+        log_entries: list[str],
+        entry: str | None,
         live: Callable[[], dict[str, Any]],
     ) -> None:
         """Like :meth:`save`, but a seat change (no ``entry``) that the store cannot take now is kept

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import orjson
 import pytest
 from redis.asyncio import Redis
 
@@ -208,8 +209,8 @@ def record(version: int = 0, private: bool = False) -> dict[str, Any]:
     return {"spec": {"watch_code": "W1", "private": private}, "version": version, "deadline": None}
 
 
-def entry(n: int) -> dict[str, Any]:
-    return {"a": {"type": "attack", "seat": n % 2, "card": "QS"}, "k": f"key-{n}"}
+def entry(n: int) -> str:
+    return orjson.dumps({"a": {"type": "attack", "seat": n % 2, "card": "QS"}, "k": f"key-{n}"}).decode()
 
 
 async def test_the_store_writes_fenced_on_a_cluster(redis_cluster: RedisClusterServers) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from redis.asyncio import Redis
 
@@ -20,8 +21,10 @@ def record(version: int = 0) -> dict[str, Any]:
     return {"spec": {"watch_code": "W1", "private": False}, "version": version, "deadline": None, "seats": {1: "x"}}
 
 
-def entry(n: int) -> dict[str, Any]:
-    return {"a": {"type": "attack", "seat": n % 4, "card": "QS"}, "k": f"key-{n}", "note": "козырь"}
+def entry(n: int) -> str:
+    """A log entry: the JSON text of a move, kept and given back as it is."""
+    move = {"a": {"type": "attack", "seat": n % 4, "card": "QS"}, "k": f"key-{n}", "note": "козырь"}
+    return orjson.dumps(move).decode()
 
 
 async def test_append_then_load(own_redis: OwnRedis) -> None:

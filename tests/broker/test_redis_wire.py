@@ -108,8 +108,8 @@ async def test_users_and_passwords_are_checked_and_a_wrong_one_is_refused_clearl
     store = RedisStore(f"redis://durak-test:right@{base}", prefix="acl:")
     try:
         await store.save("T", 1, {"spec": {"watch_code": "W", "private": True}, "version": 0}, [], create=True)
-        await store.append("T", 1, {"version": 1, "deadline": None}, {"a": 1}, 0)  # the own connection
-        assert (await store.load("T"))[1] == [{"a": 1}]  # type: ignore[index]
+        await store.append("T", 1, {"version": 1, "deadline": None}, '{"a":1}', 0)  # the own connection
+        assert (await store.load("T"))[1] == ['{"a":1}']  # type: ignore[index]
     finally:
         await store.close()
 

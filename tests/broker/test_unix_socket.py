@@ -38,10 +38,10 @@ async def test_pubsub_and_the_fenced_log_work_over_the_unix_socket(own_redis: Ow
     try:
         record = {"spec": {"code": "x", "watch_code": "w", "private": False}, "version": 0}
         await store.save("x", 1, record, [], create=True)
-        await store.append("x", 1, {"version": 1, "deadline": None}, {"a": {"type": "take", "seat": 1}}, 0)
+        await store.append("x", 1, {"version": 1, "deadline": None}, '{"a":{"type":"take","seat":1}}', 0)
         with pytest.raises(LogGap):
-            await store.append("x", 1, {"version": 3, "deadline": None}, {"a": {"type": "pass", "seat": 0}}, 2)
+            await store.append("x", 1, {"version": 3, "deadline": None}, '{"a":{"type":"pass","seat":0}}', 2)
         loaded = await store.load("x")
-        assert loaded is not None and loaded[1] == [{"a": {"type": "take", "seat": 1}}]
+        assert loaded is not None and loaded[1] == ['{"a":{"type":"take","seat":1}}']
     finally:
         await store.close()

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from app.config import get_settings
 from app.engine import Rules, decision
 from app.main import create_app
+from app.tables.record import logged_actions
 from app.tables.spec import DecisionLimits
 from tests.tables.actors import ALICE, BOB, play_moves, seated_table
 
@@ -64,7 +65,7 @@ async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> 
         clock.now = opened + 5.0
         await registry.call(actor.code, "info", ALICE)  # a deadline that has come goes first
         assert actor.status == "playing" and actor.game.phase == "lead"
-        assert [entry["a"] for entry in actor.log[-2:]] == [{"type": "pass", "seat": 0}, {"type": "pass", "seat": 1}]
+        assert logged_actions(actor.log[-2:]) == [{"type": "pass", "seat": 0}, {"type": "pass", "seat": 1}]
         assert actor.timers.deadline is None and actor.timers.window_closes is None  # no move timer at this table
 
 

@@ -14,6 +14,7 @@ from app.engine import Rules, action_to_json, decision, legal_actions
 from app.tables.actor import TableActor
 from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
+from app.tables.record import logged_actions
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal
 from tests.support.wait import wait_until
@@ -137,7 +138,7 @@ async def test_a_throw_in_left_too_long_is_a_pass_not_a_forfeit() -> None:
         assert decision(actor.game) == {"kind": "throw_in_after_take", "seats": [leader], "forfeits": False}
         await advance(registry, actor, clock, 300)
         assert actor.status == "playing"
-        assert actor.log[-1]["a"] == {"type": "pass", "seat": leader}
+        assert logged_actions(actor.log[-1:]) == [{"type": "pass", "seat": leader}]
         assert decision(actor.game)["kind"] == "lead"  # the defender took: the same attacker leads again
         table = await advance(registry, actor, clock, 0)
         assert table["seats"][leader]["deadline_ms"] == 300_000  # a new decision, its full time

@@ -7,9 +7,17 @@ import uuid
 
 import pytest
 
-from app.engine import Rules, action_from_json, action_to_json, apply, legal_actions, new_match
+from app.engine import Rules, action_from_json, apply, legal_actions, new_match
 from app.tables.commands import Refused
-from app.tables.record import Recorder, TableRecord, read_record, record_json, takeover_deadline
+from app.tables.record import (
+    Recorder,
+    TableRecord,
+    log_entry,
+    logged_actions,
+    read_record,
+    record_json,
+    takeover_deadline,
+)
 from app.tables.spec import Principal, Seat, TableSpec
 from app.tables.store import LogGap, MemoryStore
 from tests.tables.actors import forget_table
@@ -17,7 +25,7 @@ from tests.tables.actors import forget_table
 ALICE = Principal(key="a:1", name="alice", account_id=1)
 
 
-def _played(moves: int) -> tuple[TableRecord, list[dict]]:
+def _played(moves: int) -> tuple[TableRecord, list[str]]:
     spec = TableSpec(rules=Rules(), creator=ALICE)
     game = new_match(spec.rules, seed=42, dealer=0)
     start = game
@@ -26,7 +34,7 @@ def _played(moves: int) -> tuple[TableRecord, list[dict]]:
         seat = next(s for s in range(2) if legal_actions(game, s))
         action = legal_actions(game, seat)[0]
         game, _ = apply(game, action)
-        log.append({"a": action_to_json(action), "k": f"{ALICE.key}|cmd-{n}" if n % 2 == 0 else None})
+        log.append(log_entry(action, f"{ALICE.key}|cmd-{n}" if n % 2 == 0 else None))
     seats = [Seat(0, "human", ALICE), Seat(1, "bot", None, "easy")]
     table = TableRecord(spec, spec.rules, seats, "playing", 7, "m1", {"a:1": (2, 1)}, 1, None, 5.0, None, start)
     return table, log
@@ -35,8 +43,8 @@ def _played(moves: int) -> tuple[TableRecord, list[dict]]:
 def test_a_record_and_its_log_give_back_the_same_match_and_the_answers_of_logged_commands() -> None:
     table, log = _played(4)
     replayed = new_match(table.rules, seed=42, dealer=0)
-    for entry in log:
-        replayed, _ = apply(replayed, action_from_json(entry["a"]))
+    for action in logged_actions(log):
+        replayed, _ = apply(replayed, action_from_json(action))
     back = read_record(record_json(table, {"facts": 1}), log)
     assert back.game == replayed and back.log == log and back.version == 7
     assert [(s.seat, s.kind, s.principal, s.level) for s in back.seats] == [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import uuid
 
+import orjson
 import pytest
 
 from app.broker import open_broker
@@ -52,7 +53,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             assert successor.fair.deal == actor.fair.deal
             assert successor.timers.deadline - successor.clock() >= remaining - 1.0  # restored (+ grace)
             # A command retried with the same id after the takeover is not applied twice.
-            last = successor.log[-1]
+            last = orjson.loads(successor.log[-1])
             key_principal, key_id = last["k"].split("|", 1)
             who = ALICE if key_principal == ALICE.key else BOB
             body = {k: v for k, v in last["a"].items() if k not in ("seat", "type")}
@@ -148,7 +149,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
         assert taken is not None
         assert replies[0]["type"] == "error" and replies[0]["code"] == "moved", replies
         assert actor.recorder.fenced
-        assert [entry["k"] for entry in taken.log] == [entry["k"] for entry in actor.log]
+        assert [orjson.loads(entry)["k"] for entry in taken.log] == [orjson.loads(entry)["k"] for entry in actor.log]
         assert taken.version == actor.version
 
 
