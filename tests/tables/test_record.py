@@ -3,11 +3,13 @@ the recorder appends moves, rewrites the record when it must, and stops at a new
 
 from __future__ import annotations
 
+import gc
 import uuid
 
+import orjson
 import pytest
 
-from app.engine import Rules, action_from_json, apply, legal_actions, new_match
+from app.engine import Card, Lead, Pass, Rules, action_from_json, action_to_json, apply, legal_actions, new_match
 from app.tables.commands import Refused
 from app.tables.record import (
     Recorder,
@@ -144,3 +146,14 @@ def test_a_new_table_waits_with_empty_seats_and_comes_back_the_same_from_its_rec
     assert [(s.seat, s.kind) for s in table.seats] == [(0, "empty"), (1, "empty"), (2, "empty")]
     back = read_record(record_json(table, {}), [])
     assert (back.spec, back.seats, back.status, back.created) == (spec, table.seats, "waiting", table.created)
+
+
+def test_a_log_entry_is_the_moves_json_text_which_the_collector_never_walks() -> None:
+    lead, timeout = Lead(0, (Card.parse("6s"), Card.parse("6h"))), Pass(1)
+    log = [log_entry(lead, f"{ALICE.key}|cmd-1"), log_entry(timeout, None)]
+    assert [orjson.loads(entry) for entry in log] == [
+        {"a": {"type": "lead", "seat": 0, "cards": ["6s", "6h"]}, "k": f"{ALICE.key}|cmd-1"},
+        {"a": {"type": "pass", "seat": 1}, "k": None},
+    ]
+    assert logged_actions(log) == [action_to_json(lead), action_to_json(timeout)]
+    assert not any(gc.is_tracked(entry) for entry in log)
