@@ -54,7 +54,7 @@ def events_for(events: list[dict[str, Any]], version: int, recipient: int | None
 class History:
     """The events of a table's last ``size`` versions, oldest first: what a client that resumes
     missed, or what a fresh page shows in its log (the welcome). Each version's events are kept as
-    their JSON text. As dicts and lists, a table's 64 versions were some 300 objects that every pass
+    their JSON text. As dicts and lists, a table's 64 versions were about 180 objects that every pass
     of the garbage collector walked; strings are not tracked (docs/performance.md)."""
 
     def __init__(self, size: int) -> None:
