@@ -18,6 +18,7 @@ import orjson
 from app.broker import BrokerError
 from app.engine import Action, Rules, State, action_from_json, action_to_json, apply, new_match
 from app.engine.cards import Card
+from app.tables.channels import dumps
 from app.tables.commands import Refused
 from app.tables.spec import Principal, Seat, TableSpec
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
@@ -47,7 +48,7 @@ def log_entry(action: Action, key: str | None) -> str:
     "k": the key of the command that made it}`` (``key`` None: a bot's move, a timer's). As text it
     is one object the garbage collector never walks; as dicts and lists a match's log was two or
     three a move (docs/performance.md)."""
-    return orjson.dumps({"a": action_to_json(action), "k": key}).decode()
+    return dumps({"a": action_to_json(action), "k": key})
 
 
 def logged_actions(log: list[str]) -> list[dict[str, Any]]:
