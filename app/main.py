@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.datastructures import Headers
 from starlette.staticfiles import NotModifiedResponse
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
@@ -118,9 +118,32 @@ async def _say_goodbye(sockets: set[WebSocket]) -> None:
     await asyncio.gather(*(close(ws) for ws in list(sockets)))
 
 
+class DurakPeak(FastAPI):
+    """FastAPI, with the table sockets (``/ws/tables/{code}``) served ahead of its middleware stack.
+
+    A table socket lives as long as its player stays at the table, and every ASGI layer it passes
+    through keeps a coroutine, the layer's closures and their cells alive for all that time: 40-odd
+    objects per connection that the garbage collector walks in every collection that reaches them
+    (docs/performance.md). None of the layers does anything to a websocket: Starlette's error
+    middleware, FastAPI's telemetry and body limit, and ours (``BodySizeLimit``, ``BrowserGuard``,
+    ``DeviceCookie``) all pass websockets on untouched, and :func:`play.table_socket` checks the
+    origin itself. So this ``__call__`` hands a table socket straight to it, and everything else
+    (HTTP, the lifespan, other websockets) to FastAPI as usual. (It stays a coroutine function:
+    servers tell an ASGI 3 application by that.)
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        code = play.table_socket_code(scope)
+        if code is None:
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self  # as Starlette sets it: ``websocket.app`` is how the socket finds the state
+        await play.table_socket(WebSocket(scope, receive, send), code, receive, send)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(title="Durak Peak", version="0.1.0", lifespan=lifespan)
+    app = DurakPeak(title="Durak Peak", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.auth_throttles = AuthThrottles(settings)
     app.state.lobby_streams = PerAddress(settings.max_lobby_streams_per_ip)
@@ -135,7 +158,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(tables.router)
     app.include_router(quickplay.router)
     app.include_router(players.router)
-    app.add_middleware(play.TableSockets)
     app.add_middleware(DeviceCookie, settings=settings)  # the device cookie (docs/integrity.md)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.

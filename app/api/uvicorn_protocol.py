@@ -15,6 +15,8 @@ connection's scope carries ``scope["extensions"]["durak.text_frames"] = {"write"
   the ack of that move reach the player who made it as one TCP segment, not two. Every other write
   (an ASGI ``send``, the close when the application returns) writes the waiting frames first, so
   nothing overtakes them; pings and pongs may, as control frames may.
+* Once the handshake's response is out, the protocol lets go of the handshake's request and
+  response, which uvicorn would keep for the connection's whole life.
 * ``listen(on_text)`` makes the protocol call ``on_text(text)`` for every complete text message as it
   is parsed, instead of queueing a ``websocket.receive`` event for the application to ``receive()``
   in its task: no queue, no task wake-up and no pause/resume of reading per message. Text messages
@@ -96,6 +98,12 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         if self.waiting is not None:  # the frames written before this message go first
             self.write_waiting()
         await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # The handshake's request and response are never read again once the response is out,
+            # yet uvicorn keeps them, with their two sets of headers (a list per header name): a
+            # dozen containers per connection for the garbage collector to walk while it lasts.
+            vars(self).pop("request", None)
+            vars(self).pop("response", None)
 
     def listen(self, on_text: Callable[[str], None]) -> None:
         waiting = []

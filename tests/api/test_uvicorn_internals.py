@@ -44,6 +44,8 @@ ATTRIBUTES: dict[str, Any] = {
     "curr_msg_data_type": str,
     "conn": websockets.ServerProtocol,
     "scope": None,  # built by handle_connect
+    "request": None,  # both set by handle_connect, dropped once the handshake is done
+    "response": None,
 }
 
 

@@ -213,3 +213,30 @@ async def test_frames_written_just_before_the_application_returns_still_go_out()
     async with serve(app) as port, websockets.connect(f"ws://127.0.0.1:{port}/", compression=None) as ws:
         received = [await ws.recv() for _ in range(6)]
     assert received == ['"a"', '"b"', '"c"', '"d"', '"e"', '"f"']
+
+
+class Handshake:
+    """Accepts, then records whether the protocol still holds the handshake's request and response."""
+
+    def __init__(self) -> None:
+        self.before_accept: tuple[bool, bool] | None = None
+        self.after_accept: tuple[bool, bool] | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        protocol = scope["extensions"][TEXT_FRAMES]["write"].__self__
+        await receive()
+        self.before_accept = (hasattr(protocol, "request"), hasattr(protocol, "response"))
+        await send({"type": "websocket.accept", "headers": [(b"x-seen", b"yes")]})
+        self.after_accept = (hasattr(protocol, "request"), hasattr(protocol, "response"))
+        await send({"type": "websocket.send", "text": "after"})
+        await receive()
+
+
+@pytest.mark.timeout(30)
+async def test_the_handshake_is_let_go_once_its_response_is_out() -> None:
+    app = Handshake()
+    async with serve(app) as port, websockets.connect(f"ws://127.0.0.1:{port}/", compression=None) as ws:
+        assert ws.response is not None and ws.response.headers["x-seen"] == "yes"  # the response was whole
+        assert await ws.recv() == "after"
+    assert app.before_accept == (True, True)
+    assert app.after_accept == (False, False)

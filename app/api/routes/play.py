@@ -24,7 +24,7 @@ import orjson
 from fastapi import WebSocket
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.api import chat, signouts
 from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, resolve_info
@@ -92,25 +92,16 @@ class TokenBucket:
         self.tokens = min(self.capacity, self.tokens + 1)
 
 
-class TableSockets:
-    """ASGI middleware that serves ``/ws/tables/{code}`` itself, ahead of routing.
-
-    Table sockets are long-lived and carry most of the traffic; serving them here skips the router,
-    FastAPI's per-request dependency machinery and the exception middleware's wrapper around every
-    ``send``: about a fifth less memory per idle connection and less CPU per message. Every other
-    request goes on to the application unchanged.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and scope["path"].startswith(PATH_PREFIX):
-            code = scope["path"][len(PATH_PREFIX) :]
-            if code and "/" not in code:
-                await table_socket(WebSocket(scope, receive, send), code, receive, send)
-                return
-        await self.app(scope, receive, send)
+def table_socket_code(scope: Scope) -> str | None:
+    """The table code of a ``/ws/tables/{code}`` websocket scope, else None (the application serves
+    such a socket with :func:`table_socket` ahead of its middleware stack: see ``app.main.DurakPeak``)."""
+    if scope["type"] != "websocket":
+        return None
+    path: str = scope["path"]
+    if not path.startswith(PATH_PREFIX):
+        return None
+    code = path[len(PATH_PREFIX) :]
+    return code if code and "/" not in code else None
 
 
 async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: Send) -> None:
