@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     bot_match_max_s: float = Field(default=1800.0, gt=0, description="A match of bots only is stopped after this long.")
     max_lobby_streams_per_ip: int = Field(default=8, ge=1, description="Open /api/lobby/stream feeds per IP address.")
     max_table_sockets_per_ip: int = Field(default=32, ge=1, description="Open table websockets per IP address.")
+    gc_full_interval_s: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Seconds between the process's full garbage collections, its only ones (app/collector.py).",
+    )
     finished_table_ttl_s: float = Field(
         default=600.0, gt=0, description="A finished table nobody is connected to leaves memory after this long."
     )

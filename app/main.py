@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import gzip
 import logging
 import os
@@ -25,6 +24,7 @@ from starlette.datastructures import Headers
 from starlette.staticfiles import NotModifiedResponse
 from starlette.types import Receive, Scope, Send
 
+from app import collector
 from app.api import errors
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.devices import DeviceCookie
@@ -94,14 +94,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                     await refund_abandoned_escrows(db, store)
                 except Exception:  # e.g. a database without its schema: serve anyway, say why
                     log.exception("could not sweep abandoned escrows at start-up")
-                # Long-lived objects (code, tables, connections) leave the collector's view: a full
-                # collection over them used to be the whole p99 latency at a human pace.
-                gc.collect()
-                gc.freeze()
-                gc.set_threshold(10_000, 20, 10)
+                collector.settle()  # the garbage collector's schedule (app/collector.py)
+                full_collections = asyncio.create_task(
+                    collector.collect_old_garbage_forever(settings.gc_full_interval_s)
+                )
                 try:
                     yield
                 finally:
+                    full_collections.cancel()
                     await _say_goodbye(app.state.sockets)
             await store.close()
     finally:

@@ -1182,7 +1182,8 @@ def _print_step(step: Step) -> None:
         gcs = step.loopstats["gc"]
         print(
             f"         loop lag p50 {lag['p50']:.1f} / p99 {lag['p99']:.1f} / max {lag['max']:.1f} ms "
-            f"({lag['over_20ms']} over 20 ms); GC gen1 {gcs['1']['count']} x, max {gcs['1']['max_ms']:.0f} ms; "
+            f"({lag['over_20ms']} over 20 ms); GC gen0 {gcs['0']['count']} x, max {gcs['0']['max_ms']:.0f} ms; "
+            f"gen1 {gcs['1']['count']} x, max {gcs['1']['max_ms']:.0f} ms; "
             f"gen2 {gcs['2']['count']} x, max {gcs['2']['max_ms']:.0f} ms; "
             f"{step.loopstats['gc_objects_tracked']} objects tracked, {step.loopstats['gc_objects_frozen']} frozen",
             flush=True,

@@ -1,0 +1,63 @@
+"""When a server process's garbage collector runs (docs/performance.md, "GC pauses").
+
+CPython's cycle collector stops the event loop while it walks the objects of the generations it
+collects, so its schedule decides the longest stalls a table sees. A server holds a large, stable
+set of long-lived objects (every connection's coroutines, every table) and makes a steady stream of
+short-lived ones (frames, commands). The schedule, measured with ``python -m bench.capacity
+--loopstats``:
+
+* At start-up everything alive (modules, the application, its routes) is frozen: no collection
+  ever walks it again.
+* Young collections come after 10,000 net allocations (CPython: 700): fewer passes, each about as
+  long, since what is young and still alive is mostly the same recent objects.
+* The middle generation is collected after every second young collection (CPython: tenth; we had
+  20), so it never holds more than two young collections' survivors: pauses of 40-70 ms at 4,000-
+  6,000 players, against 135-240 ms when a crowd had just arrived and twenty collections' worth
+  of new connections waited in it.
+* No automatic full collection. CPython runs one whenever the old generation has grown by a
+  quarter: with thousands of players arriving, that was a pause of 0.5 s at 2,500 players and
+  1.3 s at 6,000, every few minutes. Cycles that reach the old generation and then become garbage
+  are rare here (a full collection after a 6,000-player run found 490-637 objects), so a full
+  collection runs on a timer instead (``DURAK_GC_FULL_INTERVAL_S``, an hour by default), and says
+  how long it took and what it found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import time
+
+log = logging.getLogger("durak.collector")
+
+YOUNG_THRESHOLD = 10_000  # net allocations of tracked objects between young collections
+MIDDLE_EVERY = 2  # young collections per collection of the middle generation
+NEVER = 1 << 30  # middle collections per full collection: never reached, so full ones only on the timer
+
+
+def settle() -> None:
+    """Freeze what start-up made and set the schedule (call once the application is up)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_EVERY, NEVER)
+
+
+def collect_old_garbage() -> int:
+    """One full collection, logged with its pause; returns the number of unreachable objects."""
+    started = time.perf_counter()
+    found = gc.collect()
+    log.info(
+        "full garbage collection: %d unreachable objects in %.0f ms, %d objects tracked",
+        found,
+        1000 * (time.perf_counter() - started),
+        len(gc.get_objects()),
+    )
+    return found
+
+
+async def collect_old_garbage_forever(interval_s: float) -> None:
+    """A full collection every ``interval_s`` seconds, for as long as the task runs."""
+    while True:
+        await asyncio.sleep(interval_s)
+        collect_old_garbage()
