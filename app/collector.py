@@ -8,12 +8,16 @@ short-lived ones (frames, commands). The schedule, measured with ``python -m ben
 
 * At start-up everything alive (modules, the application, its routes) is frozen: no collection
   ever walks it again.
-* Young collections come after 10,000 net allocations (CPython: 700): fewer passes, each about as
-  long, since what is young and still alive is mostly the same recent objects.
+* Young collections come after 1,000 net allocations of tracked objects (CPython: 700; we had
+  10,000). The count is net (allocations minus deallocations), so at a steady load it wanders and
+  reaches a high threshold only now and then: the young generation then held every object made
+  in the last several seconds that was still alive (a connection's latest parser state and
+  keep-alive timer, each table's latest state) and a young collection took 23-53 ms at 2,500-
+  4,000 players. At 1,000 it runs about 1.5 times a second and takes at most 9-15 ms.
 * The middle generation is collected after every second young collection (CPython: tenth; we had
-  20), so it never holds more than two young collections' survivors: pauses of 40-70 ms at 4,000-
-  6,000 players, against 135-240 ms when a crowd had just arrived and twenty collections' worth
-  of new connections waited in it.
+  20), so it holds at most two young collections' survivors: 18-21 ms at most at 2,500-4,000
+  players, against 135-240 ms when twenty collections' worth of newly arrived connections waited
+  in it.
 * No automatic full collection. CPython runs one whenever the old generation has grown by a
   quarter: with thousands of players arriving, that was a pause of 0.5 s at 2,500 players and
   1.3 s at 6,000, every few minutes. Cycles that reach the old generation and then become garbage
@@ -31,7 +35,7 @@ import time
 
 log = logging.getLogger("durak.collector")
 
-YOUNG_THRESHOLD = 10_000  # net allocations of tracked objects between young collections
+YOUNG_THRESHOLD = 1_000  # net allocations of tracked objects between young collections
 MIDDLE_EVERY = 2  # young collections per collection of the middle generation
 NEVER = 1 << 30  # middle collections per full collection: never reached, so full ones only on the timer
 
