@@ -129,7 +129,8 @@ class DurakPeak(FastAPI):
     ``DeviceCookie``) all pass websockets on untouched, and :func:`play.table_socket` checks the
     origin itself. So this ``__call__`` hands a table socket straight to it, and everything else
     (HTTP, the lifespan, other websockets) to FastAPI as usual. (It stays a coroutine function:
-    servers tell an ASGI 3 application by that.)
+    servers tell an ASGI 3 application by that.) An exception in a table socket is logged by uvicorn
+    as before; FastAPI's exception telemetry, off unless configured, no longer sees it.
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
