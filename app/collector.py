@@ -1,4 +1,4 @@
-"""When a server process's garbage collector runs (docs/performance.md, "GC pauses").
+"""When a server process's garbage collector runs (docs/performance.md, "The collector's schedule").
 
 CPython's cycle collector stops the event loop while it walks the objects of the generations it
 collects, so its schedule decides the longest stalls a table sees. A server holds a large, stable

@@ -122,9 +122,9 @@ class DurakPeak(FastAPI):
     """FastAPI, with the table sockets (``/ws/tables/{code}``) served ahead of its middleware stack.
 
     A table socket lives as long as its player stays at the table, and every ASGI layer it passes
-    through keeps a coroutine, the layer's closures and their cells alive for all that time: 40-odd
-    objects per connection that the garbage collector walks in every collection that reaches them
-    (docs/performance.md). None of the layers does anything to a websocket: Starlette's error
+    through keeps a coroutine, the layer's closures and their cells alive for all that time: about
+    two dozen objects per connection that the garbage collector walks in every collection that
+    reaches them (docs/performance.md). None of the layers does anything to a websocket: Starlette's error
     middleware, FastAPI's telemetry and body limit, and ours (``BodySizeLimit``, ``BrowserGuard``,
     ``DeviceCookie``) all pass websockets on untouched, and :func:`play.table_socket` checks the
     origin itself. So this ``__call__`` hands a table socket straight to it, and everything else
