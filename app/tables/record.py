@@ -51,9 +51,15 @@ def log_entry(action: Action, key: str | None) -> str:
     return dumps({"a": action_to_json(action), "k": key})
 
 
+def logged_move(entry: str) -> tuple[dict[str, Any], str | None]:
+    """A :func:`log_entry` read back: the action as a JSON value, and the command key (or None)."""
+    move = orjson.loads(entry)
+    return move["a"], move.get("k")
+
+
 def logged_actions(log: list[str]) -> list[dict[str, Any]]:
     """The actions of a log, in order, as JSON values."""
-    return [orjson.loads(entry)["a"] for entry in log]
+    return [logged_move(entry)[0] for entry in log]
 
 
 @dataclass
@@ -126,10 +132,10 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         order = [Card.parse(text) for text in deal["deck"]] if deal is not None else None
         game = new_match(table.rules, int(record["seed"]), record["dealer"], order)
         for entry in entries:
-            move = orjson.loads(entry)
-            game, _ = apply(game, action_from_json(move["a"]))
-            if move.get("k"):
-                principal_key, cmd_id = move["k"].split("|", 1)
+            action, key = logged_move(entry)
+            game, _ = apply(game, action_from_json(action))
+            if key:
+                principal_key, cmd_id = key.split("|", 1)
                 table.done[(principal_key, cmd_id)] = {"type": "ack", "id": cmd_id, "version": table.version}
         table.game = game
         table.log = list(entries)
