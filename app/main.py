@@ -124,13 +124,14 @@ class DurakPeak(FastAPI):
     A table socket lives as long as its player stays at the table, and every ASGI layer it passes
     through keeps a coroutine, the layer's closures and their cells alive for all that time: about
     two dozen objects per connection that the garbage collector walks in every collection that
-    reaches them (docs/performance.md). None of the layers does anything to a websocket: Starlette's error
-    middleware, FastAPI's telemetry and body limit, and ours (``BodySizeLimit``, ``BrowserGuard``,
-    ``DeviceCookie``) all pass websockets on untouched, and :func:`play.table_socket` checks the
-    origin itself. So this ``__call__`` hands a table socket straight to it, and everything else
-    (HTTP, the lifespan, other websockets) to FastAPI as usual. (It stays a coroutine function:
-    servers tell an ASGI 3 application by that.) An exception in a table socket is logged by uvicorn
-    as before; FastAPI's exception telemetry, off unless configured, no longer sees it.
+    reaches them (docs/performance.md). None of the layers does anything to a websocket:
+    Starlette's error middleware, FastAPI's telemetry and body limit, and ours (``BodySizeLimit``,
+    ``BrowserGuard``, ``DeviceCookie``) all pass websockets on untouched, and
+    :func:`play.table_socket` checks the origin itself. So this ``__call__`` hands a table socket
+    straight to it, and everything else (HTTP, the lifespan, other websockets) to FastAPI as usual.
+    (It stays a coroutine function: servers tell an ASGI 3 application by that.) An exception in a
+    table socket is logged by uvicorn as before; FastAPI's exception telemetry, off unless
+    configured, no longer sees it.
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
