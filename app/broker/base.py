@@ -321,6 +321,17 @@ class Broker(abc.ABC):
         for channel, message in messages:
             await self.publish(channel, message)
 
+    @abc.abstractmethod
+    def publish_nowait(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        """Publish ``(channel, message)`` pairs without waiting for the backend: for the hot paths
+        (a table's pushes to other processes, a connection's commands to a table elsewhere), which
+        go on at once. Sent in the order of the calls, and delivered as :meth:`publish` delivers;
+        not ordered with :meth:`publish` and :meth:`publish_many`, which may take another
+        connection. Raises :class:`BrokerUnavailable` at once when the backend is known to be down;
+        a message in flight when it goes down is lost without a word to the publisher (the
+        subscribers get a ``Gap`` when they lost their own link, and clients resync on a version
+        they did not expect)."""
+
     def deliver_here(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
         """Deliver ``(channel, message)`` pairs, in order, to this process's subscribers only, at
         once and without the backend: for a publisher that knows no other process listens on

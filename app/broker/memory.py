@@ -109,6 +109,9 @@ class MemoryBroker(Broker):
         await self.publish_many([(channel, message)])
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        self.publish_nowait(messages)
+
+    def publish_nowait(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
         """Every message checked first, then all delivered in one go (nothing here ever waits)."""
         self._check_open()
         prefix = self.prefix

@@ -79,6 +79,7 @@ from app.broker.redis_cluster import (
 )
 from app.broker.redis_wire import (
     Commands,
+    Publisher,
     RedisTarget,
     Wire,
     open_wire,
@@ -89,6 +90,8 @@ from app.broker.redis_wire import (
 )
 
 log = logging.getLogger("app.broker.redis")
+
+MAX_UNSENT = 10_000  # publish_nowait calls queued for a cluster
 
 _LOST = (RedisConnectionError, RedisTimeoutError, ClusterError, RedisClusterException, OSError, TimeoutError)
 
@@ -317,6 +320,7 @@ class RedisBroker(Broker):
         options = options or BrokerOptions()
         super().__init__(options)
         self._redis: Redis | RedisCluster
+        self._publisher: Publisher | None  # publish_nowait's muted connection (one Redis only)
         self.cluster = urlsplit(url).scheme in CLUSTER_SCHEMES
         if self.cluster:
             self._cluster_target: ClusterTarget | None = ClusterTarget.from_url(url)
@@ -327,6 +331,7 @@ class RedisBroker(Broker):
             )
             self._routes.on_change = self._map_changed
             self._commands: Commands | None = None
+            self._publisher = None
             self._redis = cluster_client(
                 url, connect_timeout_s=options.connect_timeout_s, command_timeout_s=options.command_timeout_s
             )
@@ -349,6 +354,14 @@ class RedisBroker(Broker):
             self._pool = ConnectionPool(**pool_options)
             # PUBLISH goes over a dedicated pipelined connection of its own (no pool checkout per call).
             self._commands = Commands(self._target, options.connect_timeout_s, options.command_timeout_s)
+            # publish_nowait's own connection, with Redis's replies turned off.
+            self._publisher = Publisher(
+                self._target,
+                connect_timeout_s=options.connect_timeout_s,
+                health_interval_s=options.health_interval_s,
+                reconnect_initial_s=options.reconnect_initial_s,
+                reconnect_max_s=options.reconnect_max_s,
+            )
             self._redis = Redis(connection_pool=self._pool)
             self._sub, self._unsub = "SUBSCRIBE", "UNSUBSCRIBE"
         self._sub_kind, self._unsub_kind = self._sub.lower().encode(), self._unsub.lower().encode()
@@ -365,6 +378,9 @@ class RedisBroker(Broker):
         self._rehoming: asyncio.Task[None] | None = None
         self._rehome_again = False
         self._channel_prefix = (self.prefix + "ch:").encode()
+        # publish_nowait on a cluster: what is still to send, and the task that sends it in order.
+        self._unsent: deque[list[tuple[int, bytes]]] = deque()
+        self._sending: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         kind = "cluster " if self.cluster else ""
@@ -390,6 +406,8 @@ class RedisBroker(Broker):
                 await asyncio.shield(shard.first_attempt)
                 if not shard.up:
                     raise BrokerUnavailable(f"cannot connect to redis: {shard.last_error}")
+                assert self._publisher is not None
+                await self._publisher.start()
         except BaseException:
             await self.aclose()
             raise
@@ -401,6 +419,8 @@ class RedisBroker(Broker):
         tasks = [shard.supervisor for shard in self._shards.values() if shard.supervisor is not None]
         if self._rehoming is not None:
             tasks.append(self._rehoming)
+        if self._sending is not None:
+            tasks.append(self._sending)
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -420,6 +440,8 @@ class RedisBroker(Broker):
         self._home.clear()
         if self._commands is not None:
             await self._commands.aclose()
+        if self._publisher is not None:
+            await self._publisher.aclose()
         if self._routes is not None:
             await self._routes.aclose()
         await self._redis.aclose()
@@ -754,6 +776,50 @@ class RedisBroker(Broker):
             full = full_channel(check_name("channel", channel))
             items.append((slot_of(full), pack_spublish(full, encode_message(message))))
         await self._routes.call(items, "SPUBLISH")
+
+    def publish_nowait(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
+        """One Redis: written on the muted connection in this turn of the loop
+        (:class:`~app.broker.redis_wire.Publisher`). A cluster: queued, and sent in order by one
+        task (failures are logged)."""
+        self._check_open()
+        if not messages:
+            return
+        full_channel = self._full_channel
+        if self._publisher is not None:
+            self._publisher.send(
+                b"".join(
+                    pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
+                    for channel, message in messages
+                )
+            )
+            return
+        assert self._routes is not None
+        items = []
+        for channel, message in messages:
+            full = full_channel(check_name("channel", channel))
+            slot = slot_of(full)
+            address = self._routes.address_of(slot)  # raises when no node is known to serve it
+            shard = self._shards.get(address)
+            if shard is None or not shard.up:
+                raise BrokerUnavailable(f"the redis cluster node {address} is unreachable")
+            items.append((slot, pack_spublish(full, encode_message(message))))
+        if len(self._unsent) >= MAX_UNSENT:
+            raise BrokerUnavailable("the redis cluster is not keeping up with the publishes")
+        self._unsent.append(items)
+        if self._sending is None:
+            self._sending = asyncio.get_running_loop().create_task(self._send_unsent(), name="broker-redis-sending")
+
+    async def _send_unsent(self) -> None:
+        assert self._routes is not None
+        try:
+            while self._unsent:
+                items = self._unsent.popleft()
+                try:
+                    await self._routes.call(items, "SPUBLISH")
+                except (BrokerUnavailable, ResponseError) as exc:
+                    log.warning("broker: %d sharded publishes lost: %s", len(items), exc)
+        finally:
+            self._sending = None
 
     # --- leases ---
 

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import hiredis
 from redis.exceptions import ResponseError
 
-from app.broker.base import SINGLE_REDIS_SCHEMES, BrokerUnavailable
+from app.broker.base import SINGLE_REDIS_SCHEMES, BrokerUnavailable, backoff_delays
 
 log = logging.getLogger("app.broker.redis")
 
@@ -215,8 +215,9 @@ class Wire(asyncio.Protocol):
     def _reply(self, reply: Any) -> None:
         raise NotImplementedError
 
-    def fail(self, reason: str) -> None:
-        """Mark the wire dead (once), fail whoever waits on it, and close the socket."""
+    def fail(self, reason: str, *, abort: bool = False) -> None:
+        """Mark the wire dead (once), fail whoever waits on it, and close the socket (``abort``: at
+        once, dropping what the peer has not taken yet)."""
         if not self.lost.done():
             self.lost.set_result(reason)
         if self._greeting is not None:
@@ -226,7 +227,10 @@ class Wire(asyncio.Protocol):
                 fut.exception()
         self._failed(reason)
         if self._transport is not None:
-            self._transport.close()
+            if abort:
+                self._transport.abort()
+            else:
+                self._transport.close()
 
     def close(self, reason: str) -> None:
         self.fail(reason)
@@ -385,3 +389,149 @@ class Commands:
             self._pipe.close("closed")
             self._pipe = None
 
+
+
+_REPLY_OFF = pack_command("CLIENT", "REPLY", "OFF")
+# The health probe of a muted connection: replies on for one PING, then off again (+OK, +PONG).
+_PROBE = pack_command("CLIENT", "REPLY", "ON") + pack_command("PING") + _REPLY_OFF
+
+
+class Muted(Wire):
+    """A connection that Redis sends no replies on (``CLIENT REPLY OFF``), but to its probe's PING:
+    what is written on it is fire and forget. Writes made in one turn of the event loop leave in
+    one system call, as on a :class:`Pipe`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._outbox: list[bytes] = []
+        self.probes = 0  # probes sent whose PONG has not come back
+
+    def mute(self) -> None:
+        """Turn the replies off (after the handshake, before anything else is sent)."""
+        self._write(_REPLY_OFF)
+
+    def send(self, data: bytes) -> None:
+        if not self.up:
+            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
+        if not self._outbox:
+            self._loop.call_soon(self._flush)
+        self._outbox.append(data)
+
+    def _flush(self) -> None:
+        outbox, self._outbox = self._outbox, []
+        if self.up and outbox:
+            self._write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
+
+    def probe(self) -> None:
+        self._write(_PROBE)
+        self.probes += 1
+
+    def buffered(self) -> int:
+        """Bytes written but not yet taken by the socket (Redis is not reading when this grows)."""
+        return 0 if self._transport is None else self._transport.get_write_buffer_size()
+
+    def _reply(self, reply: Any) -> None:
+        if reply == b"PONG":
+            self.probes = max(0, self.probes - 1)
+        elif reply != b"OK":  # CLIENT REPLY ON's answer; anything else means the stream is not ours
+            raise RuntimeError(f"unexpected reply on a muted connection: {reply!r}")
+
+
+class Publisher:
+    """PUBLISH without waiting for Redis's answer (``Broker.publish_nowait``), on a muted connection
+    of its own (:class:`Muted`): no future, timer or reply to read per publish, so the sender goes
+    on at once. Publishes are sent in the order they are made, and are at most once, like any
+    publish: one made while the connection is down raises :class:`BrokerUnavailable` at once; one
+    in flight when it breaks is lost.
+
+    A supervisor task keeps the connection: it reconnects with backoff, and every
+    ``health_interval_s`` it probes the connection with a PING (a silent peer is noticed too, not
+    only a closed socket) and checks that Redis keeps reading (at most ``max_buffer`` bytes waiting)."""
+
+    def __init__(
+        self,
+        target: RedisTarget,
+        *,
+        connect_timeout_s: float,
+        health_interval_s: float,
+        reconnect_initial_s: float,
+        reconnect_max_s: float,
+        max_buffer: int = 32 * 1024 * 1024,
+    ) -> None:
+        self._target = target
+        self._connect_timeout_s = connect_timeout_s
+        self._health_interval_s = health_interval_s
+        self._delays = (reconnect_initial_s, reconnect_max_s)
+        self._max_buffer = max_buffer
+        self._wire: Muted | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._first: asyncio.Future[None] | None = None
+        self.last_error = "not connected yet"
+
+    @property
+    def up(self) -> bool:
+        return self._wire is not None and self._wire.up
+
+    async def start(self) -> None:
+        """Start the supervisor and wait for its first attempt to connect (which may fail: it then
+        keeps trying, and publishes raise meanwhile)."""
+        self._first = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._supervise(), name="broker-redis-publisher")
+        await asyncio.shield(self._first)
+
+    def send(self, data: bytes) -> None:
+        """Write packed PUBLISH commands in this turn of the event loop."""
+        wire = self._wire
+        if wire is None:
+            raise BrokerUnavailable(f"redis is unreachable: {self.last_error}")
+        if not wire.up:
+            raise BrokerUnavailable(f"redis is unreachable: {wire.lost.result()}")
+        wire.send(data)
+
+    async def _supervise(self) -> None:
+        delays = backoff_delays(*self._delays)
+        while True:
+            wire = Muted()
+            try:
+                await open_wire(self._target, wire, self._connect_timeout_s)
+                wire.mute()
+            except BrokerUnavailable as exc:
+                self.last_error = str(exc)
+                self._first_done()
+                await asyncio.sleep(next(delays))
+                continue
+            delays = backoff_delays(*self._delays)
+            self._wire = wire
+            self._first_done()
+            await self._watch(wire)
+            self._wire = None
+            self.last_error = wire.lost.result()
+            log.warning("broker: the publishing connection to redis was lost: %s", self.last_error)
+
+    def _first_done(self) -> None:
+        if self._first is not None and not self._first.done():
+            self._first.set_result(None)
+
+    async def _watch(self, wire: Muted) -> None:
+        loop, interval = asyncio.get_running_loop(), self._health_interval_s
+        while wire.up:
+            await asyncio.wait([wire.lost], timeout=interval)
+            if not wire.up:
+                return
+            silent = loop.time() - wire.last_seen
+            if wire.probes and silent > 2.5 * interval:  # the same patience as the pub/sub link's
+                wire.fail(f"no reply from redis for {silent:.1f}s", abort=True)
+            elif wire.buffered() > self._max_buffer:
+                wire.fail(f"redis is not reading ({wire.buffered()} bytes waiting)", abort=True)
+            elif not wire.probes:
+                wire.probe()
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._first_done()
+        if self._wire is not None:
+            self._wire.close("closed")
+            self._wire = None

@@ -87,10 +87,9 @@ class TableActor:
         self.timers = deadlines.TableTimers()
         if restored is not None and self.status == "playing":  # idle limits and graces start again here
             self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock()), clock())
-        self.inbox = Inbox(lambda: self.clock())  # tests may swap the clock
+        self.inbox = Inbox(lambda: self.clock(), spec.code)  # tests may swap the clock
         self.bot_turns = BotTurns(spec.code, bots, self.post)
         self._task: asyncio.Task[None] | None = None
-        self._pump: asyncio.Task[None] | None = None
         self._settle_task: asyncio.Task[bool] | None = None
         self._ready = asyncio.Event()
 
@@ -109,7 +108,7 @@ class TableActor:
 
     async def stop(self) -> None:
         self.inbox.close()
-        tasks = [task for task in (*self.bot_turns.thinking.values(), self._pump, self._task) if task is not None]
+        tasks = [task for task in (*self.bot_turns.thinking.values(), self._task) if task is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -121,7 +120,7 @@ class TableActor:
 
     async def _run(self) -> None:
         async with self.broker.subscribe(channels.inbox(self.code)) as sub:
-            self._pump = asyncio.create_task(self.inbox.pump(sub, self.code))
+            sub.set_sink(self.inbox.heard)
             self._ready.set()
             while True:
                 command = await self.inbox.next(self._next_deadline)
@@ -131,7 +130,7 @@ class TableActor:
                 except Exception:  # one bad command must never kill the table
                     what = "timer" if command is None else repr(command.type)
                     log.exception("table %s: %s handling failed", self.code[:8], what)
-                await self.delivery.flush()
+                self.delivery.flush()
 
     def post(self, command: Command) -> None:
         """Queue a command for the actor: commands of a connection in this process, bot decisions."""
@@ -150,7 +149,7 @@ class TableActor:
         handler = _HANDLERS.get(kind)
         run = None if handler is None else lambda: handler(self, principal, command)
         answer = await self.answers.answer(command, principal, run)
-        await self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
+        self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
 
     async def _on_info(self, principal: Principal, command: Command) -> dict[str, Any]:
         return {"type": "info", "table": self.info(principal), "watch_code": self.spec.watch_code}
@@ -167,7 +166,7 @@ class TableActor:
         seat_no = seat.seat if seat else None
         table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
         reply = facts.welcome(table, self.history.versions(), command.last_version, seat_no)
-        await self.delivery.send(fanout.answer_frames(self.code, command, principal.key, reply))
+        self.delivery.send(fanout.answer_frames(self.code, command, principal.key, reply))
         if arrived:
             await self._presence_changed()
 
@@ -179,7 +178,7 @@ class TableActor:
     async def _presence_changed(self) -> None:
         """A connection came or went: the table's state did not change (no new version), only who
         is here. Every connection gets the table facts again as a ``presence`` message."""
-        await self.delivery.send(fanout.presence_frames(self._change([])))
+        self.delivery.send(fanout.presence_frames(self._change([])))
         if self.on_change is not None:
             self.on_change(self, True)
 
@@ -209,7 +208,7 @@ class TableActor:
         for principal in change.watching:  # tell a player's connections they watch now
             table = facts.snapshot(self.info(principal), self.version, None, self.game, principal)
             frame = fanout.reply_frame(channels.person(self.code, principal.key), {"type": "welcome", **table})
-            await self.delivery.send([frame])
+            self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
         if change.start != "no" and self.status == "waiting" and full:  # after a match: all agreed (§8)
             try:
@@ -366,7 +365,7 @@ class TableActor:
     async def resume(self) -> None:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
-        await self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
+        self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
             await self._finish_match(bump=False)
@@ -410,7 +409,7 @@ class TableActor:
         else:
             events = []
         self.bot_turns.observe(self.seats, events)
-        await self.delivery.send(fanout.update_frames(self._change(events)))
+        self.delivery.send(fanout.update_frames(self._change(events)))
         if self.on_change is not None:
             self.on_change(self, lobby)
         self._schedule_bots()

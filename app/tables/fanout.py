@@ -178,7 +178,7 @@ def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) 
 
 class Delivery:
     """Routes a table's frames. While the actor handles one command, what it sends is held and goes
-    out together, in order, when the command is done (the updates, then the ack: one round trip to a
+    out together, in order, when the command is done (the updates, then the ack: one write to a
     remote broker)."""
 
     def __init__(self, code: str, broker: Broker) -> None:
@@ -201,16 +201,16 @@ class Delivery:
     def hold(self) -> None:
         self._held = []
 
-    async def send(self, outbox: Outbox) -> None:
+    def send(self, outbox: Outbox) -> None:
         if self._held is not None:
             self._held.extend(outbox)
             return
-        await self.deliver(outbox)
+        self.deliver(outbox)
 
-    async def flush(self) -> None:
+    def flush(self) -> None:
         held, self._held = self._held, None
         if held:
-            await self.deliver(held)
+            self.deliver(held)
 
     def split(self, outbox: Outbox, *, everywhere: bool = False) -> tuple[Outbox, Outbox]:
         """(frames for this process, frames for the broker). Replies to REST calls, which may come
@@ -227,13 +227,15 @@ class Delivery:
                 here.append(item)
         return here, there
 
-    async def deliver(self, outbox: Outbox, *, everywhere: bool = False) -> None:
+    def deliver(self, outbox: Outbox, *, everywhere: bool = False) -> None:
+        """Frames for this process's connections straight to them; the rest through the broker,
+        without waiting for it (``publish_nowait``: the actor goes on with its next command)."""
         here, there = self.split(outbox, everywhere=everywhere)
         try:
             if here:
                 self.broker.deliver_here(here)
             if there:
-                await self.broker.publish_many(self.bundled(there))
+                self.broker.publish_nowait(self.bundled(there))
         except Exception as exc:  # broker down: clients resync when it returns
             log.warning("table %s: publish failed (%d messages): %s", self.code[:8], len(outbox), exc)
 

@@ -6,18 +6,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import Callable
 
-from app.broker import Gap
+from app.broker import Event, Gap
 from app.tables.commands import BadCommand, Command, command_from_json
 
 log = logging.getLogger("durak.table")
 
 
 class Inbox:
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock = clock
+    def __init__(self, clock: Callable[[], float], code: str = "") -> None:
+        self.clock, self.code = clock, code
         self._queue: deque[Command] = deque()
         self._waiter: asyncio.Future[None] | None = None  # set while ``next`` waits
         self._alarm: asyncio.TimerHandle | None = None  # wakes ``next`` for the earliest deadline
@@ -27,15 +26,15 @@ class Inbox:
         self._queue.append(command)
         self._wake()
 
-    async def pump(self, sub: AsyncIterator[Any], code: str) -> None:
-        """Queue the commands that come through the broker (``t:<code>:in``), each decoded once."""
-        async for item in sub:
-            if isinstance(item, Gap):
-                continue  # commands lost in a gap are answered by the clients' own timeouts
-            try:
-                self.post(command_from_json(item.data))
-            except BadCommand as exc:
-                log.warning("table %s: dropped a command from the broker: %s", code[:8], exc)
+    def heard(self, event: Event) -> None:
+        """The sink of the table's broker channel (``t:<code>:in``): each command decoded once and
+        queued, right where the broker reads it (no task of its own)."""
+        if isinstance(event, Gap):
+            return  # commands lost in a gap are answered by the clients' own timeouts
+        try:
+            self.post(command_from_json(event.data))
+        except BadCommand as exc:
+            log.warning("table %s: dropped a command from the broker: %s", self.code[:8], exc)
 
     def close(self) -> None:
         if self._alarm is not None:

@@ -92,6 +92,24 @@ async def test_publish_many_checks_everything_before_sending(broker: Broker) -> 
         await assert_silent(sub, via=broker)
 
 
+async def test_publish_nowait_checks_first_then_sends_in_the_order_of_the_calls(make_broker: MakeBroker) -> None:
+    first, second = await make_broker(), await make_broker()
+    async with second.subscribe("a") as sub_a, second.subscribe("b") as sub_b:
+        with pytest.raises(ValueError):
+            first.publish_nowait([("a", "x"), ("", "y")])
+        with pytest.raises(TypeError):
+            first.publish_nowait([("b", "x"), ("b", 42)])  # type: ignore[list-item]
+        first.publish_nowait([])
+        for i in range(40):  # none of them waits: all are on their way before the first arrives
+            first.publish_nowait([("a", str(i)), ("b", str(i))] if i % 2 else [("a", str(i))])
+        # Had a refused call sent its valid part, it would come first on the same connection.
+        assert [(await next_event(sub_a)).data for _ in range(40)] == [str(i).encode() for i in range(40)]  # type: ignore[union-attr]
+        assert [(await next_event(sub_b)).data for _ in range(20)] == [str(i).encode() for i in range(1, 40, 2)]  # type: ignore[union-attr]
+    await first.aclose()
+    with pytest.raises(BrokerClosed):
+        first.publish_nowait([("a", "late")])
+
+
 async def test_concurrent_publishes_all_arrive_in_order_per_publisher(broker: Broker) -> None:
     async def publisher(channel: str) -> None:
         for i in range(30):

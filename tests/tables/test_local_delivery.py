@@ -28,9 +28,9 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
     async with open_broker(name) as owner_broker, open_broker(name) as other_broker:
         published: list[str] = []  # the channels of what the owner sent through the backend
         bundles = 0  # messages on the table's fan channel
-        publish_many = owner_broker.publish_many
+        publish_many, publish_nowait = owner_broker.publish_many, owner_broker.publish_nowait
 
-        async def spy(messages):
+        def seen(messages):
             nonlocal bundles
             for channel, message in messages:
                 assert ":p:" not in channel and not channel.endswith(":watch")  # never one by one
@@ -39,9 +39,17 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
                     published.extend(inner for inner, _ in channels.unpack_bundle(message))
                 else:
                     published.append(channel)
+
+        async def spy_many(messages):
+            seen(messages)
             await publish_many(messages)
 
-        owner_broker.publish_many = spy  # type: ignore[method-assign]
+        def spy_nowait(messages):
+            seen(messages)
+            publish_nowait(messages)
+
+        owner_broker.publish_many = spy_many  # type: ignore[method-assign]
+        owner_broker.publish_nowait = spy_nowait  # type: ignore[method-assign]
         registry = TableRegistry(owner_broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
         async with registry:
             spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)

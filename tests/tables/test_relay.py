@@ -50,13 +50,13 @@ async def _receive(sub, timeout: float = 2.0):
 async def test_the_owner_sends_one_bundle_per_process_and_command_and_each_relay_delivers_its_frames() -> None:
     async with _processes(3) as (owner, b, c):
         sent: list[list[tuple[str, bytes | str]]] = []
-        publish_many = owner.publish_many
+        publish_nowait = owner.publish_nowait
 
-        async def spy(messages):
+        def spy(messages):
             sent.append(list(messages))
-            await publish_many(messages)
+            publish_nowait(messages)
 
-        owner.publish_many = spy  # type: ignore[method-assign]
+        owner.publish_nowait = spy  # type: ignore[method-assign]
         delivery = Delivery(CODE, owner)
         delivery.heard_from_afar("a:1", "proc-b")
         delivery.heard_from_afar("a:2", "proc-c")
@@ -71,7 +71,7 @@ async def test_the_owner_sends_one_bundle_per_process_and_command_and_each_relay
             c.subscribe(channels.watch(CODE)) as watching_c,
         ):
             delivery.hold()
-            await delivery.send(
+            delivery.send(
                 [
                     (channels.person(CODE, "a:1"), "for one"),
                     (channels.person(CODE, "a:2"), "for two"),
@@ -79,8 +79,8 @@ async def test_the_owner_sends_one_bundle_per_process_and_command_and_each_relay
                     (channels.watch(CODE), "for the spectators"),
                 ]
             )
-            await delivery.send([("reply:rest-call", '{"ok":true}')])
-            await delivery.flush()
+            delivery.send([("reply:rest-call", '{"ok":true}')])
+            delivery.flush()
             # One bundle per process first, then what goes on its own channel.
             assert [[channel for channel, _ in messages] for messages in sent] == [
                 [
@@ -187,7 +187,7 @@ async def test_the_spectators_frames_go_in_the_bundle_of_every_process_that_hold
             b.subscribe(channels.watch(CODE)) as watching_b,
             c.subscribe(channels.watch(CODE)) as watching_c,
         ):
-            await delivery.deliver([(channels.watch(CODE), "update")])
+            delivery.deliver([(channels.watch(CODE), "update")])
             for sub in (watching_b, watching_c):
                 event = await _receive(sub)
                 assert isinstance(event, Message) and event.data == b"update"

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 from app.broker import Gap, GapReason, Message
 from app.engine import Forfeit, Rules, apply, new_match
@@ -84,14 +83,13 @@ async def test_settling_a_match_is_retried_with_growing_pauses_until_the_ledger_
 
 
 async def test_the_inbox_queues_the_broker_commands_and_drops_what_is_no_command() -> None:
-    inbox = Inbox(FakeClock())
-
-    async def channel() -> AsyncIterator[object]:
-        yield Message("t:x:in", command_to_json(Command("info", principal=ALICE)))
-        yield Gap("t:x:in", GapReason.RECONNECT)  # commands lost in a gap are answered by the clients' own timeouts
-        yield Message("t:x:in", b"not json")
-        yield Message("t:x:in", command_to_json(Command("wake")))
-
-    await inbox.pump(channel(), "x")
+    inbox = Inbox(FakeClock(), "x")
+    for event in (
+        Message("t:x:in", command_to_json(Command("info", principal=ALICE))),
+        Gap("t:x:in", GapReason.RECONNECT),  # commands lost in a gap are answered by the clients' own timeouts
+        Message("t:x:in", b"not json"),
+        Message("t:x:in", command_to_json(Command("wake"))),
+    ):
+        inbox.heard(event)
     assert await inbox.next(lambda: None) == Command("info", principal=ALICE, remote=True)
     assert await inbox.next(lambda: None) == Command("wake", remote=True)

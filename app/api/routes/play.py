@@ -16,7 +16,6 @@ import logging
 import math
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -228,10 +227,6 @@ class Connection:
         self.refused_since: float | None = None  # when the current run of rate-limit refusals began
         self.last_refused = 0.0
         self.watching: asyncio.Task[None] | None = None
-        # Commands for an actor in another process, in order, each with whether a failure to send it
-        # is told to the client.
-        self.unsent: deque[tuple[bytes, bool]] = deque()
-        self.publisher: asyncio.Task[None] | None = None  # publishes them while there are any
         self.closing: asyncio.Task[None] | None = None  # set once this side closes the socket
         self.resynced_this_turn = False  # a resync was asked for in this turn of the event loop
 
@@ -265,9 +260,6 @@ class Connection:
                 self.out.cancel()
                 chat.hub(self.registry).leave(self)
                 self.command(Command("bye"), report=False)
-                if self.publisher is not None:  # the commands still unsent, then the bye
-                    with contextlib.suppress(Exception):
-                        await self.publisher
 
     async def watch(self, subscribed: asyncio.Future[None] | None, *, resync: bool) -> None:
         """Listen on the spectator channel until this connection gets a seat. Started again after
@@ -457,31 +449,20 @@ class Connection:
 
     def command(self, command: Command, *, report: bool = True) -> None:
         """Hand a command to the table's actor: onto its queue when it runs in this process, else
-        through the broker, one publish after another so that commands keep their order. With
-        ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
+        through the broker without waiting for it (``publish_nowait``: commands keep their order).
+        With ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
         if command.principal is not self.principal or command.conn != self.conn:
             command = dataclasses.replace(command, principal=self.principal, conn=self.conn)
         actor = self.registry.tables.get(self.code)
-        if actor is not None and not actor.recorder.fenced and not self.unsent:
+        if actor is not None and not actor.recorder.fenced:
             actor.post(command)
             return
         payload = command_to_json(dataclasses.replace(command, via=self.registry.owner))
-        self.unsent.append((payload, report))
-        if self.publisher is None:
-            self.publisher = asyncio.get_running_loop().create_task(self._publish_commands())
-
-    async def _publish_commands(self) -> None:
         try:
-            while self.unsent:
-                payload, report = self.unsent[0]
-                try:
-                    await self.broker.publish(channels.inbox(self.code), payload)
-                except BrokerError as exc:
-                    if report:
-                        self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
-                self.unsent.popleft()
-        finally:
-            self.publisher = None
+            self.broker.publish_nowait([(channels.inbox(self.code), payload)])
+        except BrokerError as exc:
+            if report:
+                self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
 
     def refuse(self, text: str) -> None:
         """Say precisely what is wrong with a frame that is not a valid message: ``unknown_type`` only

@@ -1,0 +1,107 @@
+"""``publish_nowait`` on one Redis: its muted connection (``CLIENT REPLY OFF``), a private
+redis-server that the test kills, pauses and restarts. The shared Redis on 6379 is never touched."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.broker import Broker, BrokerOptions, BrokerUnavailable, Gap, GapReason, Message, open_broker
+from app.broker.redis_wire import Publisher, RedisTarget, pack_publish
+from tests.broker.conftest import OwnRedis, next_event
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.redis
+
+
+def refused(broker: Broker) -> bool:
+    """Whether ``publish_nowait`` raises now (it publishes on a channel nobody listens to if not)."""
+    try:
+        broker.publish_nowait([("nobody", "probe")])
+    except BrokerUnavailable:
+        return True
+    return False
+
+
+async def test_redis_sends_no_replies_to_the_publishes(own_redis: OwnRedis) -> None:
+    """Nothing comes back for a publish: no reply for the broker to read, so a publish costs it
+    one write. Only the health probe's PONG comes back (CLIENT REPLY ON, PING, CLIENT REPLY OFF)."""
+    options = BrokerOptions(prefix="muted:", health_interval_s=0.1)
+    async with open_broker(own_redis.url, options) as broker, broker.subscribe("c") as sub:
+        publisher = broker._publisher  # type: ignore[attr-defined]
+        wire = publisher._wire
+        received = 0
+        original = wire.data_received
+
+        def counting(data: bytes) -> None:
+            nonlocal received
+            received += len(data)
+            original(data)
+
+        wire.data_received = counting
+        for n in range(200):
+            broker.publish_nowait([("c", f"m{n}")])
+        assert [(await next_event(sub)).data for _ in range(200)] == [f"m{n}".encode() for n in range(200)]  # type: ignore[union-attr]
+        assert received == 0
+        await eventually(lambda: received > 0, 2, "the probe's PONG comes back")
+        assert received == len(b"+OK\r\n+PONG\r\n")  # the probe's two replies, nothing for the publishes
+        assert publisher._wire is wire and wire.probes == 0
+
+
+async def test_publish_nowait_raises_while_redis_is_down_and_works_again_after(own_redis: OwnRedis) -> None:
+    options = BrokerOptions(prefix="muted:", health_interval_s=0.2, reconnect_max_s=0.3)
+    async with open_broker(own_redis.url, options) as broker, broker.subscribe("c") as sub:
+        broker.publish_nowait([("c", "before")])
+        assert await next_event(sub) == Message("c", b"before")
+        own_redis.kill()
+        await eventually(lambda: refused(broker), 2, "publish_nowait raises once the connection is lost")
+        with pytest.raises(BrokerUnavailable, match="redis is unreachable"):
+            broker.publish_nowait([("c", "lost")])
+        own_redis.start()
+        await eventually(lambda: broker.healthy and not refused(broker), 6, "both connections are back")
+        assert await next_event(sub) == Gap("c", GapReason.RECONNECT, None)
+        broker.publish_nowait([("c", "after")])
+        assert await next_event(sub) == Message("c", b"after")
+
+
+async def test_a_silent_server_is_noticed_by_the_probe(own_redis: OwnRedis) -> None:
+    options = BrokerOptions(prefix="muted:", health_interval_s=0.1, connect_timeout_s=0.5, reconnect_max_s=0.2)
+    async with open_broker(own_redis.url, options) as broker:
+        own_redis.pause()  # sockets stay open, nothing answers
+        try:
+            await eventually(lambda: refused(broker), 3, "the probe's missing PONG is noticed")
+            assert "no reply from redis" in broker._publisher.last_error  # type: ignore[attr-defined]
+        finally:
+            own_redis.resume()
+        await eventually(lambda: not refused(broker), 5, "the publisher reconnects")
+
+
+async def test_a_server_that_stops_reading_is_given_up_before_memory_runs_out(own_redis: OwnRedis) -> None:
+    publisher = Publisher(
+        RedisTarget.from_url(own_redis.url),
+        connect_timeout_s=0.5,
+        health_interval_s=0.1,
+        reconnect_initial_s=0.1,
+        reconnect_max_s=0.2,
+        max_buffer=64 * 1024,
+    )
+    await publisher.start()
+    try:
+        assert publisher.up
+        own_redis.pause()
+        try:
+            chunk = pack_publish(b"muted:ch:c", b"x" * 60_000)
+            for _ in range(100):  # 6 MB: more than the socket takes, so the rest waits in our buffer
+                publisher.send(chunk)
+                await asyncio.sleep(0)
+            await eventually(lambda: not publisher.up, 3, "the publisher gives the connection up")
+            assert "redis is not reading" in publisher.last_error
+            with pytest.raises(BrokerUnavailable):
+                publisher.send(chunk)
+        finally:
+            own_redis.resume()
+        await eventually(lambda: publisher.up, 5, "the publisher reconnects")
+    finally:
+        await publisher.aclose()
+    assert not publisher.up
