@@ -206,6 +206,8 @@ class Subscription:
 
 
 def encode_message(message: bytes | str) -> bytes:
+    if type(message) is bytes:  # the common cases first: this runs for every push
+        return message
     if isinstance(message, str):
         return message.encode("utf-8")
     if isinstance(message, bytes | bytearray | memoryview):
@@ -442,6 +444,11 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     async def lease_holder(self, name: str) -> LeaseHolder | None:
         """The current ``(owner, token)`` of lease ``name``, or ``None`` when it is free."""
+
+    async def lease_holders(self, names: Sequence[str]) -> list[LeaseHolder | None]:
+        """:meth:`lease_holder` of each of ``names``, in order. One by one here; a backend whose
+        every call is a round trip asks for them all at once."""
+        return [await self.lease_holder(name) for name in names]
 
     # --- shared counters, sets and lists ---
 

@@ -202,6 +202,11 @@ class MemoryBroker(Broker):
         lease = self._live_lease(name)
         return None if lease is None else LeaseHolder(lease.owner, lease.token)
 
+    async def lease_holders(self, names: Sequence[str]) -> list[LeaseHolder | None]:
+        self._check_open()
+        leases = [self._live_lease(name) for name in names]
+        return [None if lease is None else LeaseHolder(lease.owner, lease.token) for lease in leases]
+
     # --- counters, sets and lists ---
 
     def _key(self, key: str) -> str:

@@ -166,6 +166,14 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def _holder(value: bytes | str | None) -> LeaseHolder | None:
+    """A lease key's value, ``"<token>:<owner>"``, read."""
+    if value is None:
+        return None
+    token, _, owner = _text(value).partition(":")
+    return LeaseHolder(owner, int(token))
+
+
 def has_hash_tag(name: str) -> bool:
     """Whether ``name`` has a Redis Cluster hash tag: a non-empty part between its first ``{`` and
     the next ``}``."""
@@ -869,10 +877,20 @@ class RedisBroker(Broker):
         client = self._client()
         with _unavailable("lease_holder"):
             value = await client.get(self._lease_keys(name)[0])
-        if value is None:
-            return None
-        token, _, owner = _text(value).partition(":")
-        return LeaseHolder(owner, int(token))
+        return _holder(value)
+
+    async def lease_holders(self, names: Sequence[str]) -> list[LeaseHolder | None]:
+        """One MGET (on a cluster, redis-py splits it by slot)."""
+        if not names:
+            return []
+        keys = [self._lease_keys(name)[0] for name in names]
+        client = self._client()
+        with _unavailable("lease_holders"):
+            if isinstance(client, RedisCluster):
+                values = await client.mget_nonatomic(keys)
+            else:
+                values = await client.mget(keys)
+        return [_holder(value) for value in values]
 
     # --- counters, sets and lists ---
 

@@ -90,28 +90,25 @@ def play_action(kind: str, fields: dict[str, Any]) -> Action:
     return action_from_json({**fields, "type": kind, "seat": UNSEATED})
 
 
-def command_to_json(command: Command) -> bytes:
-    """The command as JSON for the broker (only the fields that are set)."""
+_WIRE_FIELDS = (
+    *("conn", "reply", "id", "version", "seat", "level"),
+    *("rating", "client_seed", "commitment", "last_version"),
+)
+
+
+def command_to_json(command: Command, *, via: str | None = None) -> bytes:
+    """The command as JSON for the broker (only the fields that are set); ``via``, when given, in
+    place of the command's own (the sending process: no copy of the command made for it)."""
     data: dict[str, Any] = {"type": command.type}
     if command.principal is not None:
         data["principal"] = command.principal.to_json()
-    wire = (
-        "conn",
-        "reply",
-        "id",
-        "version",
-        "seat",
-        "level",
-        "rating",
-        "client_seed",
-        "commitment",
-        "last_version",
-        "via",
-    )
-    for name in wire:
+    for name in _WIRE_FIELDS:
         value = getattr(command, name)
         if value is not None:
             data[name] = value
+    via = via or command.via
+    if via is not None:
+        data["via"] = via
     if command.action is not None:
         data["action"] = action_to_json(command.action)
     return orjson.dumps(data)

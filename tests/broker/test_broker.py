@@ -386,6 +386,22 @@ async def test_renew_many_leases_at_once(broker: Broker, lease_time: LeaseTime) 
     assert await broker.renew_leases("a", [], 0.4) == []
 
 
+async def test_the_holders_of_many_leases_at_once(broker: Broker, lease_time: LeaseTime) -> None:
+    names = [f"H{i}" for i in range(40)]  # on a cluster, in many slots of every master
+    held = {
+        name: await broker.acquire_lease(name, "ab"[i % 2], 0.4 if i % 3 == 0 else 5)
+        for i, name in enumerate(names)
+        if i % 4  # every fourth lease is never taken
+    }
+    await lease_time.advance(0.5)  # those taken for 0.4 s have lapsed
+    expected = [
+        None if name not in held or i % 3 == 0 else LeaseHolder("ab"[i % 2], held[name])  # type: ignore[arg-type]
+        for i, name in enumerate(names)
+    ]
+    assert await broker.lease_holders(names) == expected
+    assert await broker.lease_holders([]) == []
+
+
 async def test_renew_leases_in_several_batches(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redis_backend, "RENEW_BATCH", 2)  # the Redis backend's script calls: 3 of them
     mine = [await broker.acquire_lease(f"B{i}", "a", 5) for i in range(5)]

@@ -19,7 +19,7 @@ from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
 from tests.support.wait import eventually
-from tests.tables.actors import ALICE, BOB, forget_table, play_moves, seated_table, two_processes
+from tests.tables.actors import ALICE, BOB, CAROL, forget_table, play_moves, seated_table, two_processes
 
 
 async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) -> None:
@@ -225,3 +225,36 @@ async def test_a_store_that_restarted_empty_never_hands_a_living_owners_table_to
         assert stored is not None and stored[1] == actor.log
         await second.adopt_orphans()
         assert spec.code not in second.tables and spec.code in first.tables
+
+
+async def test_looking_for_orphans_asks_for_every_lease_in_one_call() -> None:
+    """Each process looks for orphaned tables every second: the leases of every table another
+    process owns, in one round trip (one ``lease_holders`` call), not one call per table."""
+    async with two_processes() as (first, second):
+        codes = []
+        for creator in (ALICE, ALICE, BOB, BOB, CAROL):  # at most three waiting tables each
+            spec = TableSpec(rules=Rules(timer=0), creator=creator, bot_delay_ms=0)
+            await first.create(spec)
+            codes.append(spec.code)
+        broker = second.broker
+        asked: list[list[str]] = []
+        one_by_one = 0
+        lease_holders, lease_holder = broker.lease_holders, broker.lease_holder
+
+        async def spy_many(names):
+            asked.append(list(names))
+            return await lease_holders(names)
+
+        async def spy_one(name):
+            nonlocal one_by_one
+            one_by_one += 1
+            return await lease_holder(name)
+
+        broker.lease_holders = spy_many  # type: ignore[method-assign]
+        broker.lease_holder = spy_one  # type: ignore[method-assign]
+        await second.adopt_orphans()
+        assert [sorted(names) for names in asked] == [sorted(lease_name(code) for code in codes)]
+        assert one_by_one == 0 and not second.tables  # every lease is held: nothing taken over
+        await first.broker.release_lease(lease_name(codes[2]), "proc-a", first.tables[codes[2]].recorder.token)
+        await second.adopt_orphans()
+        assert list(second.tables) == [codes[2]]  # the one whose lease lapsed

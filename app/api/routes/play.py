@@ -457,7 +457,7 @@ class Connection:
         if actor is not None and not actor.recorder.fenced:
             actor.post(command)
             return
-        payload = command_to_json(dataclasses.replace(command, via=self.registry.owner))
+        payload = command_to_json(command, via=self.registry.owner)
         try:
             self.broker.publish_nowait([(channels.inbox(self.code), payload)])
         except BrokerError as exc:
