@@ -821,7 +821,9 @@ class RedisBroker(Broker):
         assert self._routes is not None
         try:
             while self._unsent:
-                items = self._unsent.popleft()
+                # Everything queued so far in one call (one write per master), in order.
+                items = [item for batch in self._unsent for item in batch]
+                self._unsent.clear()
                 try:
                     await self._routes.call(items, "SPUBLISH")
                 except (BrokerUnavailable, ResponseError) as exc:
