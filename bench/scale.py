@@ -174,6 +174,13 @@ def _redis_counters(redis: Redis) -> dict[str, int]:
     return counters
 
 
+def _pin(pid: int, cpus: set[int]) -> None:
+    """Keep every thread of process ``pid`` on ``cpus``."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(int(tid), cpus)
+
+
 def phase(
     workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis, round_no: int
 ) -> dict[str, Any]:
@@ -194,6 +201,9 @@ def phase(
         client.wait_for("ready")
         client.say(cmd="grow", players=args.tables * 4)
         client.wait_for("grown")
+        if args.pin:  # each server on a CPU of its own; the load client and redis-server where there is room
+            for index, server in enumerate(servers):
+                _pin(server.pid, {index % (os.cpu_count() or 1)})
         time.sleep(args.warmup)
         counters0, pg0 = _redis_counters(redis), _postgres_cpu_s()
         if args.cprofile:
@@ -266,6 +276,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=None, help="seconds after the tables are open (3; quick 2)")
     parser.add_argument("--duration", type=float, default=None, help="seconds measured (default 15, quick 5)")
     parser.add_argument("--rounds", type=int, default=None, help="one process then two, this many times (3; quick 1)")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="each server process on a CPU of its own (a diagnostic: no server moves between CPUs)",
+    )
     parser.add_argument(
         "--cprofile", action="store_true", help="cProfile each server's window (CPU clock) and print its top functions"
     )
