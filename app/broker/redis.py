@@ -566,6 +566,10 @@ class RedisBroker(Broker):
             if isinstance(exc, _LOST):
                 raise BrokerUnavailable(f"cannot connect to redis at {shard.target}: {exc}") from exc
             raise
+        if self._publisher is not None and self._started:
+            # Redis is back: the publishing connection too, before the gaps below make the
+            # subscribers publish (a connection's request for a snapshot would be lost).
+            await self._publisher.ensure_up(self.options.connect_timeout_s)
         async with self._lock:
             try:
                 if self._closed:

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import ssl
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -466,6 +467,8 @@ class Publisher:
         self._wire: Muted | None = None
         self._task: asyncio.Task[None] | None = None
         self._first: asyncio.Future[None] | None = None
+        self._kick: asyncio.Event | None = None  # cuts the backoff short (``ensure_up``)
+        self._tried: list[asyncio.Future[None]] = []  # who waits for the end of the next attempt
         self.last_error = "not connected yet"
 
     @property
@@ -476,8 +479,24 @@ class Publisher:
         """Start the supervisor and wait for its first attempt to connect (which may fail: it then
         keeps trying, and publishes raise meanwhile)."""
         self._first = asyncio.get_running_loop().create_future()
+        self._kick = asyncio.Event()
         self._task = asyncio.create_task(self._supervise(), name="broker-redis-publisher")
         await asyncio.shield(self._first)
+
+    async def ensure_up(self, timeout: float) -> bool:
+        """Connect now if the connection is down, instead of at the end of the supervisor's backoff,
+        and say whether it is up within ``timeout``: for the broker when its pub/sub link comes
+        back, so that what its gaps set off (clients asking for snapshots) is not published into a
+        connection still waiting to reconnect."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.up and self._kick is not None and loop.time() < deadline:
+            attempt = loop.create_future()
+            self._tried.append(attempt)
+            self._kick.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(attempt), deadline - loop.time())
+        return self.up
 
     def send(self, data: bytes) -> None:
         """Write packed PUBLISH commands in this turn of the event loop."""
@@ -489,7 +508,7 @@ class Publisher:
         wire.send(data)
 
     async def _supervise(self) -> None:
-        delays = backoff_delays(*self._delays)
+        delays: Iterator[float] | None = None  # the backoff of the current run of failed attempts
         while True:
             wire = Muted()
             try:
@@ -497,20 +516,27 @@ class Publisher:
                 wire.mute()
             except BrokerUnavailable as exc:
                 self.last_error = str(exc)
-                self._first_done()
-                await asyncio.sleep(next(delays))
+                self._attempted()
+                assert self._kick is not None
+                self._kick.clear()
+                delays = delays or backoff_delays(*self._delays)
+                with contextlib.suppress(TimeoutError):  # the backoff, unless ensure_up cuts it short
+                    await asyncio.wait_for(self._kick.wait(), next(delays))
                 continue
-            delays = backoff_delays(*self._delays)
+            delays = None
             self._wire = wire
-            self._first_done()
+            self._attempted()
             await self._watch(wire)
             self._wire = None
             self.last_error = wire.lost.result()
             log.warning("broker: the publishing connection to redis was lost: %s", self.last_error)
 
-    def _first_done(self) -> None:
-        if self._first is not None and not self._first.done():
-            self._first.set_result(None)
+    def _attempted(self) -> None:
+        """An attempt to connect is over (whether it worked: ``up``)."""
+        tried, self._tried = self._tried, []
+        for fut in (self._first, *tried):
+            if fut is not None and not fut.done():
+                fut.set_result(None)
 
     async def _watch(self, wire: Muted) -> None:
         loop, interval = asyncio.get_running_loop(), self._health_interval_s
@@ -531,7 +557,7 @@ class Publisher:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        self._first_done()
+        self._attempted()
         if self._wire is not None:
             self._wire.close("closed")
             self._wire = None

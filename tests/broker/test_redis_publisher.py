@@ -105,3 +105,40 @@ async def test_a_server_that_stops_reading_is_given_up_before_memory_runs_out(ow
     finally:
         await publisher.aclose()
     assert not publisher.up
+
+
+async def test_ensure_up_cuts_the_backoff_short(own_redis: OwnRedis) -> None:
+    """When the broker's pub/sub link is back, it has the publisher connect at once: the gaps it
+    then signals make connections publish (requests for snapshots), which must not meet a publisher
+    still in its backoff."""
+    publisher = Publisher(
+        RedisTarget.from_url(own_redis.url),
+        connect_timeout_s=0.5,
+        health_interval_s=0.1,
+        reconnect_initial_s=30,  # without ensure_up, the next attempt would be half a minute away
+        reconnect_max_s=30,
+    )
+    await publisher.start()
+    try:
+        own_redis.kill()
+        await eventually(lambda: not publisher.up, 2, "the publisher notices the crash")
+        await eventually(lambda: "cannot connect" in publisher.last_error, 2, "its first attempt fails")
+        assert not await publisher.ensure_up(0.2)  # still down: says so within the time given
+        own_redis.start()
+        assert await publisher.ensure_up(2)
+        publisher.send(pack_publish(b"muted:ch:c", b"back"))
+    finally:
+        await publisher.aclose()
+
+
+async def test_publish_nowait_works_as_soon_as_the_broker_is_healthy_again(own_redis: OwnRedis) -> None:
+    options = BrokerOptions(prefix="muted:", health_interval_s=0.2, reconnect_initial_s=0.05, reconnect_max_s=1.0)
+    async with open_broker(own_redis.url, options) as broker, broker.subscribe("c") as sub:
+        broker._publisher._delays = (30, 30)  # type: ignore[attr-defined]  # left alone, it would wait half a minute
+        own_redis.kill()
+        await eventually(lambda: not broker.healthy, 2, "the broker notices the crash")
+        await eventually(lambda: "cannot connect" in broker._publisher.last_error, 2, "the publisher backs off")  # type: ignore[attr-defined]
+        own_redis.start()
+        assert await next_event(sub, timeout=5) == Gap("c", GapReason.RECONNECT, None)
+        broker.publish_nowait([("c", "right after the gap")])  # no waiting for the publisher's own attempt
+        assert await next_event(sub) == Message("c", b"right after the gap")
