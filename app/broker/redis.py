@@ -1,7 +1,7 @@
 """``redis://`` (``rediss://``, ``unix://``) and ``redis+cluster://`` backend, on redis-py's asyncio
 client and connections of our own.
 
-Three kinds of connection:
+Four kinds of connection:
 
 * a redis-py client for the occasional commands (the lease scripts, hashes, sets, lists): a pool
   for one Redis, redis-py's public cluster client for a Redis Cluster. Any connection-level failure
@@ -10,6 +10,9 @@ Three kinds of connection:
   the table store's append): the hot path, with no pool checkout, lock or task per call. One for a
   single Redis; one per master for a cluster, where SPUBLISH goes to the master of the channel's
   slot (:class:`~app.broker.redis_cluster.ClusterCommands`);
+* a *muted* connection for ``publish_nowait`` on one Redis (:class:`~app.broker.redis_wire.Publisher`):
+  ``CLIENT REPLY OFF``, so a publish is one write and nothing comes back (a cluster queues those
+  publishes for one task that sends them over the command connections);
 * *links*: dedicated connections in pub/sub mode that carry one SUBSCRIBE (SSUBSCRIBE on a cluster:
   sharded pub/sub) per channel that has at least one local subscriber. One link for a single Redis;
   one per master for a cluster, each carrying the channels of that master's slots. What arrives on

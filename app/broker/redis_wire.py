@@ -1,5 +1,6 @@
-"""Our own RESP2 connections to Redis, for the hot paths: the pub/sub link and the pipelined
-command connection (PUBLISH, the table store's append).
+"""Our own RESP2 connections to Redis, for the hot paths: the pub/sub link, the pipelined
+command connection (PUBLISH, the table store's append) and the muted connection of
+``publish_nowait`` (:class:`Publisher`).
 
 They are ``asyncio.Protocol`` objects read by callbacks: what arrives is parsed with hiredis's
 public ``Reader`` and handled right in the event loop's read callback, with no reader task, stream
