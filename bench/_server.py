@@ -50,6 +50,19 @@ def proc_cpu_split_s(pid: int) -> tuple[float, float]:
     return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK  # utime, stime (fields 14 and 15)
 
 
+def proc_switches(pid: int) -> int:
+    """How many times the process's main thread (the event loop) has been switched out so far, for
+    a wait (it went to sleep: voluntary) or by the scheduler (from /proc/<pid>/status); 0 where
+    that file cannot be read."""
+    total = 0
+    with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+                total += int(value)
+    return total
+
+
 def proc_syscalls(pid: int) -> tuple[int, int]:
     """(read, write) system calls a process has made so far (``syscr``/``syscw`` of /proc/<pid>/io:
     read, recv and the like; write, send and the like); (0, 0) where that file cannot be read."""

@@ -58,7 +58,15 @@ from typing import Any
 
 import orjson
 
-from bench._server import ROOT, ServerProcess, cpu_pressure_total, durak_server, proc_cpu_split_s, proc_syscalls
+from bench._server import (
+    ROOT,
+    ServerProcess,
+    cpu_pressure_total,
+    durak_server,
+    proc_cpu_split_s,
+    proc_switches,
+    proc_syscalls,
+)
 
 PY = sys.executable
 P99_LIMIT_MS = 50.0
@@ -866,6 +874,7 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     client.wait_for("window_started")
     split0 = [proc_cpu_split_s(pid) for pid in server_pids]
     calls0 = [proc_syscalls(pid) for pid in server_pids]
+    switches0 = [proc_switches(pid) for pid in server_pids]
     cpu0 = [sum(split) for split in split0]
     delay0 = [run_delay_s(pid) for pid in server_pids]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
@@ -873,6 +882,7 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     time.sleep(duration)
     split1 = [proc_cpu_split_s(pid) for pid in server_pids]
     calls1 = [proc_syscalls(pid) for pid in server_pids]
+    switches1 = [proc_switches(pid) for pid in server_pids]
     cpu1 = [sum(split) for split in split1]
     delay1 = [run_delay_s(pid) for pid in server_pids]
     redis1 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
@@ -886,6 +896,9 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     result["server_syscalls_per_command"] = [
         sum(b[i] - a[i] for a, b in zip(calls0, calls1, strict=True)) / commands for i in (0, 1)
     ]
+    # How often the servers' event loops were switched out (mostly: went to sleep, then woke for
+    # what arrived), all servers together: a table split over processes wakes each of them.
+    result["server_switches_per_command"] = sum(b - a for a, b in zip(switches0, switches1, strict=True)) / commands
     # Time the servers were ready to run but another process had their CPU: on a shared machine,
     # where the latency a busy neighbour adds shows.
     result["server_waited_pct"] = [100 * (b - a) / seconds for a, b in zip(delay0, delay1, strict=True)]

@@ -248,6 +248,7 @@ def phase(
         "matches_per_s": result["matches_per_s"],
         "cpu_pressure_pct": window.cpu_pressure_pct,
         "server_waited_pct": result["server_waited_pct"],
+        "server_switches_per_command": result["server_switches_per_command"],
     }
     print(
         f"  {processes} proc: {rate:.0f} commands/s, p50 {measured['p50_ms']:.1f} / p99 {measured['p99_ms']:.1f} ms, "
@@ -257,6 +258,7 @@ def phase(
         f"({measured['redis_commands_per_command']:.1f} commands, "
         f"{measured['redis_publishes_per_command']:.1f} publishes, {measured['redis_bytes_per_command']:.0f} bytes); "
         f"postgres {measured['postgres_cpu_pct']:.0f}%; client {measured['client_us_per_command']:.0f} us per command; "
+        f"the servers' loops switched out {measured['server_switches_per_command']:.2f} times per command; "
         f"refused {result['errors'] or 'none'}; the servers waited for a CPU "
         f"{' + '.join(f'{w:.0f}%' for w in result['server_waited_pct'])} of the window; CPU pressure "
         + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%"),
