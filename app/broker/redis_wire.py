@@ -21,7 +21,7 @@ import contextlib
 import logging
 import ssl
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -114,7 +114,7 @@ def _described(command: tuple[bytes | str | int, ...]) -> str:
     """A handshake command for an error message: its name, and the user for AUTH (never the password)."""
     if command[0] == "AUTH":
         return f"AUTH as user {command[1]!r}" if len(command) == 3 else "AUTH with the URL's password"
-    return "CLIENT SETNAME" if command[0] == "CLIENT" else str(command[0])
+    return f"CLIENT {command[1]!s}" if command[0] == "CLIENT" else str(command[0])
 
 
 def retrieve(fut: asyncio.Future[Any]) -> None:
@@ -247,8 +247,11 @@ class Wire(asyncio.Protocol):
         self._transport.write(data)
 
 
-async def open_wire(target: RedisTarget, wire: Wire, timeout: float) -> None:
-    """Connect ``wire`` to ``target`` and run the handshake, all within ``timeout`` seconds."""
+async def open_wire(
+    target: RedisTarget, wire: Wire, timeout: float, also: Sequence[tuple[bytes | str | int, ...]] = ()
+) -> None:
+    """Connect ``wire`` to ``target`` and run the handshake (and the commands ``also``, whose replies
+    are checked the same way), all within ``timeout`` seconds."""
     loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout(timeout):
@@ -256,7 +259,7 @@ async def open_wire(target: RedisTarget, wire: Wire, timeout: float) -> None:
                 await loop.create_unix_connection(lambda: wire, target.path)
             else:
                 await loop.create_connection(lambda: wire, target.host, target.port, ssl=target.tls)
-            await wire.greet(target.handshake())
+            await wire.greet([*target.handshake(), *also])
     except BaseException as exc:  # cancellation included: never leak the half-open socket
         wire.fail(f"connect failed: {exc!r}")
         if isinstance(exc, OSError | TimeoutError):
@@ -491,7 +494,7 @@ class Publisher:
         connection still waiting to reconnect."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while not self.up and self._kick is not None and loop.time() < deadline:
+        while not self.up and self._kick is not None and self._running() and loop.time() < deadline:
             attempt = loop.create_future()
             self._tried.append(attempt)
             self._kick.set()
@@ -508,29 +511,46 @@ class Publisher:
             raise BrokerUnavailable(f"redis is unreachable: {wire.lost.result()}")
         wire.send(data)
 
+    async def _backoff(self, delay: float) -> None:
+        """Wait ``delay`` seconds before the next attempt, unless ``ensure_up`` cuts it short."""
+        assert self._kick is not None
+        self._kick.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._kick.wait(), delay)
+
     async def _supervise(self) -> None:
+        loop = asyncio.get_running_loop()
         delays: Iterator[float] | None = None  # the backoff of the current run of failed attempts
+        brief: Iterator[float] | None = None  # ... and of connections lost as soon as they were made
         while True:
             wire = Muted()
             try:
-                await open_wire(self._target, wire, self._connect_timeout_s)
+                # CLIENT REPLY ON in the handshake: a user who may not turn replies off is refused
+                # there, clearly and with backoff, not on every reconnect after the fact.
+                await open_wire(self._target, wire, self._connect_timeout_s, also=[("CLIENT", "REPLY", "ON")])
                 wire.mute()
             except BrokerUnavailable as exc:
                 self.last_error = str(exc)
                 self._attempted()
-                assert self._kick is not None
-                self._kick.clear()
                 delays = delays or backoff_delays(*self._delays)
-                with contextlib.suppress(TimeoutError):  # the backoff, unless ensure_up cuts it short
-                    await asyncio.wait_for(self._kick.wait(), next(delays))
+                await self._backoff(next(delays))
                 continue
             delays = None
             self._wire = wire
             self._attempted()
+            connected_at = loop.time()
             await self._watch(wire)
             self._wire = None
             self.last_error = wire.lost.result()
             log.warning("broker: the publishing connection to redis was lost: %s", self.last_error)
+            if loop.time() - connected_at < 1.0:  # lost at once (a bad reply, say): no tight loop
+                brief = brief or backoff_delays(*self._delays)
+                await self._backoff(next(brief))
+            else:
+                brief = None
+
+    def _running(self) -> bool:
+        return self._task is not None and not self._task.done()
 
     def _attempted(self) -> None:
         """An attempt to connect is over (whether it worked: ``up``)."""

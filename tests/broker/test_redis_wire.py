@@ -105,6 +105,20 @@ async def test_users_and_passwords_are_checked_and_a_wrong_one_is_refused_clearl
             assert await next_event(sub) == Message("c", b"logged in")
         assert await broker.acquire_lease("L", "me", 5) is not None
 
+        broker.publish_nowait([("c", "muted")])  # the user may turn replies off (CLIENT REPLY)
+
+    # A user who may not turn replies off is told so when the broker starts, naming the command.
+    admin = Redis.from_url(own_redis.url)
+    try:
+        await admin.acl_setuser("durak-chatty", enabled=True, passwords=["+right"], keys=["*"], channels=["*"],
+                                commands=["+@all", "-client|reply"])
+    finally:
+        await admin.aclose()
+    chatty = open_broker(f"redis://durak-chatty:right@{base}", BrokerOptions(prefix="acl:", connect_timeout_s=2))
+    with pytest.raises(BrokerUnavailable, match=r"publishing connection.*redis refused CLIENT REPLY.*NOPERM"):
+        await chatty.start()
+    assert not chatty.healthy
+
     store = RedisStore(f"redis://durak-test:right@{base}", prefix="acl:")
     try:
         await store.save("T", 1, {"spec": {"watch_code": "W", "private": True}, "version": 0}, [], create=True)
