@@ -419,7 +419,7 @@ class RedisBroker(Broker):
                     raise BrokerUnavailable(f"cannot connect to redis: {shard.last_error}")
                 assert self._publisher is not None
                 await self._publisher.start()
-                if not self._publisher.up:  # the link is up, so this is no outage: an ACL, say
+                if self._publisher.refused:  # an ACL, say: a retry would not mend it (a timeout may)
                     raise BrokerUnavailable(f"cannot open the publishing connection: {self._publisher.last_error}")
         except BaseException:
             await self.aclose()

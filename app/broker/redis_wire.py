@@ -110,6 +110,11 @@ def _tls_context(query: dict[str, str]) -> ssl.SSLContext:
     return context
 
 
+class HandshakeRefused(BrokerUnavailable):
+    """Redis answered a command of the handshake with an error (a wrong password, an ACL that
+    forbids it): no outage, a configuration that retrying will not mend."""
+
+
 def _described(command: tuple[bytes | str | int, ...]) -> str:
     """A handshake command for an error message: its name, and the user for AUTH (never the password)."""
     if command[0] == "AUTH":
@@ -201,7 +206,7 @@ class Wire(asyncio.Protocol):
             if isinstance(reply, hiredis.ReplyError):
                 what = _described(command)
                 self.fail(f"redis refused {what}: {reply}")
-                raise BrokerUnavailable(f"redis refused {what} (check the broker URL): {reply}")
+                raise HandshakeRefused(f"redis refused {what} (check the broker URL): {reply}")
         self._on_reply = self._reply
 
     def _greet(self, reply: Any) -> None:
@@ -474,6 +479,7 @@ class Publisher:
         self._kick: asyncio.Event | None = None  # cuts the backoff short (``ensure_up``)
         self._tried: list[asyncio.Future[None]] = []  # who waits for the end of the next attempt
         self.last_error = "not connected yet"
+        self.refused = False  # the last attempt was refused by Redis (HandshakeRefused), not lost
 
     @property
     def up(self) -> bool:
@@ -530,13 +536,13 @@ class Publisher:
                 await open_wire(self._target, wire, self._connect_timeout_s, also=[("CLIENT", "REPLY", "ON")])
                 wire.mute()
             except BrokerUnavailable as exc:
-                self.last_error = str(exc)
+                self.last_error, self.refused = str(exc), isinstance(exc, HandshakeRefused)
                 self._attempted()
                 delays = delays or backoff_delays(*self._delays)
                 await self._backoff(next(delays))
                 continue
             delays = None
-            self._wire = wire
+            self._wire, self.refused = wire, False
             self._attempted()
             connected_at = loop.time()
             await self._watch(wire)
