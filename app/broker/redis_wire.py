@@ -572,10 +572,10 @@ class Publisher:
             if not wire.up:
                 return
             silent = loop.time() - wire.last_seen
-            if wire.probes and silent > 2.5 * interval:  # the same patience as the pub/sub link's
-                wire.fail(f"no reply from redis for {silent:.1f}s", abort=True)
-            elif wire.buffered() > self._max_buffer:
+            if wire.buffered() > self._max_buffer:  # the more telling of the two, so first
                 wire.fail(f"redis is not reading ({wire.buffered()} bytes waiting)", abort=True)
+            elif wire.probes and silent > 2.5 * interval:  # the same patience as the pub/sub link's
+                wire.fail(f"no reply from redis for {silent:.1f}s", abort=True)
             elif not wire.probes:
                 wire.probe()
 
