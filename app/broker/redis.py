@@ -779,20 +779,27 @@ class RedisBroker(Broker):
         self._check_open()
         if not messages:
             return
-        full_channel = self._full_channel
         if self._commands is not None:
-            data = b"".join(
-                pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
-                for channel, message in messages
-            )
-            await self._commands.call(data, len(messages), "PUBLISH")
+            await self._commands.call(self._packed_publishes(messages), len(messages), "PUBLISH")
             return
         assert self._routes is not None
+        await self._routes.call(self._packed_spublishes(messages), "SPUBLISH")
+
+    def _packed_publishes(self, messages: Sequence[tuple[str, bytes | str]]) -> bytes:
+        """PUBLISH commands for one Redis, each channel and message checked first."""
+        full_channel = self._full_channel
+        return b"".join(
+            pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
+            for channel, message in messages
+        )
+
+    def _packed_spublishes(self, messages: Sequence[tuple[str, bytes | str]]) -> list[tuple[int, bytes]]:
+        """SPUBLISH commands for a cluster, each with its slot, each channel and message checked first."""
         items = []
         for channel, message in messages:
-            full = full_channel(check_name("channel", channel))
+            full = self._full_channel(check_name("channel", channel))
             items.append((slot_of(full), pack_spublish(full, encode_message(message))))
-        await self._routes.call(items, "SPUBLISH")
+        return items
 
     def publish_nowait(self, messages: Sequence[tuple[str, bytes | str]]) -> None:
         """One Redis: written on the muted connection in this turn of the loop
@@ -801,25 +808,16 @@ class RedisBroker(Broker):
         self._check_open()
         if not messages:
             return
-        full_channel = self._full_channel
         if self._publisher is not None:
-            self._publisher.send(
-                b"".join(
-                    pack_publish(full_channel(check_name("channel", channel)), encode_message(message))
-                    for channel, message in messages
-                )
-            )
+            self._publisher.send(self._packed_publishes(messages))
             return
         assert self._routes is not None
-        items = []
-        for channel, message in messages:
-            full = full_channel(check_name("channel", channel))
-            slot = slot_of(full)
+        items = self._packed_spublishes(messages)
+        for slot, _ in items:
             address = self._routes.address_of(slot)  # raises when no node is known to serve it
             shard = self._shards.get(address)
             if shard is None or not shard.up:
                 raise BrokerUnavailable(f"the redis cluster node {address} is unreachable")
-            items.append((slot, pack_spublish(full, encode_message(message))))
         if len(self._unsent) >= MAX_UNSENT:
             raise BrokerUnavailable("the redis cluster is not keeping up with the publishes")
         self._unsent.append(items)

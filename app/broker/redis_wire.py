@@ -169,6 +169,7 @@ class Wire(asyncio.Protocol):
         self._parser = hiredis.Reader(notEnoughData=_INCOMPLETE)
         self._greeting: tuple[asyncio.Future[list[Any]], list[Any], int] | None = None
         self._on_reply = self._greet  # the handshake's replies first, then the subclass's _reply
+        self._outbox: list[bytes] = []  # what write_soon has been given in this turn of the loop
 
     @property
     def up(self) -> bool:
@@ -251,6 +252,20 @@ class Wire(asyncio.Protocol):
         assert self._transport is not None
         self._transport.write(data)
 
+    def write_soon(self, data: bytes) -> None:
+        """Write ``data`` at the end of this turn of the event loop, with whatever else is written
+        so in this turn: one system call for all of them."""
+        if not self.up:
+            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
+        if not self._outbox:
+            self._loop.call_soon(self._flush)
+        self._outbox.append(data)
+
+    def _flush(self) -> None:
+        outbox, self._outbox = self._outbox, []
+        if self.up and outbox:
+            self._write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
+
 
 async def open_wire(
     target: RedisTarget, wire: Wire, timeout: float, also: Sequence[tuple[bytes | str | int, ...]] = ()
@@ -280,23 +295,13 @@ class Pipe(Wire):
     def __init__(self) -> None:
         super().__init__()
         self._waiting: deque[tuple[asyncio.Future[list[Any]], list[Any], int]] = deque()
-        self._outbox: list[bytes] = []
 
     def request(self, data: bytes, count: int) -> asyncio.Future[list[Any]]:
         """Send ``count`` packed commands; the future gets their ``count`` replies."""
-        if not self.up:
-            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
-        if not self._outbox:
-            self._loop.call_soon(self._flush)
-        self._outbox.append(data)
+        self.write_soon(data)
         fut: asyncio.Future[list[Any]] = self._loop.create_future()
         self._waiting.append((fut, [], count))
         return fut
-
-    def _flush(self) -> None:
-        outbox, self._outbox = self._outbox, []
-        if self.up and outbox:
-            self._write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
 
     def _reply(self, reply: Any) -> None:
         if not self._waiting:
@@ -408,29 +413,15 @@ _PROBE = pack_command("CLIENT", "REPLY", "ON") + pack_command("PING") + _REPLY_O
 
 class Muted(Wire):
     """A connection that Redis sends no replies on (``CLIENT REPLY OFF``), but to its probe's PING:
-    what is written on it is fire and forget. Writes made in one turn of the event loop leave in
-    one system call, as on a :class:`Pipe`."""
+    what is written on it (``write_soon``) is fire and forget."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._outbox: list[bytes] = []
         self.probes = 0  # probes sent whose PONG has not come back
 
     def mute(self) -> None:
         """Turn the replies off (after the handshake, before anything else is sent)."""
         self._write(_REPLY_OFF)
-
-    def send(self, data: bytes) -> None:
-        if not self.up:
-            raise BrokerUnavailable(f"redis connection is down: {self.lost.result()}")
-        if not self._outbox:
-            self._loop.call_soon(self._flush)
-        self._outbox.append(data)
-
-    def _flush(self) -> None:
-        outbox, self._outbox = self._outbox, []
-        if self.up and outbox:
-            self._write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
 
     def probe(self) -> None:
         self._write(_PROBE)
@@ -515,7 +506,7 @@ class Publisher:
             raise BrokerUnavailable(f"redis is unreachable: {self.last_error}")
         if not wire.up:
             raise BrokerUnavailable(f"redis is unreachable: {wire.lost.result()}")
-        wire.send(data)
+        wire.write_soon(data)
 
     async def _backoff(self, delay: float) -> None:
         """Wait ``delay`` seconds before the next attempt, unless ``ensure_up`` cuts it short."""

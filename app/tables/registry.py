@@ -555,7 +555,7 @@ class TableRegistry:
         except BrokerError:
             return
         for code, holder in zip(others, holders, strict=True):
-            if holder is None and code not in self.tables and code not in self._opening:
+            if holder is None and code not in self.tables and code not in self._opening:  # again: we awaited
                 with contextlib.suppress(BrokerError):
                     await self.take_over(code)
 
