@@ -67,6 +67,7 @@ from bench._server import (
     proc_switches,
     proc_syscalls,
 )
+from bench.reference import SpeedProbe
 
 PY = sys.executable
 P99_LIMIT_MS = 50.0
@@ -855,6 +856,7 @@ class Window:
     server_cpu_pct: list[float]  # each server process, % of one core
     redis_cpu_pct: float | None
     cpu_pressure_pct: float | None  # time some task waited for a CPU, machine-wide (Linux PSI)
+    machine_ms: float | None = None  # the speed probe's CPU ms per reference match (bench/reference.py)
 
 
 def run_delay_s(pid: int) -> float:
@@ -867,9 +869,12 @@ def run_delay_s(pid: int) -> float:
     return total / 1e9
 
 
-def measure_window(client: ClientProcess, server_pids: list[int], duration: float, redis_pid: int | None) -> Window:
-    """Tell the client to start counting, read the processes' CPU clocks, wait ``duration``, read
-    them again and collect the client's figures."""
+def measure_window(
+    client: ClientProcess, server_pids: list[int], duration: float, redis_pid: int | None, probe_cpu: int | None = None
+) -> Window:
+    """Tell the client to start counting, read the processes' CPU clocks, wait ``duration`` (while
+    the speed probe times the machine on ``probe_cpu``), read them again and collect the client's
+    figures."""
     client.say(cmd="window_start")
     client.wait_for("window_started")
     split0 = [proc_cpu_split_s(pid) for pid in server_pids]
@@ -879,7 +884,8 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
     delay0 = [run_delay_s(pid) for pid in server_pids]
     redis0 = sum(proc_cpu_split_s(redis_pid)) if redis_pid else 0.0
     t0, pressure0 = time.perf_counter(), cpu_pressure_total()
-    time.sleep(duration)
+    with SpeedProbe(probe_cpu) as probe:
+        time.sleep(duration)
     split1 = [proc_cpu_split_s(pid) for pid in server_pids]
     calls1 = [proc_syscalls(pid) for pid in server_pids]
     switches1 = [proc_switches(pid) for pid in server_pids]
@@ -911,6 +917,7 @@ def measure_window(client: ClientProcess, server_pids: list[int], duration: floa
         server_cpu_pct=[100 * (b - a) / seconds for a, b in zip(cpu0, cpu1, strict=True)],
         redis_cpu_pct=100 * (redis1 - redis0) / seconds if redis_pid else None,
         cpu_pressure_pct=pressure,
+        machine_ms=probe.ms_per_match,
     )
 
 
@@ -1122,7 +1129,7 @@ def _measure_step(
     if args.loopstats or args.cprofile is not None or args.sample:
         os.kill(server.pid, signal.SIGUSR1)
     database0 = _database_counters(args)
-    window = measure_window(client, [server.pid], args.duration, redis_pid)
+    window = measure_window(client, [server.pid], args.duration, redis_pid, _cpus(args)[0])
     result = window.result
     database1 = _database_counters(args)
     if database0 and database1:
@@ -1142,6 +1149,7 @@ def _measure_step(
     connections = result["players"] + result["spectators"] + result["viewers"]
     result["redis_cpu_pct"] = window.redis_cpu_pct
     result["cpu_pressure_pct"] = window.cpu_pressure_pct
+    result["machine_ms"] = window.machine_ms
     step = Step(
         players=result["players"],
         result=result,
@@ -1155,6 +1163,11 @@ def _measure_step(
     if args.cprofile is not None:
         _print_profile(args.cprofile, f"the server at {step.players} players")
     return step
+
+
+def _machine(ms: float | None) -> str:
+    """The speed probe's figure, as printed beside a window's CPU figures."""
+    return "speed probe n/a" if ms is None else f"speed probe {ms:.2f} ms per reference match"
 
 
 def _print_step(step: Step) -> None:
@@ -1177,7 +1190,8 @@ def _print_step(step: Step) -> None:
         + (f"redis {r['redis_cpu_pct']:.0f}%; " if r.get("redis_cpu_pct") is not None else "")
         + f"{r['matches_per_s']:.1f} matches/s, lobby {r['lobby_events_per_s'] / max(1, r['viewers']):.1f} events/s "
         f"per viewer; the server waited for its CPU {r['server_waited_pct'][0]:.0f}% of the window "
-        f"(machine CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'}) [{verdict}]",
+        f"(machine CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'}; "
+        f"{_machine(r.get('machine_ms'))}) [{verdict}]",
         flush=True,
     )
     database = r.get("database")

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._server import ServerProcess, durak_server, free_port, proc_cpu_split_s
-from bench.capacity import ClientProcess, _print_profile, _wait_for_file, measure_window
+from bench.capacity import ClientProcess, _machine, _print_profile, _wait_for_file, measure_window
 
 PY = sys.executable
 
@@ -124,11 +124,7 @@ def _servers(
                     "DURAK_BROKER_URL": redis_url,
                     "DURAK_ALLOWED_ORIGINS": json.dumps(origins),
                     "DURAK_NODE_NAME": f"node{index}",
-                    **(
-                        {"BENCH_CPROFILE_CPU": "1", "BENCH_CPROFILE": str(folder / "window.prof")}
-                        if profile
-                        else {}
-                    ),
+                    **({"BENCH_CPROFILE_CPU": "1", "BENCH_CPROFILE": str(folder / "window.prof")} if profile else {}),
                 },
                 argv=[sys.executable, "-m", "bench.instrumented_server"] if profile else None,
             )
@@ -209,7 +205,7 @@ def phase(
         if args.cprofile:
             for server in servers:
                 os.kill(server.pid, signal.SIGUSR1)
-        window = measure_window(client, [s.pid for s in servers], args.duration, redis.proc.pid)
+        window = measure_window(client, [s.pid for s in servers], args.duration, redis.proc.pid, probe_cpu=0)
         counters1, pg1 = _redis_counters(redis), _postgres_cpu_s()
         if args.cprofile:
             for server in servers:
@@ -249,6 +245,7 @@ def phase(
         "cpu_pressure_pct": window.cpu_pressure_pct,
         "server_waited_pct": result["server_waited_pct"],
         "server_switches_per_command": result["server_switches_per_command"],
+        "machine_ms": window.machine_ms,
     }
     print(
         f"  {processes} proc: {rate:.0f} commands/s, p50 {measured['p50_ms']:.1f} / p99 {measured['p99_ms']:.1f} ms, "
@@ -261,13 +258,19 @@ def phase(
         f"the servers' loops switched out {measured['server_switches_per_command']:.2f} times per command; "
         f"refused {result['errors'] or 'none'}; the servers waited for a CPU "
         f"{' + '.join(f'{w:.0f}%' for w in result['server_waited_pct'])} of the window; CPU pressure "
-        + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%"),
+        + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%")
+        + f"; {_machine(window.machine_ms)}",
         file=sys.stderr,
         flush=True,
     )
     per_kind = ", ".join(f"{key} {n:.2f}" for key, n in list(measured["redis_kinds_per_command"].items())[:8])
     print(f"         redis commands per command: {per_kind}", file=sys.stderr, flush=True)
     return measured
+
+
+def _probe_median(phases: list[dict[str, Any]]) -> str:
+    figures = [p["machine_ms"] for p in phases if p.get("machine_ms")]
+    return f"{statistics.median(figures):.2f}" if figures else "n/a"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -325,7 +328,8 @@ def main(argv: list[str] | None = None) -> None:
         f"  {args.rounds} round(s), {time.perf_counter() - started:.0f} s: ratio per round "
         f"{', '.join(f'{r:.2f}' for r in ratios)}; server CPU per command {one_us:.0f} us (one process), "
         f"{two_us:.0f} us (two); redis-server {statistics.median(r['redis_us_per_command'] for r in ones):.0f} us "
-        f"per command with one process; load average {os.getloadavg()[0]:.1f}",
+        f"per command with one process; speed probe {_probe_median(ones)} ms (one process) and "
+        f"{_probe_median(twos)} ms (two) per reference match; load average {os.getloadavg()[0]:.1f}",
         file=sys.stderr,
     )
     print(f"scale: cross-process CPU per command {ratio:.2f}x one process; redis {redis_us:.0f} us per command")
