@@ -11,7 +11,11 @@ spectator per four tables), driven by one client process.
   straight to them);
 * **two processes**: the tables are opened on the two servers in turn, and at every table two seats
   (and the spectator) are connected to the *other* process, so that every push to them and every
-  command from them crosses Redis.
+  command from them crosses Redis;
+* with ``--control``, a third phase, **two processes, no table split**: the tables alternate
+  between the servers but each table's players all connect to its owner, so nothing crosses. It
+  tells apart what two event loops cost on this machine (two servers, the load client and
+  redis-server on two shared cores) from what the crossing costs.
 
 Reported per phase: commands/s, p50/p99 command-to-push latency, each server's CPU, redis-server's
 CPU (read from /proc) and what Redis did (commands, PUBLISHes and bytes, from INFO), all per
@@ -178,11 +182,19 @@ def _pin(pid: int, cpus: set[int]) -> None:
 
 
 def phase(
-    workdir: Path, processes: int, args: argparse.Namespace, database_url: str, redis: Redis, round_no: int
+    workdir: Path,
+    processes: int,
+    args: argparse.Namespace,
+    database_url: str,
+    redis: Redis,
+    round_no: int,
+    *,
+    split: bool = True,
 ) -> dict[str, Any]:
-    """One measured window of the load on ``processes`` servers (two: every table split over both)."""
+    """One measured window of the load on ``processes`` servers (two: every table split over both;
+    with ``split`` False, the control: each table and all its players on one of the two)."""
     assert redis.proc is not None
-    folder = workdir / f"round{round_no}-phase{processes}"
+    folder = workdir / f"round{round_no}-phase{processes}{'' if split else '-control'}"
     folder.mkdir()
     servers = _servers(folder, processes, database_url, redis.url("unix"), profile=args.cprofile)
     for server in servers:
@@ -190,7 +202,7 @@ def phase(
     argv = [sys.executable, "-m", "bench.capacity", "client", "--think-ms", str(args.think_ms), "--seed", "1"]
     for server in servers:
         argv += ["--url", server.base_url]
-    if processes > 1:
+    if processes > 1 and split:
         argv.append("--split")
     client = ClientProcess(argv)
     try:
@@ -245,17 +257,23 @@ def phase(
         "cpu_pressure_pct": window.cpu_pressure_pct,
         "server_waited_pct": result["server_waited_pct"],
         "server_switches_per_command": result["server_switches_per_command"],
+        "server_syscalls_per_command": result["server_syscalls_per_command"],
+        "server_kernel_share": result["server_kernel_share"],
         "machine_ms": window.machine_ms,
     }
+    label = f"{processes} proc" if split or processes == 1 else f"{processes} proc, tables not split"
     print(
-        f"  {processes} proc: {rate:.0f} commands/s, p50 {measured['p50_ms']:.1f} / p99 {measured['p99_ms']:.1f} ms, "
+        f"  {label}: {rate:.0f} commands/s, p50 {measured['p50_ms']:.1f} / p99 {measured['p99_ms']:.1f} ms, "
         f"server CPU {' + '.join(f'{c:.0f}%' for c in window.server_cpu_pct)} = "
         f"{measured['server_us_per_command']:.0f} us per command; redis-server {redis_cpu:.0f}% = "
         f"{measured['redis_us_per_command']:.0f} us per command "
         f"({measured['redis_commands_per_command']:.1f} commands, "
         f"{measured['redis_publishes_per_command']:.1f} publishes, {measured['redis_bytes_per_command']:.0f} bytes); "
         f"postgres {measured['postgres_cpu_pct']:.0f}%; client {measured['client_us_per_command']:.0f} us per command; "
-        f"the servers' loops switched out {measured['server_switches_per_command']:.2f} times per command; "
+        f"the servers' loops switched out {measured['server_switches_per_command']:.2f} times per command, made "
+        f"{measured['server_syscalls_per_command'][1]:.1f} write and {measured['server_syscalls_per_command'][0]:.1f} "
+        f"read system calls per command and spent {100 * measured['server_kernel_share']:.0f}% of their CPU in the "
+        "kernel; "
         f"refused {result['errors'] or 'none'}; the servers waited for a CPU "
         f"{' + '.join(f'{w:.0f}%' for w in result['server_waited_pct'])} of the window; CPU pressure "
         + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%")
@@ -287,6 +305,12 @@ def main(argv: list[str] | None = None) -> None:
         help="each server process on a CPU of its own (a diagnostic: no server moves between CPUs)",
     )
     parser.add_argument(
+        "--control",
+        action="store_true",
+        help="a third phase a round: two processes, each table and all its players on one of them (what "
+        "two processes cost on this machine without any crossing)",
+    )
+    parser.add_argument(
         "--cprofile", action="store_true", help="cProfile each server's window (CPU clock) and print its top functions"
     )
     args = parser.parse_args(argv)
@@ -306,6 +330,7 @@ def main(argv: list[str] | None = None) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="durak-scale-"))
     ones: list[dict[str, Any]] = []
     twos: list[dict[str, Any]] = []
+    controls: list[dict[str, Any]] = []
     try:
         with database(workdir) as database_url:
             from app.db import migrate
@@ -317,6 +342,9 @@ def main(argv: list[str] | None = None) -> None:
                     ones.append(phase(workdir, 1, args, database_url, redis, round_no))
                 with Redis(workdir) as redis:
                     twos.append(phase(workdir, 2, args, database_url, redis, round_no))
+                if args.control:
+                    with Redis(workdir) as redis:
+                        controls.append(phase(workdir, 2, args, database_url, redis, round_no, split=False))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     ratios = [b["server_us_per_command"] / a["server_us_per_command"] for a, b in zip(ones, twos, strict=True)]
@@ -332,6 +360,17 @@ def main(argv: list[str] | None = None) -> None:
         f"{_probe_median(twos)} ms (two) per reference match; load average {os.getloadavg()[0]:.1f}",
         file=sys.stderr,
     )
+    if controls:
+        us = "server_us_per_command"
+        spread = [c[us] / a[us] for a, c in zip(ones, controls, strict=True)]
+        crossing = [b[us] / c[us] for b, c in zip(twos, controls, strict=True)]
+        print(
+            f"  control, two processes with no table split: "
+            f"{statistics.median(c['server_us_per_command'] for c in controls):.0f} us per command, "
+            f"{', '.join(f'{r:.2f}' for r in spread)}x one process per round (two loops on this machine, no "
+            f"crossing); split against it {', '.join(f'{r:.2f}' for r in crossing)}x (the crossing alone)",
+            file=sys.stderr,
+        )
     print(f"scale: cross-process CPU per command {ratio:.2f}x one process; redis {redis_us:.0f} us per command")
 
 
