@@ -1,6 +1,6 @@
 """How many players one server process carries at a human pace.
 
-    python -m bench.capacity            # 1,000 -> 2,500 -> 3,000 -> 3,500 -> 4,000 -> 6,000 ... 10,000 players
+    python -m bench.capacity            # 1,000 -> 2,000 -> 4,000 -> 6,000 -> 8,000 -> 10,000 players; under 4 min
     python -m bench.capacity --quick    # 250 -> 500 -> 1,000 players, short windows; under 60 s
 
 It starts the server (``python -m app`` on a temporary SQLite file and the memory:// broker by
@@ -29,7 +29,9 @@ is a crowd that arrived over time, as players do.
 * the load client's CPU per command (it has the other core).
 
 The capacity is the largest step where p99 < 50 ms, the server stays under 85% of its core and no
-command was refused for rate; the run stops at the first step that misses one of these. Last line:
+command was refused for rate; the run stops at the first step that misses one of these, and begins
+no step (nor a repeated window) that would end past its budget (``--budget``: 230 s for the default
+steps, 55 s with ``--quick``), so the whole run stays under 4 minutes (1 with ``--quick``). Last line:
 ``capacity: <N> players per process at p99 <L> ms (think 1000 ms), <K> KiB per connection``.
 """
 
@@ -926,7 +928,7 @@ def _steps(args: argparse.Namespace) -> list[int]:
         return [int(x) for x in args.steps.split(",")]
     if args.quick:
         return [250, 500, 1000]
-    return [1000, 2500, 3000, 3500, 4000, 6000, 8000, 10000]
+    return [1000, 2000, 4000, 6000, 8000, 10000]
 
 
 @contextlib.contextmanager
@@ -1052,9 +1054,21 @@ def _drive(
     client.wait_for("viewers")
     steps: list[Step] = []
     for players in _steps(args):
+        had = steps[-1].players if steps else 0
+        if steps and args.budget:
+            # The next step takes about as long per player added as the last one did to grow, plus
+            # its warm-up and window: a step that would end past the budget is not begun.
+            last, before = steps[-1], (steps[-2].players if len(steps) > 1 else 0)
+            grow_s = last.grow["seconds"] * (players - had) / max(1, last.players - before)
+            if _elapsed() + grow_s + args.warmup + args.duration > args.budget:
+                print(
+                    f"  {players} players not measured: the step would end past the run's budget of "
+                    f"{args.budget:g} s (--budget 0 measures every step)",
+                    flush=True,
+                )
+                break
         if args.loopstats:
             os.kill(server.pid, signal.SIGUSR1)
-        had = steps[-1].players if steps else 0
         started = time.perf_counter()
         client.say(cmd="sign_in", count=max(0, players - had), urls=[server.base_url, replica.base_url])
         signed = client.wait_for("signed_in")
@@ -1098,6 +1112,9 @@ def _drive(
             # about the server: measure again (the players keep playing), keep the best window.
             if step.passed or step.result["server_waited_pct"][0] < WAITED_RETRY_PCT:
                 break
+            if args.budget and _elapsed() + args.duration + 2 > args.budget:
+                print(f"         (no window measured again: the run's budget is {args.budget:g} s)", flush=True)
+                break
             print(
                 f"         (the server waited for its CPU {step.result['server_waited_pct'][0]:.0f}% of that window: "
                 "measuring again)",
@@ -1113,6 +1130,12 @@ def _drive(
 
 
 START = time.perf_counter()
+
+
+def _elapsed() -> float:
+    return time.perf_counter() - START
+
+
 WAITED_RETRY_PCT = 5.0  # a step missed while its server waited this long for its CPU is measured again
 
 
@@ -1324,8 +1347,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's windows (CPU clock)")
     parser.add_argument("--sample", action="store_true", help="sample the server's loop thread every ms in windows")
     parser.add_argument("--patch", default="", help="bench/instrumented_server.py patches to apply")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds the run may take: no step or repeated window is begun that would end later "
+        "(default 230 for the default steps, 55 with --quick, none with --steps; 0: none)",
+    )
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if args.budget is None:
+        args.budget = 0.0 if args.steps else (55.0 if args.quick else 230.0)
     args.warmup = args.warmup if args.warmup is not None else (4.0 if args.quick else 12.0)
     args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 10.0)
     args.retries = args.retries if args.retries is not None else (1 if args.quick else 2)
