@@ -8,6 +8,7 @@ import time
 
 from app.engine import Rules
 from bench._server import proc_switches
+from bench.capacity import Step, _growth_estimate_s
 from bench.engine import play
 from bench.reference import SpeedProbe, work
 
@@ -35,3 +36,16 @@ def test_the_reference_work_is_the_same_matches_every_time() -> None:
     first = [play(rules, seed, random.Random(seed)) for seed in (1, 2, 3)]
     assert [play(rules, seed, random.Random(seed)) for seed in (1, 2, 3)] == first
     assert work(2) > 0
+
+
+def _step(players: int, cpu_pct: float, grow_s: float) -> Step:
+    return Step(players, {}, cpu_pct, 0, 0.0, {"seconds": grow_s})
+
+
+def test_a_step_is_expected_to_grow_slower_the_less_of_the_core_the_players_already_there_leave() -> None:
+    # per player as fast as the last growth while the server is as busy as it was then
+    assert _growth_estimate_s([_step(1000, 50, 10.0), _step(2000, 50, 12.0)], 4000) == 24.0
+    # the same growth with half as much of the core left free takes twice as long
+    assert _growth_estimate_s([_step(1000, 50, 10.0), _step(2000, 75, 12.0)], 4000) == 48.0
+    # the first step's growth had the whole core
+    assert _growth_estimate_s([_step(1000, 50, 10.0)], 2000) == 20.0
