@@ -1,0 +1,176 @@
+"""What a match's end costs the server, beside what its moves cost: in one process, on CPU time.
+
+    python -m bench.match_end                       # 40 matches on a SQLite file, then on PostgreSQL if it runs
+    python -m bench.match_end --quick               # 12 matches, SQLite only; well under 30 s
+    python -m bench.match_end --database postgres   # PostgreSQL only (a scratch database)
+
+A four-seat table (36 cards, the default rules) on the in-process broker and store, with the server's
+own match hooks (``DbHooks``: the match history, and the ledger for a staked table) on a migrated
+database, plays random legal matches through the table's inbox, as a connection's commands reach it.
+Nobody is connected, so no update frame is built: this measures the table and the database, not the
+fan-out (``bench.capacity`` measures everything together). A command goes through
+``TableRegistry.call``, the path of a REST call (a reply channel each), which costs a little more than
+a websocket's command. Four guests play, as in ``bench.capacity``: a match is recorded but not rated.
+
+For every command the process's CPU time (all threads: SQLite's worker thread too) is read before and
+after; a match is split into
+
+* its moves (every command but the last), per command;
+* its end: the move that ends it (the results and the next commitment pushed, the settlement started)
+  and the settlement itself (``settle``: the match history written in one transaction), per match;
+* the rematch: four ``rematch`` votes and the next deal, per match.
+
+Figures are medians over the matches (the first two, which warm SQLAlchemy's caches, are left out).
+``bench.capacity`` sees about 0.002 finished matches per player per second at a human pace and
+0.37 commands, so a match's end weighs ``0.002 * end`` against ``0.37 * command`` per player.
+
+Last line: ``match_end: <ms> ms of CPU per finished match (settlement <ms> ms) against <ms> ms per move``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.broker import open_broker
+from app.db.migrate import upgrade
+from app.db.session import Database
+from app.engine import Rules, action_to_json, decision, legal_actions
+from app.tables.db_hooks import DbHooks
+from app.tables.registry import TableRegistry
+from app.tables.spec import Principal, TableSpec
+from app.tables.store import MemoryStore
+
+PLAYERS = [Principal(f"guest:bench{i}", f"guest {i}", None) for i in range(4)]
+WARM = 2  # matches left out of the medians
+
+
+@dataclass
+class Costs:
+    move_ms: list[float] = field(default_factory=list)  # per command, every match
+    end_ms: list[float] = field(default_factory=list)  # per match: the last move and the settlement
+    settle_ms: list[float] = field(default_factory=list)
+    rematch_ms: list[float] = field(default_factory=list)
+    moves: list[int] = field(default_factory=list)
+
+
+async def play(database_url: str, matches: int, seed: int) -> Costs:
+    await upgrade(database_url)
+    db = Database(database_url)
+    name = f"memory://match-end-{uuid.uuid4().hex}"
+    rng = random.Random(seed)
+    costs = Costs()
+    try:
+        async with open_broker(name) as broker:
+            registry = TableRegistry(broker, DbHooks(db), store=MemoryStore(name), supervise=False)
+            async with registry:
+                rules = Rules(deck=36, seats=4)
+                actor = await registry.create(TableSpec(rules=rules, creator=PLAYERS[0], bot_delay_ms=0))
+                for player in PLAYERS:
+                    await registry.call(actor.code, "join", player)
+                for number in range(matches):
+                    moves: list[float] = []
+                    while actor.status == "playing":
+                        assert actor.game is not None
+                        waiting = decision(actor.game)["seats"]
+                        seat = waiting[0] if waiting else rng.randrange(4)
+                        options = [a for a in legal_actions(actor.game, seat) if a.kind != "challenge"]
+                        if not options:
+                            continue
+                        action = rng.choice(options)
+                        body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
+                        started = time.process_time()
+                        reply = await registry.call(actor.code, action.kind, PLAYERS[seat], id=uuid.uuid4().hex, **body)
+                        moves.append(1000 * (time.process_time() - started))
+                        if reply.get("type") != "ack":
+                            raise RuntimeError(f"the table refused a legal move: {reply}")
+                    last = moves.pop()
+                    started = time.process_time()
+                    task = actor._settle_task
+                    if task is None or not await task:
+                        raise RuntimeError("the match was not settled")
+                    settle = 1000 * (time.process_time() - started)
+                    started = time.process_time()
+                    for player in PLAYERS:
+                        await registry.call(actor.code, "rematch", player)
+                    rematch = 1000 * (time.process_time() - started)
+                    if actor.status != "playing":
+                        raise RuntimeError(f"the rematch did not start: {actor.status}")
+                    if number >= WARM:
+                        costs.move_ms.extend(moves)
+                        costs.end_ms.append(last + settle)
+                        costs.settle_ms.append(settle)
+                        costs.rematch_ms.append(rematch)
+                        costs.moves.append(len(moves) + 1)
+    finally:
+        await db.dispose()
+    return costs
+
+
+def _postgres() -> AbstractContextManager[str | None]:
+    from bench.scale import _reachable, database
+
+    if not _reachable(5432):
+        return nullcontext(None)
+    return database(Path(tempfile.gettempdir()))
+
+
+def report(label: str, costs: Costs) -> tuple[float, float, float]:
+    move = statistics.median(costs.move_ms)
+    end = statistics.median(costs.end_ms)
+    settle = statistics.median(costs.settle_ms)
+    rematch = statistics.median(costs.rematch_ms)
+    per_match = statistics.median(costs.moves)
+    weight = 0.002 * (end + rematch) / (0.002 * (end + rematch) + 0.37 * move)
+    print(
+        f"{label:10s} {len(costs.end_ms)} matches of {per_match:.0f} commands: move {move:.3f} ms, "
+        f"end {end:.2f} ms (settlement {settle:.2f} ms), rematch and deal {rematch:.2f} ms; "
+        f"at a human pace (0.37 moves and 0.002 ends a second per player) the ends are {100 * weight:.0f}% "
+        "of the table's work (no fan-out)",
+        flush=True,
+    )
+    return end + rematch, settle, move
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.match_end", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="12 matches, SQLite only")
+    parser.add_argument("--matches", type=int, default=None, help="matches per database (default 40, quick 12)")
+    parser.add_argument("--database", choices=("sqlite", "postgres", "both"), default=None)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    matches = args.matches or (12 if args.quick else 40)
+    which = args.database or ("sqlite" if args.quick else "both")
+    if matches <= WARM:
+        parser.error(f"--matches must be more than {WARM}")
+    results: dict[str, tuple[float, float, float]] = {}
+    if which in ("sqlite", "both"):
+        with tempfile.TemporaryDirectory() as folder:
+            url = f"sqlite+aiosqlite:///{Path(folder) / 'match_end.sqlite3'}"
+            results["sqlite"] = report("sqlite", asyncio.run(play(url, matches, args.seed)))
+    if which in ("postgres", "both"):
+        with _postgres() as url:
+            if url is None:
+                print("postgres   not measured: nothing listens on 127.0.0.1:5432", flush=True)
+            else:
+                results["postgres"] = report("postgres", asyncio.run(play(url, matches, args.seed)))
+    if not results:
+        raise SystemExit("match_end: no database to measure")
+    label, (end, settle, move) = next(iter(results.items()))
+    print(
+        f"match_end: {end:.1f} ms of CPU per finished match (settlement {settle:.1f} ms) against "
+        f"{move:.3f} ms per move ({label})"
+    )
+
+
+if __name__ == "__main__":
+    main()
