@@ -44,11 +44,12 @@ from pathlib import Path
 from app.broker import open_broker
 from app.db.migrate import upgrade
 from app.db.session import Database
-from app.engine import Rules, action_to_json, decision, legal_actions
+from app.engine import Action, Rules, State, action_to_json, legal_actions
 from app.tables.db_hooks import DbHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from bench.engine import actors
 
 PLAYERS = [Principal(f"guest:bench{i}", f"guest {i}", None) for i in range(4)]
 WARM = 2  # matches left out of the medians
@@ -61,6 +62,11 @@ class Costs:
     settle_ms: list[float] = field(default_factory=list)
     rematch_ms: list[float] = field(default_factory=list)
     moves: list[int] = field(default_factory=list)
+
+
+def random_move(state: State, rng: random.Random) -> Action:
+    """One of the legal moves of every seat that may act now (as ``bench.views`` plays)."""
+    return rng.choice([action for seat in actors(state) for action in legal_actions(state, seat)])
 
 
 async def play(database_url: str, matches: int, seed: int) -> Costs:
@@ -81,15 +87,11 @@ async def play(database_url: str, matches: int, seed: int) -> Costs:
                     moves: list[float] = []
                     while actor.status == "playing":
                         assert actor.game is not None
-                        waiting = decision(actor.game)["seats"]
-                        seat = waiting[0] if waiting else rng.randrange(4)
-                        options = [a for a in legal_actions(actor.game, seat) if a.kind != "challenge"]
-                        if not options:
-                            continue
-                        action = rng.choice(options)
-                        body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
+                        action = random_move(actor.game, rng)
+                        fields = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
+                        by, key = PLAYERS[action.seat], uuid.uuid4().hex
                         started = time.process_time()
-                        reply = await registry.call(actor.code, action.kind, PLAYERS[seat], id=uuid.uuid4().hex, **body)
+                        reply = await registry.call(actor.code, action.kind, by, id=key, **fields)
                         moves.append(1000 * (time.process_time() - started))
                         if reply.get("type") != "ack":
                             raise RuntimeError(f"the table refused a legal move: {reply}")
