@@ -17,7 +17,9 @@ after; a match is split into
 
 * its moves (every command but the last), per command;
 * its end: the move that ends it (the results and the next commitment pushed, the settlement started)
-  and the settlement itself (``settle``: the match history written in one transaction), per match;
+  and the settlement itself (``settle``: the match history written in one transaction), per match
+  (the settlement's task may begin while the last move's call is still being answered, so the
+  settlement alone can read a little low; the end as a whole is counted in full);
 * the rematch: four ``rematch`` votes and the next deal, per match.
 
 Figures are medians over the matches (the first two, which warm SQLAlchemy's caches, are left out).
