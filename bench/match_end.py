@@ -6,21 +6,22 @@
 
 A four-seat table (36 cards, the default rules) on the in-process broker and store, with the server's
 own match hooks (``DbHooks``: the match history, and the ledger for a staked table) on a migrated
-database, plays random legal matches through the table's inbox, as a connection's commands reach it.
-Nobody is connected, so no update frame is built: this measures the table and the database, not the
-fan-out (``bench.capacity`` measures everything together). A command goes through
-``TableRegistry.call``, the path of a REST call (a reply channel each), which costs a little more than
-a websocket's command. Four guests play, as in ``bench.capacity``: a match is recorded but not rated.
+database. Its four players and one spectator are the server's own websocket connections
+(``app.api.routes.play.Connection``) on in-memory sockets: a command goes in as the text frame a
+browser sends and is done when its ack is written back, so every move includes the table's fan-out
+(an update frame to each seat and the spectator). The players make random legal moves, as in
+``bench.views``; they are guests, as in ``bench.capacity``: a match is recorded but not rated. The
+lobby feed is not here (``bench.lobby`` measures it per viewer and change).
 
-For every command the process's CPU time (all threads: SQLite's worker thread too) is read before and
-after; a match is split into
+For every command the process's CPU time (all threads: SQLite's worker thread too) is read before
+and after; a match is split into
 
 * its moves (every command but the last), per command;
 * its end: the move that ends it (the results and the next commitment pushed, the settlement started)
   and the settlement itself (``settle``: the match history written in one transaction), per match
-  (the settlement's task may begin while the last move's call is still being answered, so the
-  settlement alone can read a little low; the end as a whole is counted in full);
-* the rematch: four ``rematch`` votes and the next deal, per match.
+  (the settlement's task may begin while the last move's ack is still on its way, so the settlement
+  alone can read a little low; the end as a whole is counted in full);
+* the rematch: four ``rematch`` votes, each acked, and the next deal, per match.
 
 Figures are medians over the matches (the first two, which warm SQLAlchemy's caches, are left out).
 ``bench.capacity`` sees about 0.002 finished matches per player per second at a human pace and
@@ -39,10 +40,17 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
+import orjson
+from fastapi import WebSocket
+
+from app.api.outgoing import TEXT_FRAMES
+from app.api.routes.play import Connection
 from app.broker import open_broker
 from app.db.migrate import upgrade
 from app.db.session import Database
@@ -54,7 +62,50 @@ from app.tables.store import MemoryStore
 from bench.engine import actors
 
 PLAYERS = [Principal(f"guest:bench{i}", f"guest {i}", None) for i in range(4)]
+WATCHER = Principal("anon:bench", "spectator", None)
 WARM = 2  # matches left out of the medians
+
+
+class MemorySocket:
+    """The server side of one websocket, in memory: what ``Connection`` needs of a socket (the
+    ``durak.text_frames`` extension of app/api/uvicorn_protocol.py), counting the frames written and
+    noticing the ack or error that answers a command."""
+
+    def __init__(self) -> None:
+        self.scope = {"extensions": {TEXT_FRAMES: {"write": self.write, "listen": self.listen}}}
+        self.on_text: Callable[[str], None] | None = None
+        self.frames = 0
+        self.answered: asyncio.Future[bytes] | None = None
+        self.waiting_for = b""
+
+    def write(self, payload: bytes) -> bool:
+        self.frames += 1
+        if self.answered is not None and self.waiting_for in payload and not self.answered.done():
+            self.answered.set_result(payload)
+        return True
+
+    def listen(self, on_text: Callable[[str], None]) -> None:
+        self.on_text = on_text
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        return None
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """What ``Connection`` sends by ASGI (only with no text-frames extension: never here)."""
+        raise AssertionError(f"unexpected ASGI send: {message}")
+
+    async def command(self, kind: str, **fields: Any) -> bytes:
+        """Send one command as a browser would and wait for its answer (the ack, or an error)."""
+        key = uuid.uuid4().hex[:16]
+        self.waiting_for = f'"id":"{key}"'.encode()
+        self.answered = asyncio.get_running_loop().create_future()
+        assert self.on_text is not None
+        self.on_text(orjson.dumps({"type": kind, "id": key, **fields}).decode())
+        answer = await self.answered
+        self.answered = None
+        if not answer.startswith(b'{"type":"ack"'):
+            raise RuntimeError(f"the table refused {kind} {fields}: {answer.decode()}")
+        return answer
 
 
 @dataclass
@@ -64,6 +115,7 @@ class Costs:
     settle_ms: list[float] = field(default_factory=list)
     rematch_ms: list[float] = field(default_factory=list)
     moves: list[int] = field(default_factory=list)
+    frames_per_move: float = 0.0
 
 
 def random_move(state: State, rng: random.Random) -> Action:
@@ -77,35 +129,55 @@ async def play(database_url: str, matches: int, seed: int) -> Costs:
     name = f"memory://match-end-{uuid.uuid4().hex}"
     rng = random.Random(seed)
     costs = Costs()
+    gone = asyncio.get_running_loop().create_future()
+
+    async def receive() -> dict[str, Any]:  # the client stays until the end
+        await gone
+        return {"type": "websocket.disconnect"}
+
     try:
         async with open_broker(name) as broker:
             registry = TableRegistry(broker, DbHooks(db), store=MemoryStore(name), supervise=False)
             async with registry:
-                rules = Rules(deck=36, seats=4)
-                actor = await registry.create(TableSpec(rules=rules, creator=PLAYERS[0], bot_delay_ms=0))
+                actor = await registry.create(TableSpec(rules=Rules(deck=36, seats=4), creator=PLAYERS[0]))
                 for player in PLAYERS:
                     await registry.call(actor.code, "join", player)
+                sockets = [MemorySocket() for _ in (*PLAYERS, WATCHER)]
+                connections = [
+                    asyncio.create_task(
+                        Connection(
+                            cast(WebSocket, socket), receive, socket.send, registry, actor.code, who, f"bench{i}"
+                        ).run()
+                    )
+                    for i, (socket, who) in enumerate(zip(sockets, (*PLAYERS, WATCHER), strict=True))
+                ]
+                for socket in sockets:
+                    while socket.on_text is None:
+                        await asyncio.sleep(0)
+                    socket.on_text('{"type":"hello"}')
+                await asyncio.sleep(0.05)  # the welcomes
+                frames = moved = 0
                 for number in range(matches):
                     moves: list[float] = []
+                    before = sum(socket.frames for socket in sockets)
                     while actor.status == "playing":
                         assert actor.game is not None
                         action = random_move(actor.game, rng)
                         fields = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
-                        by, key = PLAYERS[action.seat], uuid.uuid4().hex
                         started = time.process_time()
-                        reply = await registry.call(actor.code, action.kind, by, id=key, **fields)
+                        await sockets[action.seat].command(action.kind, version=actor.version, **fields)
                         moves.append(1000 * (time.process_time() - started))
-                        if reply.get("type") != "ack":
-                            raise RuntimeError(f"the table refused a legal move: {reply}")
                     last = moves.pop()
+                    frames += sum(socket.frames for socket in sockets) - before
+                    moved += len(moves) + 1
                     started = time.process_time()
                     task = actor._settle_task
                     if task is None or not await task:
                         raise RuntimeError("the match was not settled")
                     settle = 1000 * (time.process_time() - started)
                     started = time.process_time()
-                    for player in PLAYERS:
-                        await registry.call(actor.code, "rematch", player)
+                    for socket in sockets[: len(PLAYERS)]:
+                        await socket.command("rematch")
                     rematch = 1000 * (time.process_time() - started)
                     if actor.status != "playing":
                         raise RuntimeError(f"the rematch did not start: {actor.status}")
@@ -115,6 +187,9 @@ async def play(database_url: str, matches: int, seed: int) -> Costs:
                         costs.settle_ms.append(settle)
                         costs.rematch_ms.append(rematch)
                         costs.moves.append(len(moves) + 1)
+                costs.frames_per_move = frames / max(1, moved)
+                gone.set_result(None)
+                await asyncio.gather(*connections)
     finally:
         await db.dispose()
     return costs
@@ -136,10 +211,11 @@ def report(label: str, costs: Costs) -> tuple[float, float, float]:
     per_match = statistics.median(costs.moves)
     weight = 0.002 * (end + rematch) / (0.002 * (end + rematch) + 0.37 * move)
     print(
-        f"{label:10s} {len(costs.end_ms)} matches of {per_match:.0f} commands: move {move:.3f} ms, "
+        f"{label:10s} {len(costs.end_ms)} matches of {per_match:.0f} commands ({costs.frames_per_move:.1f} frames a "
+        f"command): move {move:.3f} ms, "
         f"end {end:.2f} ms (settlement {settle:.2f} ms), rematch and deal {rematch:.2f} ms; "
         f"at a human pace (0.37 moves and 0.002 ends a second per player) the ends are {100 * weight:.0f}% "
-        "of the table's work (no fan-out)",
+        "of the table's work (the lobby feed aside)",
         flush=True,
     )
     return end + rematch, settle, move
