@@ -1096,7 +1096,7 @@ def _drive(
                 _print_stalls(stats)
         if args.verbose:
             print(
-                f"  [{time.perf_counter() - START:6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s "
+                f"  [{_elapsed():6.1f}s] {players} players: signed in in {grown['sign_in_s']:.1f} s "
                 f"(on two processes), tables opened, joined and connected in {grown['tables_s']:.1f} s; server CPU "
                 f"{grown['server_ms_per_player']:.1f} ms per player seated (while the others play), "
                 f"client CPU {grown['client_cpu_s']:.1f} s",
@@ -1381,7 +1381,7 @@ def main(argv: list[str] | None = None) -> None:
     steps = run(args)
     passed = [s for s in steps if s.passed]
     best = max(passed, key=lambda s: s.players) if passed else None
-    took = time.perf_counter() - START
+    took = _elapsed()
     print(f"  {took:.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end", flush=True)
     if best is None:
         first = steps[0] if steps else None

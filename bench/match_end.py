@@ -204,6 +204,7 @@ def _postgres() -> AbstractContextManager[str | None]:
 
 
 def report(label: str, costs: Costs) -> tuple[float, float, float]:
+    """Print one database's figures; (the end and the rematch per match, the settlement, a move) in ms."""
     move = statistics.median(costs.move_ms)
     end = statistics.median(costs.end_ms)
     settle = statistics.median(costs.settle_ms)
@@ -245,9 +246,9 @@ def main(argv: list[str] | None = None) -> None:
                 results["postgres"] = report("postgres", asyncio.run(play(url, matches, args.seed)))
     if not results:
         raise SystemExit("match_end: no database to measure")
-    label, (end, settle, move) = next(iter(results.items()))
+    label, (per_match, settle, move) = next(iter(results.items()))
     print(
-        f"match_end: {end:.1f} ms of CPU per finished match (settlement {settle:.1f} ms) against "
+        f"match_end: {per_match:.1f} ms of CPU per finished match (settlement {settle:.1f} ms) against "
         f"{move:.3f} ms per move ({label})"
     )
 
