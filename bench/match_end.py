@@ -41,7 +41,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -195,14 +194,6 @@ async def play(database_url: str, matches: int, seed: int) -> Costs:
     return costs
 
 
-def _postgres() -> AbstractContextManager[str | None]:
-    from bench.scale import _reachable, database
-
-    if not _reachable(5432):
-        return nullcontext(None)
-    return database(Path(tempfile.gettempdir()))
-
-
 def report(label: str, costs: Costs) -> tuple[float, float, float]:
     """Print one database's figures; (the end and the rematch per match, the settlement, a move) in ms."""
     move = statistics.median(costs.move_ms)
@@ -239,8 +230,10 @@ def main(argv: list[str] | None = None) -> None:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'match_end.sqlite3'}"
             results["sqlite"] = report("sqlite", asyncio.run(play(url, matches, args.seed)))
     if which in ("postgres", "both"):
-        with _postgres() as url:
-            if url is None:
+        from bench.scale import database  # a scratch database, or a SQLite URL when PostgreSQL is not reachable
+
+        with database(Path(tempfile.gettempdir())) as url:
+            if url.startswith("sqlite"):
                 print("postgres   not measured: nothing listens on 127.0.0.1:5432", flush=True)
             else:
                 results["postgres"] = report("postgres", asyncio.run(play(url, matches, args.seed)))
