@@ -127,6 +127,20 @@ class Settings(BaseSettings):
     )
     private_staked_days: int = Field(default=7, ge=1, description="The window of private_staked_matches.")
 
+    # Seasons (app/db/seasons.py, docs/api.md "Seasons"): ratings per season beside the all-time one.
+    season_length: str = Field(
+        default="1m",
+        pattern=r"^[1-9][0-9]?[dwm]$",
+        description="How long a season lasts: N days (d), weeks (w, from Mondays) or months (m, from the 1st), "
+        "in UTC; 1m: calendar months.",
+    )
+    season_mu_keep: float = Field(
+        default=0.5, ge=0, le=1, description="Soft reset: the share of a player's distance from the start mu kept."
+    )
+    season_sigma_widen: float = Field(
+        default=0.5, ge=0, le=1, description="Soft reset: the share of the way back to a new player's sigma."
+    )
+
     @field_validator("cookie_secure", mode="before")
     @classmethod
     def _lower_case(cls, value: object) -> object:

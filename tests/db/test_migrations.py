@@ -48,6 +48,10 @@ TABLES = {
     "integrity_flags",
     "integrity_warnings",
     "match_reversals",
+    "seasons",
+    "season_ratings",
+    "season_rating_history",
+    "season_standings",
 }
 
 

@@ -1,7 +1,7 @@
 // Boot: translations, the signed-in user, the header and a small router.
 //   /t/<code>  play (invite link)        /w/<code>  spectate (watch link)
 //   /#/  lobby   /#/create   /#/login   /#/history   /#/replay/<match id>   /#/admin
-//   /#/leaderboard   /#/u/<name>  a player's profile
+//   /#/leaderboard   /#/leaderboard/season   /#/seasons   /#/seasons/<n>   /#/u/<name>  a player's profile
 //   /#/admin/integrity   /#/admin/integrity/<flag id>  fair-play flags for admins
 import { h } from './dom.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
@@ -40,8 +40,11 @@ export function currentRoute() {
     case 'create':
     case 'login':
     case 'history':
-    case 'leaderboard':
       return { name, params: {} };
+    case 'leaderboard':
+      return { name, params: { board: arg === 'season' ? 'season' : 'all' } };
+    case 'seasons':
+      return { name: 'leaderboard', params: { board: arg ? decodeURIComponent(arg) : 'seasons' } };
     case 'u':
       return { name: 'profile', params: { name: decodeURIComponent(arg || '') } };
     case 'replay':

@@ -1,0 +1,56 @@
+"""The social side's background work, for the life of the app: the seasons' rollover (every minute:
+a read, and a write only when a season has ended), the block lists the table chat filters with, the
+Web Push sender and the "your turn" notices of players who went away.
+
+``running(app)`` is entered by the app's lifespan once the database and the table registry are up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+from fastapi import FastAPI
+
+from app.api.routes.seasons import rolled_over, utc_now
+from app.db.seasons import SeasonRules
+from app.db.session import Database
+
+log = logging.getLogger("durak.social")
+
+ROLL_OVER_EVERY_S = 60.0
+
+
+async def roll_over_forever(db: Database, rules: SeasonRules, clock: Callable[[], datetime]) -> None:
+    """Archive each season soon after it ends, even when nobody plays or looks."""
+    while True:
+        try:
+            await rolled_over(db, clock(), rules)
+        except Exception:  # a database away: next time
+            log.warning("season rollover failed; trying again in a minute", exc_info=True)
+        await asyncio.sleep(ROLL_OVER_EVERY_S)
+
+
+@asynccontextmanager
+async def running(app: FastAPI) -> AsyncIterator[None]:
+    state = app.state
+    if not hasattr(state, "clock"):
+        state.clock = utc_now
+
+    def clock() -> datetime:
+        now: datetime = state.clock()
+        return now
+
+    tasks = [asyncio.create_task(roll_over_forever(state.db, SeasonRules.from_settings(state.settings), clock))]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
