@@ -34,6 +34,7 @@ from app.api.routes import (
     admin,
     analysis,
     auth,
+    friends,
     health,
     integrity,
     matches,
@@ -81,16 +82,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
             registry = TableRegistry(
                 broker,
-                DbHooks(
-                    db, IntegrityRules.from_settings(settings), season_rules=SeasonRules.from_settings(settings)
-                ),
+                DbHooks(db, IntegrityRules.from_settings(settings), season_rules=SeasonRules.from_settings(settings)),
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
                 limits=limits,
                 table_limits=TableLimits.from_settings(settings),
             )
-            async with registry, OpenSessions(db).following(broker) as open_sessions, social.running(app):
+            async with registry, OpenSessions(db).following(broker) as open_sessions, social.running(app, registry):
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
@@ -165,6 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(quickplay.router)
     app.include_router(players.router)
     app.include_router(seasons.router)
+    app.include_router(friends.router)
     app.add_middleware(DeviceCookie, settings=settings)  # the device cookie (docs/integrity.md)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.

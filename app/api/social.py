@@ -16,9 +16,11 @@ from datetime import datetime
 
 from fastapi import FastAPI
 
+from app.api import blocks
 from app.api.routes.seasons import rolled_over, utc_now
 from app.db.seasons import SeasonRules
 from app.db.session import Database
+from app.tables.registry import TableRegistry
 
 log = logging.getLogger("durak.social")
 
@@ -36,7 +38,7 @@ async def roll_over_forever(db: Database, rules: SeasonRules, clock: Callable[[]
 
 
 @asynccontextmanager
-async def running(app: FastAPI) -> AsyncIterator[None]:
+async def running(app: FastAPI, registry: TableRegistry) -> AsyncIterator[None]:
     state = app.state
     if not hasattr(state, "clock"):
         state.clock = utc_now
@@ -46,6 +48,9 @@ async def running(app: FastAPI) -> AsyncIterator[None]:
         return now
 
     tasks = [asyncio.create_task(roll_over_forever(state.db, SeasonRules.from_settings(state.settings), clock))]
+    lists = blocks.BlockLists(state.db, registry.broker)  # the table chat's block filter
+    blocks.attach(registry, lists)
+    tasks.append(asyncio.create_task(lists.follow()))
     try:
         yield
     finally:

@@ -52,6 +52,10 @@ TABLES = {
     "season_ratings",
     "season_rating_history",
     "season_standings",
+    "friendships",
+    "blocks",
+    "challenges",
+    "presence",
 }
 
 

@@ -83,9 +83,7 @@ def no_sideways_scroll(page: Any) -> None:
     assert width <= 0, f"the page scrolls sideways by {width}px"
 
 
-def test_results_show_the_rating_change_and_the_season_pages_fit_every_size(
-    new_context: Any, server: Server
-) -> None:
+def test_results_show_the_rating_change_and_the_season_pages_fit_every_size(new_context: Any, server: Server) -> None:
     alice_ctx, bob_ctx = new_context(reduced_motion="reduce"), new_context(reduced_motion="reduce")
     alice, bob = sign_up_api(alice_ctx), sign_up_api(bob_ctx)
     table_page = alice_ctx.new_page()
