@@ -148,6 +148,27 @@ class Settings(BaseSettings):
     )
     challenges_per_hour: int = Field(default=20, ge=1, description="Challenges one account may send per hour.")
     challenge_ttl_s: float = Field(default=600.0, gt=0, description="How long a challenge waits for the friend.")
+    # Web Push (app/push.py, docs/api.md "Notices that reach a closed tab").
+    vapid_private_key: str = Field(
+        default="",
+        description="The VAPID key that signs every push (raw P-256 private key, base64url; or PEM). Empty: the "
+        "server makes one on first start and keeps it in the database (table server_keys) for every process.",
+    )
+    vapid_subject: str = Field(
+        default="mailto:admin@localhost", description="Who runs this server, for the push services (mailto: or https:)."
+    )
+    push_hosts: list[str] = Field(
+        default=[
+            "fcm.googleapis.com",
+            "push.services.mozilla.com",
+            "notify.windows.com",
+            "push.apple.com",
+        ],
+        description="The push services a subscription may name (a host or its subdomains): the only hosts POSTed to.",
+    )
+    push_allow_http: bool = Field(
+        default=False, description="Accept http:// push endpoints (tests with a local push endpoint only)."
+    )
 
     @field_validator("cookie_secure", mode="before")
     @classmethod

@@ -40,6 +40,7 @@ from app.api.routes import (
     matches,
     play,
     players,
+    push,
     quickplay,
     seasons,
     tables,
@@ -165,6 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(players.router)
     app.include_router(seasons.router)
     app.include_router(friends.router)
+    app.include_router(push.router)
     app.add_middleware(DeviceCookie, settings=settings)  # the device cookie (docs/integrity.md)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.

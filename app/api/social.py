@@ -13,13 +13,17 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
+from typing import Any
 
 from fastapi import FastAPI
 
+from app import push
 from app.api import blocks
 from app.api.routes.seasons import rolled_over, utc_now
+from app.api.turn_push import AwayTurns
 from app.db.seasons import SeasonRules
 from app.db.session import Database
+from app.push import PushSender
 from app.tables.registry import TableRegistry
 
 log = logging.getLogger("durak.social")
@@ -37,6 +41,26 @@ async def roll_over_forever(db: Database, rules: SeasonRules, clock: Callable[[]
         await asyncio.sleep(ROLL_OVER_EVERY_S)
 
 
+async def start_push(app: FastAPI, registry: TableRegistry) -> PushSender | None:
+    """The Web Push sender (its VAPID key from the settings or the database), told of challenges and
+    of players whose turn came while they were away. None, and push is off, when the key cannot be had."""
+    state = app.state
+    try:
+        vapid = await push.vapid_key(state.db, state.settings.vapid_private_key)
+    except Exception:
+        log.exception("Web Push is off: no VAPID key (DURAK_VAPID_PRIVATE_KEY, or the database)")
+        return None
+    sender = push.PushSender(state.db, vapid, state.settings.vapid_subject, http=getattr(state, "push_http", None))
+    state.push = sender
+
+    def challenged(account_id: int, challenge: Any) -> None:
+        sender.notify_soon(account_id, push.challenge_notice(challenge.from_name, challenge.code, challenge.rules))
+
+    state.push_challenge = challenged
+    registry.change_watchers.append(AwayTurns(sender))
+    return sender
+
+
 @asynccontextmanager
 async def running(app: FastAPI, registry: TableRegistry) -> AsyncIterator[None]:
     state = app.state
@@ -51,9 +75,12 @@ async def running(app: FastAPI, registry: TableRegistry) -> AsyncIterator[None]:
     lists = blocks.BlockLists(state.db, registry.broker)  # the table chat's block filter
     blocks.attach(registry, lists)
     tasks.append(asyncio.create_task(lists.follow()))
+    sender = await start_push(app, registry)
     try:
         yield
     finally:
+        if sender is not None:
+            await sender.close()
         for task in tasks:
             task.cancel()
         for task in tasks:

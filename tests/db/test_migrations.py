@@ -56,6 +56,8 @@ TABLES = {
     "blocks",
     "challenges",
     "presence",
+    "push_subscriptions",
+    "server_keys",
 }
 
 
