@@ -2,7 +2,7 @@
 to start, "your turn" once a reconnect grace has started).
 
 Each notice is a small JSON document (``{kind, params, url, tag, lang}``; the page's service worker,
-``web/push-sw.js``, words it in the player's language) encrypted for each of the account's browsers
+``web/js/push-sw.js``, words it in the player's language) encrypted for each of the account's browsers
 as RFC 8291 says (``aes128gcm``: ECDH P-256 with the browser's key, HKDF-SHA256, AES-128-GCM, with
 ``cryptography``) and POSTed to the browser's push service with a VAPID signature (RFC 8292,
 ``py-vapid``). ``http-ece`` (and ``pywebpush``, which needs it) ships no wheel, and this project
