@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     settings = get_settings()
     if args.command == "create-admin":
-        message = asyncio.run(create_admin(settings.database_url, args.name, args.password, settings.starting_balance))
+        message = asyncio.run(
+            create_admin(settings.database_url, args.name, args.password, settings.starting_balance)
+        )
         print(message)
     return 0
 

@@ -854,7 +854,9 @@ class RedisBroker(Broker):
     async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
         self._client()
         with _unavailable("renew_lease"):
-            done = await self._renew(keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}", ttl_ms(ttl_s)])
+            done = await self._renew(
+                keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}", ttl_ms(ttl_s)]
+            )
         return bool(done)
 
     async def renew_leases(self, owner: str, leases: Sequence[tuple[str, int]], ttl_s: float) -> list[bool]:

@@ -405,6 +405,7 @@ class Commands:
             self._pipe = None
 
 
+
 _REPLY_OFF = pack_command("CLIENT", "REPLY", "OFF")
 # The health probe of a muted connection: replies on for one PING, then off again (+OK, +PONG).
 _PROBE = pack_command("CLIENT", "REPLY", "ON") + pack_command("PING") + _REPLY_OFF

@@ -112,7 +112,9 @@ async def set_role(
         return None
     if account.role != role:
         account.role = role
-        session.add(AdminAction(admin_id=admin_id, target_id=account.id, action=f"set_role:{role}", reason=reason))
+        session.add(
+            AdminAction(admin_id=admin_id, target_id=account.id, action=f"set_role:{role}", reason=reason)
+        )
         await session.flush()
     return account
 

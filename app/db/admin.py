@@ -89,7 +89,9 @@ async def ledger_page(
 ) -> tuple[list[tuple[LedgerEntry, LedgerTransfer]], int]:
     """A player's ledger entries with their transfers, newest first, and the total count."""
     wallet = await ledger.wallet_id(session, account_id)
-    total = await session.scalar(select(func.count()).select_from(LedgerEntry).where(LedgerEntry.account_id == wallet))
+    total = await session.scalar(
+        select(func.count()).select_from(LedgerEntry).where(LedgerEntry.account_id == wallet)
+    )
     rows = (
         await session.execute(
             select(LedgerEntry, LedgerTransfer)

@@ -160,7 +160,8 @@ async def transfer(
     if previous is not None:
         if previous.reason != reason or previous.deltas != deltas:
             raise IdempotencyConflict(
-                f"transfer key {key!r} was already used for a different transfer ({previous.reason}: {previous.deltas})"
+                f"transfer key {key!r} was already used for a different transfer "
+                f"({previous.reason}: {previous.deltas})"
             )
         return previous
 
@@ -209,7 +210,9 @@ async def house_account_id(session: AsyncSession, code: str) -> int:
 async def wallet_id(session: AsyncSession, account_id: int) -> int:
     """The ledger account id of a player's wallet."""
     ledger_id = await session.scalar(
-        select(LedgerAccount.id).where(LedgerAccount.owner_id == account_id, LedgerAccount.kind == KIND_PLAYER)
+        select(LedgerAccount.id).where(
+            LedgerAccount.owner_id == account_id, LedgerAccount.kind == KIND_PLAYER
+        )
     )
     if ledger_id is None:
         raise NoWallet(f"account {account_id} has no coin wallet")
@@ -236,7 +239,9 @@ async def wallet_ids(session: AsyncSession, account_ids: Iterable[int]) -> dict[
 async def balance_of(session: AsyncSession, account_id: int) -> int | None:
     """A player's cached balance, or ``None`` if the account has no wallet."""
     return await session.scalar(
-        select(LedgerAccount.balance).where(LedgerAccount.owner_id == account_id, LedgerAccount.kind == KIND_PLAYER)
+        select(LedgerAccount.balance).where(
+            LedgerAccount.owner_id == account_id, LedgerAccount.kind == KIND_PLAYER
+        )
     )
 
 
@@ -249,7 +254,9 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
-        return self.total == 0 and not (self.unbalanced_transfers or self.drifted_accounts or self.negative_accounts)
+        return self.total == 0 and not (
+            self.unbalanced_transfers or self.drifted_accounts or self.negative_accounts
+        )
 
 
 async def audit(session: AsyncSession) -> AuditReport:
@@ -257,7 +264,9 @@ async def audit(session: AsyncSession) -> AuditReport:
     total = int(await session.scalar(select(func.coalesce(func.sum(LedgerAccount.balance), 0))) or 0)
     unbalanced = (
         await session.scalars(
-            select(LedgerEntry.transfer_id).group_by(LedgerEntry.transfer_id).having(func.sum(LedgerEntry.amount) != 0)
+            select(LedgerEntry.transfer_id)
+            .group_by(LedgerEntry.transfer_id)
+            .having(func.sum(LedgerEntry.amount) != 0)
         )
     ).all()
     sums = (

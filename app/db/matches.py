@@ -245,7 +245,9 @@ async def list_matches(
     ids = list((await session.scalars(ids_query.offset(offset).limit(limit))).all())
     if not ids:
         return [], int(total or 0)
-    rows = (await session.scalars(select(Match).where(Match.id.in_(ids)).options(selectinload(Match.players)))).all()
+    rows = (
+        await session.scalars(select(Match).where(Match.id.in_(ids)).options(selectinload(Match.players)))
+    ).all()
     by_id = {row.id: row for row in rows}
     return [by_id[i] for i in ids if i in by_id], int(total or 0)
 

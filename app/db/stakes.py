@@ -114,7 +114,9 @@ async def _stakes_by_account(session: AsyncSession, escrow: Escrow) -> dict[int,
 
 
 async def _info(session: AsyncSession, escrow: Escrow) -> EscrowInfo:
-    balance = await session.scalar(select(LedgerAccount.balance).where(LedgerAccount.id == escrow.ledger_account_id))
+    balance = await session.scalar(
+        select(LedgerAccount.balance).where(LedgerAccount.id == escrow.ledger_account_id)
+    )
     return EscrowInfo(
         match_id=escrow.match_id,
         stake=escrow.stake,
@@ -128,14 +130,19 @@ async def _info(session: AsyncSession, escrow: Escrow) -> EscrowInfo:
 
 async def _lock_escrow(session: AsyncSession, match_id: str) -> Escrow:
     escrow = await session.scalar(
-        select(Escrow).where(Escrow.match_id == match_id).with_for_update().execution_options(populate_existing=True)
+        select(Escrow)
+        .where(Escrow.match_id == match_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
     )
     if escrow is None:
         raise EscrowNotFound(f"no escrow was opened for match {match_id}")
     return escrow
 
 
-async def open_escrow_in(session: AsyncSession, *, match_id: str, stake: int, account_ids: Sequence[int]) -> EscrowInfo:
+async def open_escrow_in(
+    session: AsyncSession, *, match_id: str, stake: int, account_ids: Sequence[int]
+) -> EscrowInfo:
     """``open_escrow`` inside the caller's transaction."""
     _check_match_id(match_id)
     if type(stake) is not int or stake <= 0 or stake > ledger.MAX_AMOUNT:
@@ -148,7 +155,8 @@ async def open_escrow_in(session: AsyncSession, *, match_id: str, stake: int, ac
         info = await _info(session, existing)
         if info.stake != stake or set(info.stakes) != set(account_ids):
             raise IdempotencyConflict(
-                f"match {match_id} already has an escrow with stake {info.stake} from accounts {sorted(info.stakes)}"
+                f"match {match_id} already has an escrow with stake {info.stake} "
+                f"from accounts {sorted(info.stakes)}"
             )
         return info
 
@@ -204,7 +212,8 @@ async def _close(
             raise PayoutMismatch("payouts must be whole numbers of coins, zero or more")
         if sum(payouts.values()) != info.balance:
             raise PayoutMismatch(
-                f"payouts add up to {sum(payouts.values())} but the escrow of match {match_id} holds {info.balance}"
+                f"payouts add up to {sum(payouts.values())} but the escrow of match {match_id} "
+                f"holds {info.balance}"
             )
         amounts = dict(payouts)
     wallets = await ledger.wallet_ids(session, amounts)
@@ -243,7 +252,9 @@ async def record_finished(session: AsyncSession, record: MatchRecord, coin_chang
 
 async def open_escrow(db: Database, *, match_id: str, stake: int, account_ids: Sequence[int]) -> EscrowInfo:
     """Move ``stake`` from each account into the match's escrow, in one transaction: all or none."""
-    return await db.write(lambda s: open_escrow_in(s, match_id=match_id, stake=stake, account_ids=list(account_ids)))
+    return await db.write(
+        lambda s: open_escrow_in(s, match_id=match_id, stake=stake, account_ids=list(account_ids))
+    )
 
 
 async def settle_escrow(
@@ -260,13 +271,17 @@ async def settle_escrow(
     """
     _check_match_id(match_id)
     payouts = {int(a): v for a, v in payouts.items()}
-    return await db.write(lambda s: _close(s, match_id=match_id, status=ESCROW_SETTLED, payouts=payouts, record=record))
+    return await db.write(
+        lambda s: _close(s, match_id=match_id, status=ESCROW_SETTLED, payouts=payouts, record=record)
+    )
 
 
 async def refund_escrow(db: Database, *, match_id: str, record: MatchRecord | None = None) -> EscrowInfo:
     """Give every stake back (a draw, or a match that cannot be recovered) and close the escrow."""
     _check_match_id(match_id)
-    return await db.write(lambda s: _close(s, match_id=match_id, status=ESCROW_REFUNDED, payouts=None, record=record))
+    return await db.write(
+        lambda s: _close(s, match_id=match_id, status=ESCROW_REFUNDED, payouts=None, record=record)
+    )
 
 
 async def get_escrow(db: Database, *, match_id: str) -> EscrowInfo | None:

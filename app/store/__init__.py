@@ -33,3 +33,4 @@ def open_store(broker_url: str, prefix: str = "durak:") -> TableStore:
 
         return RedisStore(broker_url, prefix)
     return MemoryStore(broker_url)
+

@@ -335,7 +335,7 @@ async def unblock(name: PlayerName, request: Request, user: CurrentAccount, db: 
     status_code=201,
     responses={
         201: {"description": "The private table is open, you are seated, and your friend is told."},
-        **responses(401, 403, 404, 409, 429, 503),
+        **responses(400, 401, 403, 404, 409, 429, 503),
         422: {"description": "A bad name or rule; yourself."},
     },
 )

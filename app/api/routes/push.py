@@ -66,7 +66,7 @@ async def push_key(request: Request) -> PushKey:
     status_code=201,
     responses={
         201: {"description": "This browser gets your notices from now on."},
-        **responses(401, 403, 503),
+        **responses(400, 401, 403, 503),
         422: {"description": "Not a push service this server sends to, or bad keys."},
     },
 )
@@ -97,7 +97,7 @@ async def add_subscription(body: SubscriptionIn, request: Request, user: Current
 @router.delete(
     "/push/subscriptions",
     status_code=204,
-    responses={**responses(401, 403, 404), 422: {"description": "A bad endpoint."}},
+    responses={**responses(400, 401, 403, 404), 422: {"description": "A bad endpoint."}},
 )
 async def remove_subscription(body: SubscriptionGone, user: CurrentAccount, db: DatabaseDep) -> Response:
     assert user.account_id is not None
