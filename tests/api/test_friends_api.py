@@ -248,3 +248,15 @@ async def test_friends_see_who_is_online_and_at_which_table_as_privacy_allows(so
     social.app.state.clock.now = now + friends.ONLINE_WITHIN + timedelta(seconds=1)
     gone = (await alice.get("/api/friends")).json()["friends"][0]
     assert gone["online"] is False and gone["table"] is None
+
+
+async def test_a_friend_seated_by_quick_play_is_seen_at_that_table(social: Api) -> None:
+    alice, bob = await social.signed_up("alice"), await social.signed_up("bob")
+    await befriend(alice, bob, "alice", "bob")
+    bob_id = await my_id(bob)
+    now = social.app.state.clock.now
+    await social.db.write(lambda s: friends.seen(s, bob_id, now))
+    seated = await bob.post("/api/quickplay", json={"seats": 3, "deck": 36})
+    assert seated.status_code == 200, seated.text
+    friend = (await alice.get("/api/friends")).json()["friends"][0]
+    assert friend["table"]["code"] == seated.json()["code"] and friend["table"]["name"] == "Quick game"
