@@ -117,9 +117,7 @@ async def _join(registry: TableRegistry, code: str, user: SessionInfo, rating: d
         return {"type": "error", "code": "table_full", "message": "the table did not answer"}
 
 
-async def _answer(
-    registry: TableRegistry, code: str, user: SessionInfo, created: bool, db: Database
-) -> QuickPlayOut:
+async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created: bool, db: Database) -> QuickPlayOut:
     try:
         reply = await registry.call(code, "info", principal_of(user))
     except (TimeoutError, TableGone):
