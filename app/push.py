@@ -51,6 +51,7 @@ TTL_S = 3600  # how long a push service keeps a notice for a browser that is off
 MAX_PER_ACCOUNT = 10  # subscriptions kept per account (the oldest go)
 VAPID_KEY_NAME = "vapid"
 KINDS = ("challenge", "tournament_starting", "your_turn")
+NO_SUBSCRIPTION_RECHECK_S = 60.0  # an account found without a subscription is not looked up again before
 
 
 def b64url(data: bytes) -> str:
@@ -241,6 +242,13 @@ class PushSender:
         self.subject = subject
         self.http = http or httpx.AsyncClient(timeout=timeout_s, follow_redirects=False)
         self._tasks: set[asyncio.Task[int]] = set()
+        # Accounts found without a subscription, until when (monotonic): "your turn" is asked for on
+        # every decision of a player who is away, and most players have no device subscribed.
+        self._none_until: dict[int, float] = {}
+
+    def subscribed(self, account_id: int) -> None:
+        """The account has a new subscription: look again from now on."""
+        self._none_until.pop(account_id, None)
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -264,10 +272,17 @@ class PushSender:
 
     async def notify(self, account_id: int, notice: Notice) -> int:
         """Send ``notice`` to each of the account's subscriptions; how many push services took it."""
+        if self._none_until.get(account_id, 0.0) > time.monotonic():
+            return 0
         async with self.db.session() as session:
             subscriptions = (
                 await session.scalars(select(PushSubscription).where(PushSubscription.account_id == account_id))
             ).all()
+        if not subscriptions:
+            if len(self._none_until) > 100_000:
+                self._none_until.clear()
+            self._none_until[account_id] = time.monotonic() + NO_SUBSCRIPTION_RECHECK_S
+            return 0
         sent = await asyncio.gather(*(self._send(sub, notice) for sub in subscriptions))
         return sum(sent)
 

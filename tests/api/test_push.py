@@ -280,3 +280,17 @@ async def test_the_vapid_key_is_made_once_and_shared(social: Api, database_url: 
         ec.generate_private_key(ec.SECP256R1()).private_numbers().private_value.to_bytes(32, "big")
     )
     assert push.public_key_of(await push.vapid_key(social.db, configured)) != first
+
+
+async def test_a_device_subscribed_after_a_notice_found_none_gets_the_next_one(
+    social: Api, service: PushService
+) -> None:
+    bob = await social.signed_up("bob")
+    bob_id = int((await bob.get("/api/me")).json()["id"])
+    sender: push.PushSender = social.app.state.push
+    notice = push.your_turn_notice("Night game", "c0de" * 5, 42)
+    assert await sender.notify(bob_id, notice) == 0  # nobody to tell: not asked again for a minute
+    device = Browser()
+    await subscribe(bob, f"{service.base}/late", device)
+    assert await sender.notify(bob_id, notice) == 1
+    assert device.decrypt(service.to("/late")[0].body)["params"] == {"table": "Night game", "seconds": 42}

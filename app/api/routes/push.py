@@ -71,7 +71,7 @@ async def push_key(request: Request) -> PushKey:
     },
 )
 async def add_subscription(body: SubscriptionIn, request: Request, user: CurrentAccount, db: DatabaseDep) -> Subscribed:
-    _sender(request)
+    sender = _sender(request)
     settings = request.app.state.settings
     why = endpoint_refusal(body.endpoint, settings.push_hosts, settings.push_allow_http)
     if why is not None:
@@ -91,6 +91,7 @@ async def add_subscription(body: SubscriptionIn, request: Request, user: Current
             lang=body.lang,
         )
     )
+    sender.subscribed(account_id)
     return Subscribed(id=row.id)
 
 
