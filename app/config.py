@@ -115,17 +115,60 @@ class Settings(BaseSettings):
         default=2000, ge=0, description="Coins two accounts may move between themselves per UTC day (staked tables)."
     )
     soft_play_min_chances: int = Field(
-        default=20, ge=1, description="Throw-in chances, against the one opponent and against the others, before "
-        "a soft-play flag."
+        default=20,
+        ge=1,
+        description="Throw-in chances, against the one opponent and against the others, before a soft-play flag.",
     )
     soft_play_margin: float = Field(
         default=0.25, gt=0, le=1, description="How much more often throw-ins are passed up against one opponent."
     )
     private_staked_matches: int = Field(
-        default=5, ge=2, description="Staked matches of a pair at private tables within private_staked_days that "
-        "raise a flag."
+        default=5,
+        ge=2,
+        description="Staked matches of a pair at private tables within private_staked_days that raise a flag.",
     )
     private_staked_days: int = Field(default=7, ge=1, description="The window of private_staked_matches.")
+
+    # Seasons (app/db/seasons.py, docs/api.md "Seasons"): ratings per season beside the all-time one.
+    season_length: str = Field(
+        default="1m",
+        pattern=r"^[1-9][0-9]?[dwm]$",
+        description="How long a season lasts: N days (d), weeks (w, from Mondays) or months (m, from the 1st), "
+        "in UTC; 1m: calendar months.",
+    )
+    season_mu_keep: float = Field(
+        default=0.5, ge=0, le=1, description="Soft reset: the share of a player's distance from the start mu kept."
+    )
+    season_sigma_widen: float = Field(
+        default=0.5, ge=0, le=1, description="Soft reset: the share of the way back to a new player's sigma."
+    )
+    # Friends and challenges (app/db/friends.py, docs/api.md "Friends").
+    friend_requests_per_hour: int = Field(
+        default=30, ge=1, description="Friend requests one account may send per hour."
+    )
+    challenges_per_hour: int = Field(default=20, ge=1, description="Challenges one account may send per hour.")
+    challenge_ttl_s: float = Field(default=600.0, gt=0, description="How long a challenge waits for the friend.")
+    # Web Push (app/push.py, docs/api.md "Notices that reach a closed tab").
+    vapid_private_key: str = Field(
+        default="",
+        description="The VAPID key that signs every push (raw P-256 private key, base64url; or PEM). Empty: the "
+        "server makes one on first start and keeps it in the database (table server_keys) for every process.",
+    )
+    vapid_subject: str = Field(
+        default="mailto:admin@localhost", description="Who runs this server, for the push services (mailto: or https:)."
+    )
+    push_hosts: list[str] = Field(
+        default=[
+            "fcm.googleapis.com",
+            "push.services.mozilla.com",
+            "notify.windows.com",
+            "push.apple.com",
+        ],
+        description="The push services a subscription may name (a host or its subdomains): the only hosts POSTed to.",
+    )
+    push_allow_http: bool = Field(
+        default=False, description="Accept http:// push endpoints (tests with a local push endpoint only)."
+    )
 
     @field_validator("cookie_secure", mode="before")
     @classmethod
@@ -142,7 +185,9 @@ class Settings(BaseSettings):
     @field_validator("broker_url")
     @classmethod
     def _known_broker(cls, value: str) -> str:
-        if not value.startswith(("memory://", "redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
+        if not value.startswith(
+            ("memory://", "redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+        ):
             raise ValueError(
                 "broker_url must be memory://, redis://host:port/db, unix:///path/redis.sock?db=0"
                 " or redis+cluster://host:port[,host:port...]"

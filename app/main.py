@@ -25,7 +25,7 @@ from starlette.staticfiles import NotModifiedResponse
 from starlette.types import Receive, Scope, Send
 
 from app import collector
-from app.api import errors
+from app.api import errors, social
 from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
 from app.api.devices import DeviceCookie
 from app.api.limits import PerAddress
@@ -34,12 +34,15 @@ from app.api.routes import (
     admin,
     analysis,
     auth,
+    friends,
     health,
     integrity,
     matches,
     play,
     players,
+    push,
     quickplay,
+    seasons,
     tables,
 )
 from app.api.security import BrowserGuard, redact_access_log
@@ -49,6 +52,7 @@ from app.broker import open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.integrity import IntegrityRules
+from app.db.seasons import SeasonRules
 from app.db.session import Database
 from app.metrics import LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
@@ -79,14 +83,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
             registry = TableRegistry(
                 broker,
-                DbHooks(db, IntegrityRules.from_settings(settings)),
+                DbHooks(db, IntegrityRules.from_settings(settings), season_rules=SeasonRules.from_settings(settings)),
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
                 limits=limits,
                 table_limits=TableLimits.from_settings(settings),
             )
-            async with registry, OpenSessions(db).following(broker) as open_sessions:
+            async with registry, OpenSessions(db).following(broker) as open_sessions, social.running(app, registry):
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
@@ -160,6 +164,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(tables.router)
     app.include_router(quickplay.router)
     app.include_router(players.router)
+    app.include_router(seasons.router)
+    app.include_router(friends.router)
+    app.include_router(push.router)
     app.add_middleware(DeviceCookie, settings=settings)  # the device cookie (docs/integrity.md)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.

@@ -3,6 +3,7 @@
     python -m bench.screens                 # writes docs/screens/{phone,desktop}-<page>.png
     python -m bench.screens --out /tmp/x    # somewhere else
     python -m bench.screens --only table-4  # some pages only (repeatable)
+    (friends, season, past-season, profile: issue 37's pages)
 
 It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker), makes the
 people and tables the pages need (a player with a finished match for the history, the replay and the
@@ -18,6 +19,7 @@ exit status is 1 when any did.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import struct
 import subprocess
@@ -28,6 +30,7 @@ import traceback
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +229,67 @@ def farmed_flag(server: ServerProcess, admin: Player) -> None:
     admin.http.post(f"/api/admin/accounts/{farmer_id}/freeze", json=reason).raise_for_status()
 
 
+def rated_matches(server: ServerProcess, pairs: list[tuple[int, int]], when: datetime, tag: str) -> None:
+    """Rated matches (winner, loser) finished at ``when``, written to the server's database and rated
+    in their season as the server does (the seasons' pages need a season of play, not an afternoon)."""
+    from app.db import matches, seasons
+    from app.db.session import Database
+    from app.db.stakes import MatchRecord
+
+    async def write() -> None:
+        db = Database(server.env["DURAK_DATABASE_URL"])
+        try:
+            for index, (winner, loser) in enumerate(pairs):
+                record = MatchRecord(
+                    match_id=f"{tag}-{index}",
+                    table_id=f"t-{tag}",
+                    rules={"deck": 36, "seats": 2, "stake": 0},
+                    seed=index,
+                    dealer=0,
+                    seats=[
+                        {"seat": 0, "account_id": winner, "display_name": "w"},
+                        {"seat": 1, "account_id": loser, "display_name": "l"},
+                    ],
+                    actions=[],
+                    result={"draw": False, "durak": 1, "order": [0], "places": [[0], [1]]},
+                    created_at=when,
+                    finished_at=when + timedelta(minutes=index),
+                )
+                await db.write(lambda session, r=record: matches.record_match(session, r))
+                await db.write(
+                    lambda session, m=record.match_id: seasons.rate_match(
+                        session, match_id=m, rules=seasons.SeasonRules()
+                    )
+                )
+        finally:
+            await db.dispose()
+
+    asyncio.run(write())
+
+
+def social_scenes(server: ServerProcess, players: dict[str, Player]) -> list[Scene]:
+    """Friends, a challenge and a friend request for alice; a season of play and the month before."""
+    alice, marta, feeder, farmer = players["alice"], players["marta"], players["feeder"], players["farmer"]
+    for friend in (marta, farmer):
+        friend.http.post("/api/friends/alice").raise_for_status()
+        alice.http.post(f"/api/friends/{friend.name}").raise_for_status()
+    feeder.http.post("/api/friends/alice").raise_for_status()
+    farmer.http.post("/api/friends/alice/challenge", json={"deck": 36, "seats": 2, "timer": 30}).raise_for_status()
+    ids = {name: int(player.http.get("/api/me").json()["id"]) for name, player in players.items()}
+    a, m, f = ids["alice"], ids["marta"], ids["feeder"]
+    now = datetime.now(UTC)
+    last_month = now.replace(day=1, hour=12, minute=0, second=0, microsecond=0) - timedelta(days=5)
+    rated_matches(server, [(m, a), (a, f), (m, f), (f, a), (m, a)] * 2, last_month, "past")
+    rated_matches(server, [(a, m), (a, f), (f, m), (a, m), (m, f)] * 2, now - timedelta(hours=2), "now")
+    past = [item for item in alice.http.get("/api/seasons").json()["items"] if item["archived"]]
+    return [
+        Scene("friends", "player", "/#/friends", ready_selector("#friend-list .friend-row")),
+        Scene("season", "player", "/#/leaderboard/season", ready_selector("#season-board .leader-row")),
+        Scene("past-season", "player", f"/#/seasons/{past[0]['id']}", ready_selector("#season-board .leader-row")),
+        Scene("profile", "player", "/#/u/alice", ready_selector("#season-rating")),
+    ]
+
+
 def make_scenes(server: ServerProcess) -> list[Scene]:
     host = sign_up(server.base_url, "marta")
     for index, (seats, deck) in enumerate(((3, 36), (4, 52), (2, 24))):
@@ -238,7 +302,10 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
     admin = make_admin(server, admin_name)
     farmed_flag(server, admin)
     tables = {seats: table_against_bots(player, seats, f"{seats} players") for seats in (2, 4, 6)}
+    others = {name: sign_in(server.base_url, name) for name in ("feeder", "farmer")}
+    social = social_scenes(server, {"alice": player, "marta": host, **others})
     return [
+        *social,
         Scene("lobby", "player", "/", ready_selector("#lobby-tables .table-row")),
         Scene("create", "player", "/#/create", ready_selector("#create-form")),
         Scene("login", "anonymous", "/#/login", ready_selector(".auth-form input[name=name]")),

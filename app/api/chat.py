@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from app.api import blocks
 from app.broker import BrokerError, Event, Gap
 from app.tables import chat
 from app.tables.registry import TableGone, TableRegistry
@@ -91,6 +92,7 @@ class ChatHub:
                 _send_line(connection, line)
 
     async def _send_history(self, connection: Connection, table: TableChat) -> None:
+        await blocks.warm(self.registry, connection.principal)  # whose lines this player blocked
         lines: list[dict[str, Any]] = []
         try:
             async with asyncio.timeout(5):
@@ -234,6 +236,8 @@ def _finished(task: asyncio.Task[None]) -> None:
 
 def _send_line(connection: Connection, line: dict[str, Any]) -> None:
     if connection.closing is not None or not chat.visible(line, seated=connection.seated):
+        return
+    if blocks.hides(connection.registry, connection.principal, line):  # never a blocked sender's lines
         return
     with contextlib.suppress(Exception):
         connection.send(chat.public(line))

@@ -373,6 +373,16 @@ class TableFairness(_Shape):
     client_seeds: list[Seat] = Field(description="The seats whose players sent a client seed for it.")
 
 
+class RatingChangeView(_Shape):
+    """What a rated match did to one seat's ratings (``table.results.ratings``, the ``ratings`` event)."""
+
+    rating: int = Field(description="The all-time rating after the match.")
+    change: int = Field(description="Its change by the match (+/-).")
+    provisional: bool = Field(description="Fewer than 5 rated matches.")
+    season_rating: int | None = Field(description="The rating in the season the match counts for; null if none.")
+    season_change: int | None = Field(description="Its change by the match.")
+
+
 class Results(_Shape):
     """``table.results``: the last finished match of this table."""
 
@@ -380,6 +390,11 @@ class Results(_Shape):
     coin_changes: dict[int, int] = Field(description="Seat number -> coins won (+) or lost (-); all 0 at free tables.")
     match_id: str
     fairness: FairDeal | None = Field(default=None, description="The match's deal, revealed.")
+    ratings: dict[int, RatingChangeView] | None = Field(
+        default=None,
+        description="Seat number -> the match's rating change, for the seats of a rated match, once the ledger "
+        "has recorded it (a moment after the results: a `ratings` event brings it); absent otherwise.",
+    )
 
 
 class RematchProposalInfo(_Shape):
@@ -579,6 +594,16 @@ class ResultsEvent(_Event):
     fairness: FairDeal | None = Field(default=None, description="The match's deal, revealed.")
 
 
+class RatingsEvent(_Event):
+    """A moment after a rated match's results: what it did to each seat's ratings (also in
+    ``table.results.ratings`` from now on). Only rated matches have it (every seat an account, long
+    enough, see docs/integrity.md)."""
+
+    type: Literal["ratings"]
+    match_id: str
+    ratings: dict[str, RatingChangeView] = Field(description="Seat number -> the rating change.")
+
+
 class ClientSeedEvent(_Event):
     """A seated player sent his client seed for the next deal (the seed itself is revealed with it)."""
 
@@ -611,6 +636,7 @@ Event = Annotated[
     | MatchStartEvent
     | RematchEvent
     | ResultsEvent
+    | RatingsEvent
     | ClientSeedEvent
     | CommitmentEvent,
     Field(discriminator="type"),
@@ -958,6 +984,15 @@ def event_examples() -> list[_Event]:
             match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
             fairness=_FAIR_DEAL,
             version=61,
+        ),
+        RatingsEvent(
+            type="ratings",
+            match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
+            ratings={
+                "0": RatingChangeView(rating=1536, change=36, provisional=True, season_rating=1521, season_change=21),
+                "1": RatingChangeView(rating=1468, change=-32, provisional=True, season_rating=1480, season_change=-20),
+            },
+            version=62,
         ),
         CommitmentEvent(
             type="commitment",

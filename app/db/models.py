@@ -457,3 +457,190 @@ class MatchReversal(Base):
     returned: Mapped[int] = mapped_column(BigInteger, default=0)
     shortfall: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+# ---------------------------------------------------------------------- seasons (app/db/seasons.py)
+
+
+class Season(Base):
+    """One season of ratings, [starts_at, ends_at) in UTC. ``archived_at`` is set once, by the
+    rollover that stored its final standings (``season_standings``); an archived season takes no
+    more matches. ``players``: how many players its final standings rank."""
+
+    __tablename__ = "seasons"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    starts_at: Mapped[datetime] = mapped_column(UTCDateTime(), unique=True)
+    ends_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    players: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SeasonRating(Base):
+    """An account's rating in one season: from its first rated match of the season on, starting from
+    its all-time rating softly reset (mu pulled toward the start, sigma widened)."""
+
+    __tablename__ = "season_ratings"
+    __table_args__ = (CheckConstraint("matches >= 0", name="matches_not_negative"),)
+
+    season_id: Mapped[int] = mapped_column(
+        ForeignKey("seasons.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class SeasonRatingChange(Base):
+    """One account's season rating after one rated match (at most one row per match and account)."""
+
+    __tablename__ = "season_rating_history"
+    __table_args__ = (UniqueConstraint("match_id", "account_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    season_id: Mapped[int] = mapped_column(ForeignKey("seasons.id", ondelete="CASCADE"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class SeasonStanding(Base):
+    """A past season's final standings, written once by its rollover: every player with enough rated
+    matches in it, ranked."""
+
+    __tablename__ = "season_standings"
+    __table_args__ = (
+        Index("ix_season_standings_season_id_rank", "season_id", "rank"),
+        Index("ix_season_standings_account_id", "account_id"),
+    )
+
+    season_id: Mapped[int] = mapped_column(
+        ForeignKey("seasons.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    rank: Mapped[int] = mapped_column(Integer)
+    rating: Mapped[int] = mapped_column(Integer)
+    matches: Mapped[int] = mapped_column(Integer)
+
+
+# ---------------------------------------------------------------------- friends (app/db/friends.py)
+
+FRIEND_PENDING = "pending"
+FRIEND_ACCEPTED = "accepted"
+CHALLENGE_STATUSES = ("pending", "accepted", "declined", "cancelled", "expired")
+
+
+class Friendship(Base):
+    """Two accounts (``low_id`` < ``high_id``, one row per pair): a friend request from
+    ``requested_by`` while ``pending``, friends once ``accepted``."""
+
+    __tablename__ = "friendships"
+    __table_args__ = (
+        CheckConstraint("low_id < high_id", name="ordered_pair"),
+        CheckConstraint(f"status IN ('{FRIEND_PENDING}', '{FRIEND_ACCEPTED}')", name="status"),
+        Index("ix_friendships_high_id", "high_id"),
+    )
+
+    low_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    high_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    requested_by: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default=FRIEND_PENDING)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    accepted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class Block(Base):
+    """``blocker_id`` blocked ``blocked_id``: no friendship, no challenges between them, and the
+    blocker's table chat leaves out the blocked one's lines."""
+
+    __tablename__ = "blocks"
+    __table_args__ = (Index("ix_blocks_blocked_id", "blocked_id"),)
+
+    blocker_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    blocked_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Challenge(Base):
+    """A friend challenged: a private table opened with the challenger's rules (``table_code``), the
+    challenger seated; ``pending`` until the friend accepts (and sits down), declines, the
+    challenger cancels, or it expires."""
+
+    __tablename__ = "challenges"
+    __table_args__ = (
+        CheckConstraint(f"status IN ({_in(CHALLENGE_STATUSES)})", name="status"),
+        Index("ix_challenges_to_id_status", "to_id", "status"),
+        Index("ix_challenges_from_id_status", "from_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    from_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    to_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    table_code: Mapped[str] = mapped_column(String(64))
+    table_name: Mapped[str] = mapped_column(String(64))
+    rules: Mapped[dict[str, Any]] = mapped_column(Json)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class Presence(Base):
+    """When an account was last seen with a page of the web client open (its notice feed), and the
+    table it last sat down at (checked against the live table before it is shown)."""
+
+    __tablename__ = "presence"
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    table_code: Mapped[str | None] = mapped_column(String(64), default=None)
+
+
+# ---------------------------------------------------------------------- Web Push (app/push.py)
+
+
+class PushSubscription(Base):
+    """One browser's Web Push subscription for an account (``PushManager.subscribe``): where to POST
+    and the keys that encrypt for it; ``lang`` is the page's language when it subscribed."""
+
+    __tablename__ = "push_subscriptions"
+    __table_args__ = (Index("ix_push_subscriptions_account_id", "account_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    endpoint: Mapped[str] = mapped_column(String(1024), unique=True)
+    p256dh: Mapped[str] = mapped_column(String(128))
+    auth: Mapped[str] = mapped_column(String(64))
+    lang: Mapped[str] = mapped_column(String(8), default="en")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ServerKey(Base):
+    """A key the server made for itself on first start and every process shares (the VAPID key,
+    unless ``DURAK_VAPID_PRIVATE_KEY`` gives one)."""
+
+    __tablename__ = "server_keys"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

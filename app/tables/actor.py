@@ -245,7 +245,8 @@ class TableActor:
         actions, series = logged_actions(self.log), self.seating.series
         end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
         self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
-        self._settle_task = asyncio.create_task(settle(self.hooks, end.record))
+        rated = self._ratings_told(match_id)
+        self._settle_task = asyncio.create_task(settle(self.hooks, end.record, on_rated=rated))
         renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
         await self._changed(
             [
@@ -254,6 +255,22 @@ class TableActor:
             ],
             bump=bump,
         )
+
+    def _ratings_told(self, match_id: str) -> Callable[[dict[int, dict[str, Any]]], None]:
+        """What the ledger says the match did to the ratings comes back to the actor as a command."""
+        return lambda ratings: self.post(Command("rated", id=match_id, rating=ratings))
+
+    async def _on_rated(self, command: Command) -> None:
+        """The finished match's rating changes (seat -> rating, change...) join its results, as a
+        ``ratings`` event, unless the table has moved on to another match."""
+        results = self.results
+        if results is None or results.get("match_id") != command.id or not isinstance(command.rating, dict):
+            return
+        ratings = {str(seat): change for seat, change in command.rating.items()}
+        if results.get("ratings") == ratings:
+            return
+        self.results = {**results, "ratings": ratings}
+        await self._changed([{"type": "ratings", "match_id": command.id, "ratings": ratings}])
 
     # ------------------------------------------------------------------ play
 
@@ -427,4 +444,5 @@ _INTERNAL: dict[str, Callable[[TableActor, Command], Awaitable[None]]] = {  # co
     "bye": TableActor._on_bye,
     "bot": TableActor._on_bot,
     "wake": TableActor._on_wake,
+    "rated": TableActor._on_rated,
 }

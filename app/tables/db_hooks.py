@@ -9,10 +9,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.db import integrity, stakes
+from app.db import integrity, seasons, stakes
 from app.db.errors import EscrowClosed, InsufficientFunds, NoWallet
 from app.db.integrity import IntegrityRules, MatchFacts, Refusal
 from app.db.matches import table_ref
@@ -29,11 +30,16 @@ def _utc_now() -> datetime:
 
 class DbHooks:
     def __init__(
-        self, db: Database, rules: IntegrityRules | None = None, now: Callable[[], datetime] = _utc_now
+        self,
+        db: Database,
+        rules: IntegrityRules | None = None,
+        now: Callable[[], datetime] = _utc_now,
+        season_rules: seasons.SeasonRules | None = None,
     ) -> None:
         self.db = db
         self.rules = rules or IntegrityRules()
         self.now = now
+        self.season_rules = season_rules or seasons.SeasonRules()
         self._started: dict[str, datetime] = {}
 
     async def may_sit(self, *, account_id: int | None, others: list[int], stake: int) -> tuple[str, str] | None:
@@ -89,7 +95,7 @@ class DbHooks:
             started = escrow.opened_at if escrow is not None else None
         return started
 
-    async def match_finished(self, match: FinishedMatch) -> None:
+    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
         started = await self._started_at(match)
         finished = self.now()
         seconds = None if started is None else (finished - started).total_seconds()
@@ -134,6 +140,19 @@ class DbHooks:
             except EscrowClosed:
                 pass  # already settled (a retry after a restart): nothing more to do
         self._started.pop(match.match_id, None)
+        return await self._rated(match)
+
+    async def _rated(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+        """Rate the recorded match in its season (its own transaction, once per match: a retry after a
+        crash in between rates it then) and say what it did to each seat's ratings (None: unrated)."""
+        rules = self.season_rules
+        await self.db.write(lambda session: seasons.rate_match(session, match_id=match.match_id, rules=rules))
+        async with self.db.session() as session:
+            changes = await seasons.match_rating_changes(session, match.match_id)
+        by_seat = {
+            int(seat["seat"]): changes[seat["account_id"]] for seat in match.seats if seat.get("account_id") in changes
+        }
+        return by_seat or None
 
     async def match_abandoned(self, *, match_id: str) -> None:
         try:

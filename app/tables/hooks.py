@@ -45,8 +45,10 @@ class MatchHooks(Protocol):
     async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
         """Move every stake into the match's escrow, all or none; raise ``CannotStart``."""
 
-    async def match_finished(self, match: FinishedMatch) -> None:
-        """Settle the escrow and record the match. Idempotent by ``match_id``."""
+    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+        """Settle the escrow and record the match. Idempotent by ``match_id``. May answer what the
+        match did to the seats' ratings (seat -> ``{rating, change, provisional, season_rating,
+        season_change}``), which the table adds to its results; None: nothing to tell."""
 
     async def match_abandoned(self, *, match_id: str) -> None:
         """Refund every stake of a match that cannot go on."""
@@ -77,15 +79,16 @@ class MemoryHooks:
             self.balances[account] = self.balances.get(account, 0) - stake
         self.escrows[match_id] = dict.fromkeys(account_ids, stake)
 
-    async def match_finished(self, match: FinishedMatch) -> None:
+    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
         if match.match_id in self.finished or match.match_id in self.refunded:
-            return
+            return None
         escrow = self.escrows.get(match.match_id, {})
         if sum(match.payouts.values()) != sum(escrow.values()):
             raise ValueError("payouts do not add up to the escrow")
         for account, coins in match.payouts.items():
             self.balances[account] = self.balances.get(account, 0) + coins
         self.finished[match.match_id] = match
+        return None
 
     async def match_abandoned(self, *, match_id: str) -> None:
         if match_id in self.finished or match_id in self.refunded:

@@ -251,6 +251,7 @@ class TableRegistry:
         self._snapshot_text: bytes | None = None
         self._lobby_reload: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self.change_watchers: list[Callable[[TableActor], None]] = []  # told of every change (app/api/turn_push.py)
 
     async def __aenter__(self) -> TableRegistry:
         self._tasks.append(asyncio.create_task(self._publish_lobby()))
@@ -610,6 +611,8 @@ class TableRegistry:
             self._bots_since[actor.code] = self.clock()
         if lobby:
             self._mark_lobby(actor.code)
+        for watch in self.change_watchers:
+            watch(actor)
 
     def _mark_lobby(self, code: str) -> None:
         self._lobby_dirty_codes[code] = None

@@ -100,14 +100,20 @@ def match_end(
 
 
 async def settle(
-    hooks: MatchHooks, record: FinishedMatch, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    hooks: MatchHooks,
+    record: FinishedMatch,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    on_rated: Callable[[dict[int, dict[str, Any]]], None] | None = None,
 ) -> bool:
     """Hand a finished match to the ledger (idempotent by match id), trying again after 0.2 s,
-    0.4 s ... (at most 5 s apart) while it fails; whether it was taken within ``SETTLE_TRIES`` tries."""
+    0.4 s ... (at most 5 s apart) while it fails; whether it was taken within ``SETTLE_TRIES`` tries.
+    ``on_rated`` hears what the match did to the seats' ratings, when the ledger says."""
     delay = 0.2
     for _ in range(SETTLE_TRIES):
         try:
-            await hooks.match_finished(record)
+            rated = await hooks.match_finished(record)
+            if rated and on_rated is not None:
+                on_rated(rated)
             return True
         except Exception:
             log.exception("table %s: settling match %s failed; retrying", record.table_code[:8], record.match_id)

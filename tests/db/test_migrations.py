@@ -48,6 +48,16 @@ TABLES = {
     "integrity_flags",
     "integrity_warnings",
     "match_reversals",
+    "seasons",
+    "season_ratings",
+    "season_rating_history",
+    "season_standings",
+    "friendships",
+    "blocks",
+    "challenges",
+    "presence",
+    "push_subscriptions",
+    "server_keys",
 }
 
 

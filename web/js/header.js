@@ -36,6 +36,7 @@ export function renderHeader(route) {
     link('/#/create', 'create', t('nav.create')),
     link('/#/leaderboard', 'leaderboard', t('nav.leaderboard')),
     me && me.kind === 'account' ? link('/#/history', 'history', t('nav.history')) : null,
+    me && me.kind === 'account' ? link('/#/friends', 'friends', t('nav.friends')) : null,
     me && me.is_admin ? link('/#/admin', 'admin', t('nav.admin')) : null,
   );
   const select = h(

@@ -1,12 +1,14 @@
 // Boot: translations, the signed-in user, the header and a small router.
 //   /t/<code>  play (invite link)        /w/<code>  spectate (watch link)
 //   /#/  lobby   /#/create   /#/login   /#/history   /#/replay/<match id>   /#/admin
-//   /#/leaderboard   /#/u/<name>  a player's profile
+//   /#/leaderboard   /#/leaderboard/season   /#/seasons   /#/seasons/<n>   /#/u/<name>  a player's profile
 //   /#/admin/integrity   /#/admin/integrity/<flag id>  fair-play flags for admins
+//   /#/friends  friends, challenges, notices on this device
 import { h } from './dom.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
 import { renderHeader } from './header.js';
-import { refreshMe } from './session.js';
+import { followNotices } from './notices.js';
+import { currentUser, onUserChange, refreshMe } from './session.js';
 import { toast } from './toast.js';
 
 const PAGES = {
@@ -19,6 +21,7 @@ const PAGES = {
   integrity: () => import('./pages/integrity.js'),
   leaderboard: () => import('./pages/leaderboard.js'),
   profile: () => import('./pages/profile.js'),
+  friends: () => import('./pages/friends.js'),
   table: () => import('./pages/table.js'),
   missing: () => import('./pages/missing.js'),
 };
@@ -40,8 +43,12 @@ export function currentRoute() {
     case 'create':
     case 'login':
     case 'history':
-    case 'leaderboard':
+    case 'friends':
       return { name, params: {} };
+    case 'leaderboard':
+      return { name, params: { board: arg === 'season' ? 'season' : 'all' } };
+    case 'seasons':
+      return { name: 'leaderboard', params: { board: arg ? decodeURIComponent(arg) : 'seasons' } };
     case 'u':
       return { name: 'profile', params: { name: decodeURIComponent(arg || '') } };
     case 'replay':
@@ -84,6 +91,8 @@ async function boot() {
   await initI18n();
   document.getElementById('skip-link').textContent = t('nav.skip');
   await refreshMe();
+  onUserChange(followNotices); // challenges and friend requests on every page (web/js/notices.js)
+  followNotices(currentUser());
   window.addEventListener('hashchange', show);
   window.addEventListener('popstate', show);
   window.addEventListener('focus', () => refreshMe());

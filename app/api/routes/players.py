@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, Query, status
+from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 from pydantic import BaseModel, Field
 
 from app.api.deps import SessionDep
 from app.api.errors import responses
-from app.db import accounts, ratings
+from app.api.routes.seasons import clock_of
+from app.db import accounts, ratings, seasons
 
 router = APIRouter(prefix="/api", tags=["players"])
 
@@ -65,10 +66,34 @@ class RecentMatch(BaseModel):
     )
 
 
+class SeasonRatingOut(BaseModel):
+    season_id: int
+    rating: int = Field(description="The rating in the current season.")
+    provisional: bool = Field(description="Fewer than 5 rated matches this season (not on its board yet).")
+    matches: int = Field(description="Rated matches this season.")
+    rank: int | None = Field(description="Place on the season's board; null while provisional.")
+
+
+class PastSeason(BaseModel):
+    season_id: int
+    starts_at: datetime
+    ends_at: datetime
+    rank: int = Field(description="Final place.")
+    players: int = Field(description="Players ranked that season.")
+    rating: int = Field(description="Season rating at its end.")
+    matches: int
+
+
 class PlayerProfile(BaseModel):
     name: str
     member_since: datetime
-    rating: RatingOut
+    rating: RatingOut = Field(description="All time.")
+    season: SeasonRatingOut | None = Field(
+        default=None, description="This season (see docs/api.md, Seasons); null before a rated match in it."
+    )
+    past_seasons: list[PastSeason] = Field(
+        default_factory=list, description="Final places in past seasons, newest first (last 24)."
+    )
     rating_history: list[RatingPoint] = Field(description="The rating after each rated match, oldest first (last 200).")
     matches_played: int
     by_table_type: dict[str, TableTypeStats] = Field(
@@ -97,17 +122,25 @@ async def leaderboard(
     "/players/{name}",
     responses={200: {"description": "A player's public profile."}, **responses(404, r404="No account has that name.")},
 )
-async def player(name: Annotated[str, Path(min_length=1, max_length=64)], session: SessionDep) -> PlayerProfile:
-    """Rating and its history, match counts, recent matches. Guests have no profile."""
+async def player(
+    name: Annotated[str, Path(min_length=1, max_length=64)], request: Request, session: SessionDep
+) -> PlayerProfile:
+    """Rating (all time and this season) and its history, match counts, recent matches, past seasons.
+    Guests have no profile."""
     account = await accounts.get_by_name(session, name)
     if account is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no player with that name")
     view = (await ratings.ratings_of(session, [account.id]))[account.id]
     stats = await ratings.match_stats(session, account.id)
+    this_season = await seasons.player_season(
+        session, account.id, await seasons.current_season(session, clock_of(request)())
+    )
     return PlayerProfile(
         name=account.name,
         member_since=account.created_at,
         rating=RatingOut(**view.to_json()),
+        season=None if this_season is None else SeasonRatingOut(**this_season),
+        past_seasons=[PastSeason(**row) for row in await seasons.past_placings(session, account.id)],
         rating_history=[RatingPoint(**point) for point in await ratings.rating_history(session, account.id)],
         matches_played=sum(counts["played"] for counts in stats.values()),
         by_table_type={kind: TableTypeStats(**counts) for kind, counts in stats.items()},

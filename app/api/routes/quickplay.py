@@ -20,7 +20,7 @@ from app.api.errors import responses
 from app.api.limits import address_of
 from app.api.routes.tables import RegistryDep, principal_of, require_balance, saw_device, too_many
 from app.api.schemas import RequestBody, TableOut
-from app.db import ratings
+from app.db import friends, ratings
 from app.db.session import Database
 from app.engine import Rules, RulesError
 from app.tables.actor import TableActor
@@ -117,7 +117,7 @@ async def _join(registry: TableRegistry, code: str, user: SessionInfo, rating: d
         return {"type": "error", "code": "table_full", "message": "the table did not answer"}
 
 
-async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created: bool) -> QuickPlayOut:
+async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created: bool, db: Database) -> QuickPlayOut:
     try:
         reply = await registry.call(code, "info", principal_of(user))
     except (TimeoutError, TableGone):
@@ -126,6 +126,8 @@ async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created
     seat = next((row["seat"] for row in table["seats"] if row["player"] == user.key), None)
     if seat is None:  # left again in the meantime
         raise HTTPException(status.HTTP_409_CONFLICT, detail="not_seated: you left the table meanwhile")
+    if user.account_id is not None:  # where his friends see him (app/db/friends.py)
+        await friends.note_table(db, user.account_id, code)
     return QuickPlayOut(code=code, seat=seat, created=created, table=TableOut.model_validate(table))
 
 
@@ -155,13 +157,13 @@ async def quickplay(
         for actor in sorted(registry.tables.values(), key=lambda actor: actor.created):
             listed = not actor.spec.private and actor.status in ("waiting", "playing")
             if listed and actor.seating.seat_of(me) is not None and body.matches(actor.rules.to_json()):
-                return await _answer(registry, actor.code, user, False)
+                return await _answer(registry, actor.code, user, False, db)
         for row in lobby:
             if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):
                 continue
             reply = await _join(registry, row["code"], user, rating)
             if reply.get("type") == "ack" or reply.get("code") == "already_seated":
-                return await _answer(registry, row["code"], user, False)
+                return await _answer(registry, row["code"], user, False, db)
             if reply.get("code") not in NEXT_TABLE:
                 raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{reply.get('code')}: {reply.get('message')}")
         spec = TableSpec(rules=rules, creator=me, name="Quick game")
@@ -169,7 +171,7 @@ async def quickplay(
         reply = await _join(registry, actor.code, user, rating)
         if reply.get("type") != "ack":
             raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the new table did not seat you")
-        return await _answer(registry, actor.code, user, True)
+        return await _answer(registry, actor.code, user, True, db)
 
 
 async def _create(registry: TableRegistry, spec: TableSpec, request: Request) -> TableActor:
@@ -201,4 +203,4 @@ async def play_a_bot(
         reply = await registry.call(actor.code, "add_bot", principal_of(user), seat=None, level=body.level)
     if reply.get("type") != "ack":
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the bot table could not be set up")
-    return await _answer(registry, actor.code, user, True)
+    return await _answer(registry, actor.code, user, True, db)

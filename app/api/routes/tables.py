@@ -28,7 +28,7 @@ from app.api.schemas import (
     TableWithLinks,
 )
 from app.broker import BrokerError
-from app.db import accounts, integrity, ratings
+from app.db import accounts, friends, integrity, ratings
 from app.db.models import ChatReport
 from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
@@ -302,7 +302,7 @@ async def join_table(
     async with db.session() as session:
         rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
     if body is not None and body.client_seed is not None:
-        return await _call(
+        reply = await _call(
             registry,
             code,
             "join",
@@ -312,7 +312,11 @@ async def join_table(
             client_seed=body.client_seed,
             commitment=body.commitment,
         )
-    return await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
+    else:
+        reply = await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
+    if user.account_id is not None:  # where his friends see him (app/db/friends.py)
+        await friends.note_table(db, user.account_id, table_code)
+    return reply
 
 
 @router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 503))

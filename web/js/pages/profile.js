@@ -5,6 +5,7 @@ import { h } from '../dom.js';
 import { formatDate, formatSigned, t } from '../i18n.js';
 import { integritySlot } from '../integrity.js';
 import { ratingText } from '../rating.js';
+import { seasonName } from '../seasons.js';
 import { currentUser } from '../session.js';
 import { botLevelText } from '../table/describe.js';
 
@@ -51,6 +52,45 @@ export function playerNames(names) {
   });
 }
 
+/** This season's rating and place (profile head), or a note that there is none yet. */
+function seasonLine(season) {
+  if (!season) return h('p', { class: 'profile-rating season-rating muted', id: 'season-rating', text: `${t('profile.this_season')}: ${t('profile.no_season')}` });
+  return h(
+    'p',
+    { class: 'profile-rating season-rating', id: 'season-rating', dataset: { rank: season.rank === null ? '' : String(season.rank) } },
+    h('span', { class: 'muted', text: `${t('profile.this_season')}: ` }),
+    h('strong', { text: ratingText(season) }),
+    ' ',
+    season.rank !== null
+      ? h('a', { class: 'season-rank', href: '/#/leaderboard/season', text: t('profile.season_rank', { rank: season.rank }) })
+      : h('span', { class: 'muted', text: t('profile.season_provisional', { count: season.matches }) }),
+  );
+}
+
+/** Final places in past seasons, each linking to that season's standings. */
+function pastSeasons(rows) {
+  if (!rows.length) return null;
+  return h(
+    'section',
+    { class: 'panel' },
+    h('h2', { text: t('profile.past_seasons') }),
+    h(
+      'ul',
+      { class: 'season-list', id: 'past-seasons' },
+      rows.map((row) =>
+        h(
+          'li',
+          { dataset: { season: String(row.season_id), rank: String(row.rank) } },
+          h('a', { href: `/#/seasons/${row.season_id}`, text: seasonName(row) }),
+          ' ',
+          h('strong', { text: t('profile.past_place', { rank: row.rank, players: row.players }) }),
+          h('span', { class: 'muted', text: ` · ${row.rating}` }),
+        ),
+      ),
+    ),
+  );
+}
+
 export function mount(root, params) {
   const name = params.name || '';
   let data = null;
@@ -81,12 +121,14 @@ export function mount(root, params) {
         h(
           'section',
           { class: 'panel profile-head' },
-          h('p', { class: 'profile-rating' }, h('span', { class: 'muted', text: `${t('profile.rating')}: ` }), h('strong', { id: 'profile-rating', text: ratingText(data.rating) })),
+          seasonLine(data.season),
+          h('p', { class: 'profile-rating' }, h('span', { class: 'muted', text: `${t('profile.all_time')}: ` }), h('strong', { id: 'profile-rating', text: ratingText(data.rating) })),
           data.rating.provisional ? h('p', { class: 'muted', text: t('profile.provisional', { count: data.rating.matches }) }) : null,
           h('p', { class: 'muted', id: 'member-since', text: t('profile.member_since', { date: formatDate(data.member_since) }) }),
           h('p', { id: 'matches-played', text: t('profile.matches_played', { count: data.matches_played }) }),
           data.rating_history.length ? ratingChart(data.rating_history) : h('p', { class: 'muted', text: t('profile.no_rated') }),
         ),
+        pastSeasons(data.past_seasons || []),
         h(
           'section',
           { class: 'panel' },

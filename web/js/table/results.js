@@ -4,6 +4,7 @@
 import { formatNumber, formatSigned, t } from '../i18n.js';
 import { h } from '../dom.js';
 import { currentUser, refreshMe } from '../session.js';
+import { ratingChangeLine } from '../seasons.js';
 import { reasonText, seatName } from './describe.js';
 
 export function resultsPanel(game) {
@@ -34,6 +35,7 @@ export function resultsPanel(game) {
           h('span', { class: 'place', text: durak ? t('results.durak') : t('results.place', { place }) }),
           h('span', { class: 'who', text: seatName(seatNames, seat) }),
           stake > 0 ? h('span', { class: ['coins', change > 0 ? 'up' : change < 0 ? 'down' : 'even'], dataset: { change: String(change) }, text: t('results.coins', { change: formatSigned(change) }) }) : null,
+          ratingChangeLine(results, seat),
         ),
       );
     }
