@@ -4,6 +4,7 @@
 //   /#/leaderboard   /#/u/<name>  a player's profile
 //   /#/admin/integrity   /#/admin/integrity/<flag id>  fair-play flags for admins
 import { h } from './dom.js';
+import { icon } from './icons.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
 import { renderHeader } from './header.js';
 import { refreshMe } from './session.js';
@@ -59,7 +60,18 @@ async function show() {
   const ticket = ++mounting;
   const route = currentRoute();
   const main = document.getElementById('main');
-  const module = await PAGES[route.name]();
+  let module;
+  try {
+    module = await PAGES[route.name]();
+  } catch (error) {
+    if (navigator.onLine) throw error;
+    // Offline, and this page was never kept by the service worker: say so, and load it once back.
+    if (ticket !== mounting) return;
+    main.replaceChildren(h('p', { class: 'panel notice', id: 'offline-page', text: t('net.offline') }));
+    renderHeader(route.name);
+    window.addEventListener('online', () => show(), { once: true });
+    return;
+  }
   if (ticket !== mounting) return;
   if (mounted && mounted.unmount) mounted.unmount();
   main.replaceChildren();
@@ -80,8 +92,53 @@ export function navigate(target) {
   }
 }
 
+/** "No connection — reconnecting…" while the browser is offline (the service worker keeps the shell). */
+function watchConnection() {
+  let banner = null;
+  const show = () => {
+    if (navigator.onLine) {
+      if (banner) banner.remove();
+      banner = null;
+      return;
+    }
+    if (!banner) {
+      banner = h('div', { class: 'net-status', id: 'net-status', role: 'status' }, icon('offline'), h('span', { text: t('net.offline') }));
+      document.body.append(banner);
+    }
+  };
+  window.addEventListener('online', show);
+  window.addEventListener('offline', show);
+  onLanguageChange(() => {
+    if (banner) banner.lastChild.textContent = t('net.offline');
+  });
+  show();
+}
+
+/** The service worker (web/sw.js): the app shell from the cache when the network is gone, so the
+ * game opens from a phone's home screen offline and says it is reconnecting. */
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || location.protocol === 'file:') return;
+  const register = () =>
+    navigator.serviceWorker
+      .register('/sw.js')
+      .then(() => navigator.serviceWorker.ready)
+      .then((registration) => {
+        // The files this page loaded before the worker ran: kept too, so that it opens offline.
+        const paths = performance
+          .getEntriesByType('resource')
+          .map((entry) => new URL(entry.name))
+          .filter((url) => url.origin === location.origin)
+          .map((url) => url.pathname);
+        if (registration.active) registration.active.postMessage({ type: 'keep', paths: ['/', ...new Set(paths)] });
+      })
+      .catch(() => {});
+  if (document.readyState === 'complete') setTimeout(register, 1000);
+  else window.addEventListener('load', () => setTimeout(register, 1000), { once: true });
+}
+
 async function boot() {
   await initI18n();
+  watchConnection();
   document.getElementById('skip-link').textContent = t('nav.skip');
   await refreshMe();
   window.addEventListener('hashchange', show);
@@ -97,6 +154,7 @@ async function boot() {
     else show();
   });
   await show();
+  registerServiceWorker();
 }
 
 boot().catch((error) => {
