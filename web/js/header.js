@@ -1,6 +1,6 @@
 // The site header: one row on every page and screen (at most 56 px; 44 px during a match): the brand,
 // the balance (or "Sign in"), and a menu button. The menu holds the navigation, the player's name and
-// profile, the language and "Log out"; on wide screens (app.css, "Header") the same menu stands open
+// profile, the language and "Log out"; from 1200 px wide (app.css, "header") the same menu stands open
 // in the row and the button is hidden. Every element exists once, whatever the width.
 import { h } from './dom.js';
 import { LANGUAGES, formatNumber, language, setLanguage, t } from './i18n.js';
@@ -8,6 +8,7 @@ import { currentUser, logOut, onUserChange } from './session.js';
 import { icon } from './icons.js';
 
 let activeRoute = 'lobby';
+let menuOpen = false; // kept over a redraw of the same page (the balance refreshes every 20 s)
 let closeMenu = () => {};
 onUserChange(() => renderHeader(activeRoute));
 
@@ -27,6 +28,7 @@ function languageName(code) {
 }
 
 export function renderHeader(route) {
+  if (route !== activeRoute) menuOpen = false;
   activeRoute = route;
   closeMenu();
   const header = document.getElementById('site-header');
@@ -79,7 +81,9 @@ export function renderHeader(route) {
       me.kind === 'account'
         ? h('a', { class: 'user-name', id: 'user-name', href: `/#/u/${encodeURIComponent(me.name)}`, text: me.name })
         : h('span', { class: 'user-name', id: 'user-name', text: me.name }),
-      me.kind === 'guest' ? h('a', { class: 'menu-signup', href: '/#/login', id: 'guest-signup', text: t('header.guest_signup') }) : null,
+      me.kind === 'guest'
+        ? h('a', { class: 'menu-signup', href: '/#/login', id: 'guest-signup' }, h('span', { class: 'long', text: t('header.guest_signup') }), h('span', { class: 'short', text: t('lobby.guest_sign_up') }))
+        : null,
       h('button', { class: 'btn small ghost', type: 'button', id: 'logout', onclick: () => logOut().then(() => location.assign('/#/')), text: t('header.logout') }),
     );
   }
@@ -97,9 +101,9 @@ export function renderHeader(route) {
     icon('menu'),
   );
   const open = (yes) => {
+    menuOpen = yes;
     menu.classList.toggle('open', yes);
     button.setAttribute('aria-expanded', yes ? 'true' : 'false');
-    document.body.classList.toggle('menu-open', yes);
   };
   button.addEventListener('click', () => open(!menu.classList.contains('open')));
   menu.addEventListener('click', (event) => {
@@ -120,8 +124,8 @@ export function renderHeader(route) {
   closeMenu = () => {
     document.removeEventListener('pointerdown', outside, true);
     document.removeEventListener('keydown', escape);
-    document.body.classList.remove('menu-open');
   };
+  open(menuOpen);
   header.replaceChildren(
     h(
       'div',

@@ -65,11 +65,12 @@ async function show() {
     module = await PAGES[route.name]();
   } catch (error) {
     if (navigator.onLine) throw error;
-    // Offline, and this page was never kept by the service worker: say so, and load it once back.
+    // Offline, and this page was never kept by the service worker: say so, and load it once back
+    // (a new document: the browser remembers a module that failed to load for the page's life).
     if (ticket !== mounting) return;
     main.replaceChildren(h('p', { class: 'panel notice', id: 'offline-page', text: t('net.offline') }));
     renderHeader(route.name);
-    window.addEventListener('online', () => show(), { once: true });
+    window.addEventListener('online', () => location.reload(), { once: true });
     return;
   }
   if (ticket !== mounting) return;

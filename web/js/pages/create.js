@@ -180,8 +180,7 @@ export function mount(root) {
   /** A stake the creator cannot cover would open a table he cannot sit at: said before it opens. */
   function stakeProblem() {
     const me = currentUser();
-    if (!me || state.stake <= 0) return null;
-    if (me.kind !== 'account') return t('create.stake_guest_hint');
+    if (!me || me.kind !== 'account' || state.stake <= 0) return null; // a guest's stake: the server says no
     const balance = me.balance ?? 0;
     return state.stake > balance ? t('create.stake_above_balance', { balance: formatNumber(balance) }) : null;
   }
