@@ -65,7 +65,12 @@ function seatList(game, { canSit, me, creator }) {
 function fairDetails(game) {
   const line = game.fairnessLine();
   if (!line) return null;
-  return h('details', { class: 'fair-details', id: 'fair-details' }, h('summary', { text: t('waiting.fair_deal') }), line);
+  // Open or not, it stays so while the table redraws (remembered when the player toggles it).
+  const details = h('details', { class: 'fair-details', id: 'fair-details', open: Boolean(game.st.fairDetailsOpen) }, h('summary', { text: t('waiting.fair_deal') }), line);
+  details.addEventListener('toggle', () => {
+    game.st.fairDetailsOpen = details.open;
+  });
+  return details;
 }
 
 function seatsPanel(game) {
@@ -79,8 +84,7 @@ function seatsPanel(game) {
   const canSit = !watch && st.seat === null && table.status !== 'playing' && table.seats.some((seat) => seat.kind === 'empty');
   const children = [h('h2', { text: t('waiting.title', { seated, seats: table.seats.length }) })];
   // What the table plays, before anyone takes a seat (an invite link opens here).
-  children.push(h('div', { class: 'waiting-rules', id: 'waiting-rules' }, rulesChips(table.rules), table.rules.cheating ? h('p', { class: 'notice cheating-note', text: t('waiting.cheating_note') }) : null));
-  children.push(seatList(game, { canSit, me, creator }));
+  children.push(h('div', { class: 'waiting-rules', id: 'waiting-rules' }, rulesChips(table.rules, { compact: true }), table.rules.cheating ? h('p', { class: 'notice cheating-note', text: t('waiting.cheating_note') }) : null));
   if (!watch && st.seat === null && canSit) {
     const refusal = joinRefusal(stake);
     if (!me) {
@@ -112,6 +116,8 @@ function seatsPanel(game) {
     }
   }
   if (st.joinError) children.push(h('p', { class: 'form-error', role: 'alert', id: 'join-error', text: st.joinError }));
+  // Who sits where after Join: a newcomer's first screen is the rules and the button.
+  children.push(seatList(game, { canSit, me, creator }));
   // A refused rematch leaves the table waiting with everyone seated: why it did not start.
   if (st.rematchError && st.rematchError !== st.joinError) children.push(h('p', { class: 'form-error', role: 'alert', id: 'rematch-error', text: st.rematchError }));
   if (creator && seated >= 2 && seated < table.seats.length) {
