@@ -52,7 +52,10 @@ export function renderHeader(route) {
       class: 'lang-select',
       id: 'lang-select',
       'aria-label': t('language.label'),
-      onchange: (event) => setLanguage(event.target.value),
+      onchange: (event) => {
+        menuOpen = false; // a choice made: the page redraws in the new language, the menu closed
+        setLanguage(event.target.value);
+      },
     },
     LANGUAGES.map((code) => h('option', { value: code, selected: code === language(), text: languageName(code) })),
   );
