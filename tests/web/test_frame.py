@@ -289,7 +289,7 @@ def test_the_game_is_an_installable_app_that_says_when_it_is_offline(new_context
         assert fetched.ok and fetched.headers["content-type"] == icon["type"], icon
 
     # The service worker takes over and keeps the shell: offline, the lobby still opens and says so.
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=15_000)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=30_000)
     page.wait_for_function(KEPT_FILES, timeout=15_000)
     expect(page.locator("#net-status")).to_have_count(0)
     context.set_offline(True)

@@ -133,8 +133,10 @@ function registerServiceWorker() {
         if (registration.active) registration.active.postMessage({ type: 'keep', paths: ['/', ...new Set(paths)] });
       })
       .catch(() => {});
-  if (document.readyState === 'complete') setTimeout(register, 1000);
-  else window.addEventListener('load', () => setTimeout(register, 1000), { once: true });
+  // Not while the page is still starting: a few seconds after it has loaded, when the browser is idle.
+  const later = () => setTimeout(() => (window.requestIdleCallback ? requestIdleCallback(register, { timeout: 5000 }) : register()), 4000);
+  if (document.readyState === 'complete') later();
+  else window.addEventListener('load', later, { once: true });
 }
 
 async function boot() {

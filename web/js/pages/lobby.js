@@ -238,6 +238,8 @@ export function mount(root) {
         me && me.kind === 'account' ? integritySlot() : null,
         playNowSection({ onTooMany: () => mine.reload(true) }),
         mine.el,
+        // Above the live list: a list that fills in after the first paint moves nothing under it.
+        me ? null : h('div', { class: 'lobby-auth' }, h('h2', { text: t('lobby.sign_in_title') }), h('p', { class: 'muted', text: t('lobby.sign_in_why') }), authPanel({ initial: 'signup' })),
         h(
           'section',
           { class: 'panel', id: 'open-tables' },
@@ -246,7 +248,6 @@ export function mount(root) {
           list,
           h('p', { class: 'open-table-line' }, h('a', { class: 'btn', href: '/#/create', id: 'open-table', text: t('lobby.open_table') })),
         ),
-        me ? null : h('div', { class: 'lobby-auth' }, h('h2', { text: t('lobby.sign_in_title') }), h('p', { class: 'muted', text: t('lobby.sign_in_why') }), authPanel({ initial: 'signup' })),
       ),
     );
     renderList();
