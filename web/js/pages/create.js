@@ -268,7 +268,7 @@ export function mount(root) {
           'section',
           { class: 'panel created', id: 'created' },
           h('p', { text: t('create.share_hint') }),
-          linkField(t('create.invite_link'), created.invite_url, 'invite-link'),
+          linkField(t('create.invite_link'), created.invite_url, 'invite-link', { share: { title: created.table.name, text: t('share.invite_text', { name: created.table.name }) } }),
           linkField(t('create.watch_link'), created.watch_url, 'watch-link'),
           created.problems.length ? h('ul', { class: 'form-error', role: 'alert' }, created.problems.map((text) => h('li', { text }))) : null,
           h('div', { class: 'actions' }, go, h('a', { class: 'btn ghost', href: '/#/', text: t('nav.lobby') })),
