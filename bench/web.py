@@ -275,6 +275,7 @@ def check_layouts(
         for width, height in viewports:
             page.set_viewport_size({"width": width, "height": height})
             page.wait_for_timeout(150)
+            settle(page)
             problems = layout_problems(page.evaluate(LAYOUT_BOXES), seats)
             report.fits.append((seats, (width, height), problems))
             state = "fits" if not problems else "DOES NOT FIT: " + "; ".join(problems[:4])
@@ -283,8 +284,20 @@ def check_layouts(
                 small = page.evaluate(SMALL_CONTROLS, [MIN_CONTROL_PX, MIN_CARD_STRIP_PX])
                 report.small_controls.append((seats, (width, height), small))
                 if small:
-                    log(f"    {len(small)} controls under {MIN_CONTROL_PX} px: " + "; ".join(small[:8]))
+                    log(f"    {len(small)} controls under {MIN_CONTROL_PX} px: " + "; ".join(small))
         context.close()
+
+
+# No card in flight: every finite animation (a play, a draw, the deal) has finished; the endless
+# ones (a pulse, a glow) do not count.
+SETTLED = """() => !document.getAnimations().some((a) => a.playState === 'running'
+  && a.effect && a.effect.getTiming().iterations !== Infinity)"""
+
+
+def settle(page: Any) -> None:
+    """Until no card flies (at most 3 s: a layout is measured as it is then)."""
+    with contextlib.suppress(Exception):
+        page.wait_for_function(SETTLED, timeout=3000)
 
 
 def launch(playwright: Any) -> Any:
@@ -481,10 +494,11 @@ def count_off_screen(
         chat = open_first(page, CHAT_OPENERS, CHAT_IS_OPEN)
         menu = open_first(page, CHALLENGE_OPENERS, CHALLENGE_IS_OPEN)
         page.wait_for_timeout(200)
+        settle(page)
         found = page.evaluate(OFF_SCREEN)
         report.off_screen.append(((width, height), found))
         opened = f"chat {'open' if chat else 'NOT FOUND'}, challenge menu {'open' if menu else 'NOT FOUND'}"
-        state = "nothing off-screen" if not found else f"{len(found)} off-screen: " + "; ".join(found[:6])
+        state = "nothing off-screen" if not found else f"{len(found)} off-screen: " + "; ".join(found)
         log(f"  {width}x{height} ({opened}): {state}")
     context.close()
 

@@ -280,12 +280,22 @@ const WIDE = window.matchMedia('(min-width: 760px)');
 
 /** The viewer's tables that wait or play (GET /api/me/tables): Open, and Close for a waiting one he
  * opened. The section stays out of the page while there are none. */
+const MY_TABLES_KEY = 'durak.mytables'; // the last list this tab saw: drawn at once, then refreshed
+
 function myTables() {
   const el = h('section', { class: 'panel my-tables', id: 'my-tables', hidden: true, 'aria-labelledby': 'my-tables-title' });
   let stopped = false;
   let rows = [];
   let limit = 3;
   let highlight = false;
+  try {
+    // The list as it was, so that the lobby does not jump down when the fresh one arrives.
+    const kept = JSON.parse(sessionStorage.getItem(MY_TABLES_KEY));
+    const me = currentUser();
+    if (kept && me && kept.user === me.name && Array.isArray(kept.rows)) ({ rows, limit } = kept);
+  } catch {
+    // nothing kept
+  }
 
   async function reload(fromRefusal = false) {
     if (fromRefusal) highlight = true;
@@ -299,6 +309,11 @@ function myTables() {
       if (stopped) return;
       rows = answer.tables;
       limit = answer.waiting_limit;
+      try {
+        sessionStorage.setItem(MY_TABLES_KEY, JSON.stringify({ user: currentUser() && currentUser().name, rows, limit }));
+      } catch {
+        // this page only
+      }
     } catch {
       return; // keep what is shown
     }
@@ -352,6 +367,7 @@ function myTables() {
     );
   }
 
+  draw();
   reload();
   // A table of mine filled, started or ended while the lobby is open: the list follows.
   const timer = setInterval(() => {
