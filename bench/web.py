@@ -615,7 +615,9 @@ def make_a_move(page: Any, tap: bool = False) -> bool:
     return True
 
 
-def tap_to_card(browser: Any, server: ServerProcess, player: Player, samples: int, report: Report) -> None:
+def tap_to_card(
+    browser: Any, server: ServerProcess, player: Player, samples: int, report: Report, cpu_slowdown: float = 4
+) -> None:
     """Taps on playable cards at 360x640 with the CPU slowed 4x, until ``samples`` cards landed."""
     deadline = time.monotonic() + 40 + samples * 4
     while len(report.tap_to_card_ms) < samples and time.monotonic() < deadline:
@@ -626,7 +628,7 @@ def tap_to_card(browser: Any, server: ServerProcess, player: Player, samples: in
         page.goto(f"/t/{table['code']}")
         page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
         cdp = context.new_cdp_session(page)
-        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": cpu_slowdown})
         page.evaluate(TAP_PROBE)
         while time.monotonic() < deadline:
             taken = page.evaluate("() => window.__tapProbe.samples.length")
