@@ -68,6 +68,13 @@ class Settings(BaseSettings):
     idle_limit_s: float = Field(
         default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
     )
+    quickplay_bot_offer_s: float = Field(
+        default=20.0,
+        ge=0,
+        le=3600,
+        description="Play now: how long the web client searches for players before it offers to fill the "
+        "table's empty seats with bots (free tables; GET /api/quickplay/settings).",
+    )
     # Bounded resources (docs/architecture.md, "Limits and eviction"). Counted per server process.
     max_waiting_tables_per_account: int = Field(
         default=3, ge=1, description="Tables one player (account or guest) may have open and waiting for players."

@@ -1,8 +1,8 @@
-"""Benchmark of the web client: Lighthouse on the lobby and on a live table page, and whether a match
-fits one screen at every size.
+"""Benchmark of the web client: Lighthouse on the lobby and on a live table page, whether a match
+fits one screen at every size, and how a phone player gets to a game and plays it.
 
-    python -m bench.web            # Lighthouse (mobile) on both pages + 3 seat counts x 8 viewports
-    python -m bench.web --quick    # the layouts at three viewports instead of eight (under 60 s)
+    python -m bench.web            # everything, at every size (a few minutes on a quiet machine)
+    python -m bench.web --quick    # fewer sizes and samples (about a minute)
 
 It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker) as its own
 process, signs up a player and opens tables against bots (the match waits for the player, so the
@@ -13,33 +13,55 @@ page is a live one that stands still while it is measured):
   (``CHROME_PATH=/usr/bin/chromium``) and its default mobile emulation and simulated throttling, on
   the lobby of an anonymous visitor and on the player's page of a running 4-seat table (the
   player's session cookie as an extra header). Scores, CLS, LCP and every failing audit are printed.
-* Playwright: for 2, 4 and 6 seats, the player's page of a running match at 360x640, 375x667,
-  390x844, 412x915, 844x390, 768x1024, 1280x800 and 1920x1080 (the viewport resized in place). A
-  layout fits when the page does not scroll and the hand (every card), the action buttons, the
-  table area (every card on it), the stock, the discard pile and every opponent's seat lie inside
-  the viewport.
+* Fit: for 2, 4 and 6 seats, the player's page of a running match at 360x640, 375x667, 390x844,
+  412x915, 844x390, 768x1024, 1280x800 and 1920x1080 (the viewport resized in place). A layout fits
+  when the page does not scroll and the hand (every card), the action buttons, the table area (every
+  card on it), the stock, the discard pile and every opponent's seat lie inside the viewport.
+* Controls under 44 px, counted in the same matches at the phone sizes (360x640, 390x844, 412x915,
+  844x390): every visible control of the page (links, buttons, selects, inputs, summaries, anything
+  with a role of button or a tab stop) narrower or lower than 44 CSS px, and every card of the hand
+  whose visible strip (what the next card leaves of it) is under 32 px wide or whose height is under
+  44 px. Each offender is printed.
+* Off-screen, at a cheating table against a bot at the phone sizes, with the chat open and the
+  challenge menu open (its summary tapped while a challenge is legal): the rendered elements whose
+  box, clipped by their scrolling or clipping ancestors, crosses the viewport's edge; an element
+  inside one that does is not counted again (nor the skip link, which shows on focus). Each offender
+  is printed.
+* One tap to a hand: a signed-out visitor at 360x640 with an empty cache opens the lobby and, once
+  it has loaded, taps "Play a bot"; the figure is the time from that tap (the pointerdown, in the
+  page) until a card of his own hand is on the screen, the median of the runs (3; 1 with --quick).
+* Tap-to-card: the player's page at 360x640 with the CPU slowed 4x (CDP
+  ``Emulation.setCPUThrottlingRate``) taps playable cards of his hand against a bot (and the attack
+  to cover, when the card needs one); a sample is the time from the tap that sends the move to the
+  first animation frame in which the card is on the table. The figure is the 95th percentile (30
+  samples; 10 with --quick).
 
-``--quick`` (under 60 s on an idle two-core machine) checks the layouts only at 360x640, 844x390 and
-1280x800; Lighthouse runs as always (one Node process and one Chromium for both pages). Lighthouse's
-simulated throttling scales the CPU time it observes, so a busy machine lowers the performance score
-(mostly through total blocking time): measure on an idle one.
+``--quick`` checks the layouts at 360x640, 844x390 and 1280x800 (controls at the first two) and the
+off-screen count at 360x640 and 844x390. Lighthouse runs as always (one Node process and one
+Chromium for both pages). Lighthouse's simulated throttling scales the CPU time it observes, so a
+busy machine lowers the performance score (mostly through total blocking time), and the timings
+grow with it: measure on an idle one.
 
 The last line: ``web: lobby P/A/B, table P/A/B (lighthouse performance/accessibility/best-practices);
-fit N/M layouts without scrolling``. Targets (issue 16): performance >= 98, accessibility and best
-practices 100 on both pages, CLS 0, and N = M.
+fit N/M layouts without scrolling; one tap to a hand in S s; tap-to-card p95 T ms (4x CPU); controls
+under 44 px: K; off-screen: O``. Targets (issues 16 and 33): performance >= 98, accessibility and
+best practices 100 on both pages, CLS 0, N = M, S <= 3, T <= 100, K = 0 and O = 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +79,11 @@ PASSWORD = "bench-web-password-1"
 
 VIEWPORTS = [(360, 640), (375, 667), (390, 844), (412, 915), (844, 390), (768, 1024), (1280, 800), (1920, 1080)]
 QUICK_VIEWPORTS = [(360, 640), (844, 390), (1280, 800)]
+PHONE_VIEWPORTS = [(360, 640), (390, 844), (412, 915), (844, 390)]  # where controls and off-screen are counted
+QUICK_PHONE_VIEWPORTS = [(360, 640), (844, 390)]
 SEAT_COUNTS = (2, 4, 6)
+MIN_CONTROL_PX = 44
+MIN_CARD_STRIP_PX = 32
 
 # What a player needs during a match, each box as [left, top, right, bottom]; the counts say what
 # must be there at all (a layout that drops the hand does not fit).
@@ -101,6 +127,10 @@ class Player:
 class Report:
     lighthouse: dict[str, dict[str, Any]] = field(default_factory=dict)
     fits: list[tuple[int, tuple[int, int], list[str]]] = field(default_factory=list)
+    small_controls: list[tuple[int, tuple[int, int], list[str]]] = field(default_factory=list)
+    off_screen: list[tuple[tuple[int, int], list[str]]] = field(default_factory=list)
+    one_tap_s: list[float] = field(default_factory=list)
+    tap_to_card_ms: list[float] = field(default_factory=list)
 
 
 START = time.monotonic()
@@ -225,32 +255,55 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------- layouts
 
 
-def check_layouts(server: ServerProcess, player: Player, viewports: list[tuple[int, int]], report: Report) -> None:
-    from playwright.sync_api import sync_playwright
+def check_layouts(
+    browser: Any,
+    server: ServerProcess,
+    player: Player,
+    viewports: list[tuple[int, int]],
+    phones: list[tuple[int, int]],
+    report: Report,
+) -> None:
+    """Fit (every viewport) and controls under 44 px (the phone ones among them) in running matches."""
+    for seats in SEAT_COUNTS:
+        table = table_against_bots(player, seats, f"Layout {seats}")
+        context = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800})
+        context.add_cookies(session_cookies(player, server.base_url))
+        page = context.new_page()
+        page.goto(f"/t/{table['code']}")
+        page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+        play_a_card(page)
+        for width, height in viewports:
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(150)
+            settle(page)
+            problems = layout_problems(page.evaluate(LAYOUT_BOXES), seats)
+            report.fits.append((seats, (width, height), problems))
+            state = "fits" if not problems else "DOES NOT FIT: " + "; ".join(problems[:4])
+            log(f"  {seats} seats {width}x{height}: {state}")
+            if (width, height) in phones:
+                small = page.evaluate(SMALL_CONTROLS, [MIN_CONTROL_PX, MIN_CARD_STRIP_PX])
+                report.small_controls.append((seats, (width, height), small))
+                if small:
+                    log(f"    {len(small)} controls under {MIN_CONTROL_PX} px: " + "; ".join(small))
+        context.close()
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROME_FLAGS.replace("--headless ", "").split()
-        )
-        try:
-            for seats in SEAT_COUNTS:
-                table = table_against_bots(player, seats, f"Layout {seats}")
-                context = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800})
-                context.add_cookies(session_cookies(player, server.base_url))
-                page = context.new_page()
-                page.goto(f"/t/{table['code']}")
-                page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
-                play_a_card(page)
-                for width, height in viewports:
-                    page.set_viewport_size({"width": width, "height": height})
-                    page.wait_for_timeout(150)
-                    problems = layout_problems(page.evaluate(LAYOUT_BOXES), seats)
-                    report.fits.append((seats, (width, height), problems))
-                    state = "fits" if not problems else "DOES NOT FIT: " + "; ".join(problems[:4])
-                    log(f"  {seats} seats {width}x{height}: {state}")
-                context.close()
-        finally:
-            browser.close()
+
+# No card in flight: every finite animation (a play, a draw, the deal) has finished; the endless
+# ones (a pulse, a glow) do not count.
+SETTLED = """() => !document.getAnimations().some((a) => a.playState === 'running'
+  && a.effect && a.effect.getTiming().iterations !== Infinity)"""
+
+
+def settle(page: Any) -> None:
+    """Until no card flies (at most 3 s: a layout is measured as it is then)."""
+    with contextlib.suppress(Exception):
+        page.wait_for_function(SETTLED, timeout=3000)
+
+
+def launch(playwright: Any) -> Any:
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROME_FLAGS.replace("--headless ", "").split()
+    )
 
 
 def session_cookies(player: Player, base_url: str) -> list[dict[str, str]]:
@@ -293,17 +346,355 @@ def layout_problems(found: dict[str, Any], seats: int) -> list[str]:
     return problems
 
 
+# ------------------------------------------------------------------------------------- tap targets
+
+# Every visible control narrower or lower than the minimum, and every hand card whose visible strip
+# (sampled along its middle line: where a tap lands on it and not on its neighbour) is too narrow.
+SMALL_CONTROLS = """([minimum, strip]) => {
+  const seen = (el) => {
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) === 0) return false;
+    const r = el.getBoundingClientRect();
+    return r.width > 1 && r.height > 1 && r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth
+      && !el.closest('[hidden], [inert], [aria-hidden="true"]');
+  };
+  const name = (el) => {
+    const id = el.id ? `#${el.id}` : '';
+    const cls = [...el.classList].slice(0, 2).map((c) => `.${c}`).join('');
+    const text = (el.getAttribute('aria-label') || el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 24);
+    return `${el.tagName.toLowerCase()}${id}${cls} "${text}"`;
+  };
+  const out = [];
+  const controls = document.querySelectorAll('a[href], button, select, input:not([type=hidden]), textarea, summary,'
+    + ' [role=button], [tabindex]:not([tabindex="-1"])');
+  for (const el of controls) {
+    if (el.closest('#hand') && el.classList.contains('card')) continue;  // cards: their strip, below
+    if (!seen(el)) continue;
+    const r = el.getBoundingClientRect();
+    const size = `${Math.round(r.width)}x${Math.round(r.height)}`;
+    if (r.width < minimum - 0.5 || r.height < minimum - 0.5) out.push(`${name(el)} ${size}`);
+  }
+  for (const card of document.querySelectorAll('#hand .card')) {
+    if (!seen(card)) continue;
+    const r = card.getBoundingClientRect();
+    let first = null, last = null;
+    for (const fy of [0.5, 0.3, 0.7]) {
+      const y = r.top + r.height * fy;
+      for (let x = Math.max(0, r.left + 1); x < Math.min(innerWidth, r.right - 1); x += 1) {
+        const hit = document.elementFromPoint(x, y);
+        if (hit && hit.closest('.card') === card) { if (first === null) first = x; last = x; }
+        else if (first !== null) break;
+      }
+      if (first !== null) break;
+    }
+    const width = first === null ? 0 : last - first + 1;
+    const size = `${Math.round(width)}x${Math.round(r.height)}`;
+    if (width < strip - 0.5 || r.height < minimum - 0.5) out.push(`hand card ${card.dataset.card} strip ${size}`);
+  }
+  return out;
+}"""
+
+# Rendered elements whose box, clipped by their clipping ancestors, crosses the viewport's edge: the
+# outermost of each such subtree, with where it lies.
+OFF_SCREEN = """() => {
+  const W = innerWidth, H = innerHeight;
+  const clipped = (el) => {
+    let r = el.getBoundingClientRect();
+    let box = { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if (style.position === 'fixed') break;
+      if (style.overflowX !== 'visible' || style.overflowY !== 'visible') {
+        const c = up.getBoundingClientRect();
+        box = { left: Math.max(box.left, c.left), top: Math.max(box.top, c.top),
+                right: Math.min(box.right, c.right), bottom: Math.min(box.bottom, c.bottom) };
+      }
+    }
+    return box;
+  };
+  const out = [];
+  const offending = new Set();
+  for (const el of document.body.querySelectorAll('*')) {
+    const style = getComputedStyle(el);
+    if (style.display === 'none' || style.visibility === 'hidden' || Number(style.opacity) === 0) continue;
+    if (el.closest('[hidden]') || el.matches('.skip-link:not(:focus)')) continue;  // shown on focus only
+    const r = el.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1) continue;  // visually hidden helpers
+    const box = clipped(el);
+    if (box.right <= box.left || box.bottom <= box.top) continue;  // scrolled out of its scroller
+    if (box.left < -1 || box.top < -1 || box.right > W + 1 || box.bottom > H + 1) {
+      offending.add(el);
+      if (el.parentElement && offending.has(el.parentElement)) continue;
+      const id = el.id ? `#${el.id}` : '';
+      const cls = [...el.classList].slice(0, 2).map((c) => `.${c}`).join('');
+      const where = [box.left, box.top, box.right, box.bottom].map(Math.round).join(',');
+      out.push(`${el.tagName.toLowerCase()}${id}${cls} at [${where}]`);
+    }
+  }
+  return out;
+}"""
+
+# What opens the chat and the challenge menu (the first selector that finds a visible control).
+CHAT_OPENERS = (
+    "#chat-toggle",
+    "[data-action=chat]",
+    "button[aria-controls=chat]",
+    "#chat > summary",
+    ".chat-panel > summary",
+)
+CHALLENGE_OPENERS = ("#actions [data-action=challenge]", ".challenge-menu > summary")
+
+
+def open_first(page: Any, selectors: tuple[str, ...], is_open: str) -> str | None:
+    """Tap the first visible control of ``selectors`` unless ``is_open`` (a JS expression) holds;
+    the selector used, or None when none is there."""
+    for selector in selectors:
+        control = page.locator(selector).first
+        if control.count() and control.is_visible():
+            if not page.evaluate(is_open):
+                control.click()
+                page.wait_for_timeout(200)
+            return selector
+    return None
+
+
+CHAT_IS_OPEN = """() => {
+  const chat = document.querySelector('#chat');
+  if (!chat) return false;
+  if (chat.tagName === 'DETAILS') return chat.open;
+  const toggle = document.querySelector('[aria-controls=chat], #chat-toggle');
+  return toggle ? toggle.getAttribute('aria-expanded') === 'true' : !chat.hidden;
+}"""
+CHALLENGE_IS_OPEN = (
+    "() => !!document.querySelector('.challenge-menu[open], [data-action=challenge][aria-expanded=true]')"
+)
+CHALLENGE_LEGAL = "() => !!document.querySelector('#actions [data-action=challenge], .challenge-menu')"
+
+
+def count_off_screen(
+    browser: Any, server: ServerProcess, player: Player, phones: list[tuple[int, int]], report: Report
+) -> None:
+    """At a cheating table against a bot: the chat and the challenge menu open, at each phone size."""
+    context = browser.new_context(base_url=server.base_url, viewport={"width": 360, "height": 640}, has_touch=True)
+    context.add_cookies(session_cookies(player, server.base_url))
+    page = context.new_page()
+    page.goto(f"/t/{cheating_table(player)['code']}")
+    page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+    # A challenge is legal once the bot has made a move in the bout: play on until then.
+    for _ in range(40):
+        if page.evaluate(CHALLENGE_LEGAL):
+            break
+        if not make_a_move(page):
+            page.wait_for_timeout(200)
+    if not page.evaluate(CHALLENGE_LEGAL):
+        log("  no challenge became legal: the off-screen count is taken without the challenge menu")
+    for width, height in phones:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(200)
+        chat = open_first(page, CHAT_OPENERS, CHAT_IS_OPEN)
+        menu = open_first(page, CHALLENGE_OPENERS, CHALLENGE_IS_OPEN)
+        page.wait_for_timeout(200)
+        settle(page)
+        found = page.evaluate(OFF_SCREEN)
+        report.off_screen.append(((width, height), found))
+        opened = f"chat {'open' if chat else 'NOT FOUND'}, challenge menu {'open' if menu else 'NOT FOUND'}"
+        state = "nothing off-screen" if not found else f"{len(found)} off-screen: " + "; ".join(found)
+        log(f"  {width}x{height} ({opened}): {state}")
+    context.close()
+
+
+def cheating_table(player: Player) -> dict[str, Any]:
+    body = {"name": "Off-screen", "deck": 36, "seats": 2, "timer": 120, "bot_delay_ms": 0, "cheating": True}
+    response = player.http.post("/api/tables", json=body)
+    response.raise_for_status()
+    table: dict[str, Any] = response.json()
+    player.http.post(f"/api/tables/{table['code']}/join", json={"seat": 0}).raise_for_status()
+    player.http.post(f"/api/tables/{table['code']}/bots", json={"seat": 1, "level": "easy"}).raise_for_status()
+    return table
+
+
+# ------------------------------------------------------------------------------------- the taps
+
+# Where a tap on the first playable card of the hand lands on it (its visible strip), once still.
+PLAYABLE_POINT = """() => {
+  const card = document.querySelector('#hand .card.playable');
+  if (!card || card.getAnimations({subtree: true}).some((a) => a.playState === 'running')) return null;
+  const box = card.getBoundingClientRect();
+  for (const fy of [0.5, 0.35, 0.65, 0.2, 0.8]) {
+    const y = box.top + box.height * fy;
+    const xs = [];
+    for (let x = Math.max(1, box.left + 2); x < Math.min(innerWidth - 1, box.right - 1); x += 2) {
+      const hit = document.elementFromPoint(x, y);
+      if (hit && hit.closest('.card') === card) xs.push(x);
+      else if (xs.length) break;
+    }
+    if (xs.length >= 2) return {x: xs[Math.floor(xs.length / 2)], y, card: card.dataset.card};
+  }
+  return null;
+}"""
+
+NEXT_MOVE = """() => {
+  if (document.querySelector('#results')) return 'over';
+  const felt = document.querySelector('#felt');
+  if (!felt || felt.dataset.status !== 'playing') return null;
+  if (document.querySelector('#hand .card.playable')) return 'card';
+  if (document.querySelector('#actions button[data-action=pass]:not([disabled])')) return 'pass';
+  if (document.querySelector('#actions button[data-action=take]:not([disabled])')) return 'take';
+  return null;
+}"""
+
+VERSION = "() => { const felt = document.querySelector('#felt'); return felt ? Number(felt.dataset.version) : -1; }"
+
+# In the page: the time from the tap that sends a move (the last pointerdown) to the first animation
+# frame in which the tapped hand card lies on the table.
+TAP_PROBE = """() => {
+  if (window.__tapProbe) return;
+  window.__tapProbe = { samples: [], pending: null, at: 0 };
+  const probe = window.__tapProbe;
+  addEventListener('pointerdown', (event) => {
+    probe.at = performance.now();
+    const card = event.target.closest && event.target.closest('#hand .card');
+    if (card) probe.pending = card.dataset.card;
+  }, { capture: true });
+  const watch = () => {
+    if (probe.pending && document.querySelector(`#table-zone .card[data-card="${probe.pending}"]`)) {
+      probe.samples.push(performance.now() - probe.at);
+      probe.pending = null;
+    }
+    requestAnimationFrame(watch);
+  };
+  requestAnimationFrame(watch);
+}"""
+
+
+def make_a_move(page: Any, tap: bool = False) -> bool:
+    """One move by tapping, like a person: the first playable card (then its target, or the button
+    that plays a selected group), else pass, else take. False when it is not our move."""
+    kind = page.evaluate(NEXT_MOVE)
+    if kind not in ("card", "pass", "take"):
+        return False
+    before = page.evaluate(VERSION)
+    if kind == "card":
+        try:
+            point = page.wait_for_function(PLAYABLE_POINT, timeout=3000, polling="raf").json_value()
+        except Exception:  # the hand moved under us: the next round looks again
+            return False
+        if tap:
+            page.touchscreen.tap(point["x"], point["y"])
+        else:
+            page.mouse.click(point["x"], point["y"])
+        follow = page.wait_for_function(
+            """(before) => {
+                const felt = document.querySelector('#felt');
+                if (document.querySelector('#results')) return 'done';
+                if (felt && Number(felt.dataset.version) > before) return 'done';
+                if (document.querySelector('.pair .target')) return 'target';
+                if (document.querySelector('#actions button[data-action=play]')) return 'play';
+                return null;
+            }""",
+            arg=before,
+            timeout=10_000,
+        ).json_value()
+        if follow in ("target", "play"):
+            second = page.locator(".pair .target" if follow == "target" else "#actions button[data-action=play]").first
+            box = second.bounding_box()
+            if box is not None:
+                x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+                page.touchscreen.tap(x, y) if tap else page.mouse.click(x, y)
+    else:
+        page.locator(f"#actions button[data-action={kind}]").click()
+    with contextlib.suppress(Exception):  # refused or lost: the next round looks again
+        page.wait_for_function(
+            """(before) => {
+                const felt = document.querySelector('#felt');
+                return !!document.querySelector('#results') || (felt && Number(felt.dataset.version) > before);
+            }""",
+            arg=before,
+            timeout=10_000,
+        )
+    return True
+
+
+def tap_to_card(
+    browser: Any, server: ServerProcess, player: Player, samples: int, report: Report, cpu_slowdown: float = 4
+) -> None:
+    """Taps on playable cards at 360x640 with the CPU slowed 4x, until ``samples`` cards landed."""
+    deadline = time.monotonic() + 40 + samples * 4
+    while len(report.tap_to_card_ms) < samples and time.monotonic() < deadline:
+        table = table_against_bots(player, 2, "Tap to card")
+        context = browser.new_context(base_url=server.base_url, viewport={"width": 360, "height": 640}, has_touch=True)
+        context.add_cookies(session_cookies(player, server.base_url))
+        page = context.new_page()
+        page.goto(f"/t/{table['code']}")
+        page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+        cdp = context.new_cdp_session(page)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": cpu_slowdown})
+        page.evaluate(TAP_PROBE)
+        while time.monotonic() < deadline:
+            taken = page.evaluate("() => window.__tapProbe.samples.length")
+            if len(report.tap_to_card_ms) + taken >= samples or page.evaluate(NEXT_MOVE) == "over":
+                break
+            if not make_a_move(page, tap=True):
+                page.wait_for_timeout(50)
+        report.tap_to_card_ms.extend(page.evaluate("() => window.__tapProbe.samples"))
+        context.close()
+    del report.tap_to_card_ms[samples:]
+
+
+ONE_TAP_DONE = """() => {
+  const at = Number(sessionStorage.getItem('bench.tap'));
+  const card = document.querySelector('#hand .card');
+  if (!at || !card) return null;
+  const r = card.getBoundingClientRect();
+  return r.width > 0 && r.top < innerHeight && r.bottom > 0 && r.left < innerWidth ? Date.now() - at : null;
+}"""
+
+
+def one_tap_to_hand(browser: Any, server: ServerProcess, runs: int, report: Report) -> None:
+    """A signed-out visitor at 360x640, nothing cached: the lobby, then one tap on "Play a bot"."""
+    for _ in range(runs):
+        context = browser.new_context(base_url=server.base_url, viewport={"width": 360, "height": 640}, has_touch=True)
+        page = context.new_page()
+        page.goto("/", wait_until="load")
+        button = page.locator("#play-bot")
+        button.wait_for(state="visible")
+        page.wait_for_timeout(300)
+        # The moment of the tap, kept where a page load would not lose it.
+        page.evaluate(
+            """() => addEventListener('pointerdown',
+                () => sessionStorage.setItem('bench.tap', String(Date.now())), { capture: true, once: true })"""
+        )
+        button.tap()
+        waited = page.wait_for_function(ONE_TAP_DONE, timeout=20_000, polling="raf").json_value()
+        report.one_tap_s.append(waited / 1000)
+        log(f"  one tap to a hand: {waited / 1000:.2f} s")
+        context.close()
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile (share 0.95: the value 95 % of the samples do not exceed)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(share * len(ordered)))
+    return ordered[rank - 1]
+
+
 # ------------------------------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="three viewports instead of eight (under 60 s)")
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and samples (about a minute)")
     parser.add_argument("--json", type=Path, help="also write the full report here")
+    parser.add_argument(
+        "--no-lighthouse", action="store_true", help="skip Lighthouse (while working on layouts; its scores print as -)"
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
-    ensure_lighthouse()
+    if not args.no_lighthouse:
+        ensure_lighthouse()
     report = Report()
+    viewports = QUICK_VIEWPORTS if args.quick else VIEWPORTS
+    phones = QUICK_PHONE_VIEWPORTS if args.quick else PHONE_VIEWPORTS
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         workdir = Path(tmp)
         server = durak_server(workdir).start()
@@ -314,29 +705,59 @@ def main(argv: list[str] | None = None) -> None:
             live = table_against_bots(player, 4, "Measured table")
             wait_for_player_turn(player, live)
 
-            log("lighthouse (mobile): the lobby of an anonymous visitor, the player's page of a live 4-seat table")
-            pages = {
-                "lobby": (f"{server.base_url}/", None),
-                "table": (f"{server.base_url}/t/{live['code']}", player.cookie),
-            }
-            report.lighthouse = lighthouse(pages, workdir)
-            for name, run in report.lighthouse.items():
-                log(f"{name}:\n{describe(run)}")
+            if not args.no_lighthouse:
+                log("lighthouse (mobile): the lobby of an anonymous visitor, the player's page of a live 4-seat table")
+                pages = {
+                    "lobby": (f"{server.base_url}/", None),
+                    "table": (f"{server.base_url}/t/{live['code']}", player.cookie),
+                }
+                report.lighthouse = lighthouse(pages, workdir)
+                for name, run in report.lighthouse.items():
+                    log(f"{name}:\n{describe(run)}")
 
-            viewports = QUICK_VIEWPORTS if args.quick else VIEWPORTS
-            log(f"layouts: {len(SEAT_COUNTS)} seat counts x {len(viewports)} viewports")
-            check_layouts(server, player, viewports, report)
+            from playwright.sync_api import sync_playwright
+
+            with sync_playwright() as playwright:
+                browser = launch(playwright)
+                try:
+                    log(f"layouts: {len(SEAT_COUNTS)} seat counts x {len(viewports)} viewports (controls: phone sizes)")
+                    check_layouts(browser, server, player, viewports, [v for v in viewports if v in phones], report)
+                    log(f"off-screen, chat and challenge menu open: {len(phones)} phone sizes")
+                    count_off_screen(browser, server, player, phones, report)
+                    log("one tap to a hand: a signed-out visitor at 360x640 taps Play a bot")
+                    one_tap_to_hand(browser, server, 1 if args.quick else 3, report)
+                    samples = 8 if args.quick else 30
+                    log(f"tap-to-card at 360x640, CPU slowed 4x: {samples} cards")
+                    tap_to_card(browser, server, player, samples, report)
+                finally:
+                    browser.close()
+            if report.tap_to_card_ms:
+                ordered = sorted(report.tap_to_card_ms)
+                median, p95 = statistics.median(ordered), percentile(ordered, 0.95)
+                log(f"  {len(ordered)} taps: median {median:.0f} ms, p95 {p95:.0f} ms, max {ordered[-1]:.0f} ms")
         finally:
             server.stop()
     if args.json:
-        args.json.write_text(json.dumps({"lighthouse": report.lighthouse, "fits": report.fits}, indent=2))
+        args.json.write_text(json.dumps(asdict(report), indent=2))
     log(f"({time.monotonic() - started:.0f} s)")
+    print(last_line(report))
+
+
+def last_line(report: Report) -> str:
     fit = sum(1 for _, _, problems in report.fits if not problems)
-    lobby, table = (report.lighthouse[page]["scores"] for page in ("lobby", "table"))
-    lobby_scores, table_scores = ("/".join(str(scores[c]) for c in CATEGORIES) for scores in (lobby, table))
-    print(
+    if report.lighthouse:
+        lobby, table = (report.lighthouse[page]["scores"] for page in ("lobby", "table"))
+        lobby_scores, table_scores = ("/".join(str(scores[c]) for c in CATEGORIES) for scores in (lobby, table))
+    else:
+        lobby_scores = table_scores = "-/-/-"
+    one_tap = f"{statistics.median(report.one_tap_s):.2f}" if report.one_tap_s else "-"
+    tap_p95 = f"{percentile(report.tap_to_card_ms, 0.95):.0f}" if report.tap_to_card_ms else "-"
+    small = sum(len(found) for _, _, found in report.small_controls)
+    off = sum(len(found) for _, found in report.off_screen)
+    return (
         f"web: lobby {lobby_scores}, table {table_scores} (lighthouse performance/accessibility/best-practices);"
-        f" fit {fit}/{len(report.fits)} layouts without scrolling"
+        f" fit {fit}/{len(report.fits)} layouts without scrolling; one tap to a hand in {one_tap} s;"
+        f" tap-to-card p95 {tap_p95} ms (4x CPU); controls under 44 px: {small}; off-screen: {off}"
     )
 
 

@@ -1,3 +1,81 @@
-// The app's service worker. For now it only carries the Web Push handler (web/js/push-sw.js); an
-// app-shell service worker that takes this place keeps the importScripts line.
+// The service worker: the app shell from the network when there is one (always the deployed files)
+// and from this cache when there is none, so the game installed on a phone's home screen opens
+// offline and says "no connection — reconnecting" (main.js) until the network is back. The API,
+// the lobby's event stream and the table's websocket are never cached: they go to the server or fail.
+const CACHE = 'durak-shell-v1';
+// Fetched when the worker installs: enough for the lobby and the table page to open offline. The
+// rest of the client (other pages, the table's parts) is kept as the player meets it.
+const SHELL = [
+  '/',
+  '/css/app.css',
+  '/js/main.js',
+  '/js/dom.js',
+  '/js/i18n.js',
+  '/js/api.js',
+  '/js/session.js',
+  '/js/header.js',
+  '/js/icons.js',
+  '/js/toast.js',
+  '/js/pages/lobby.js',
+  '/i18n/en.json',
+  '/i18n/ru.json',
+  '/i18n/az.json',
+  '/i18n/et.json',
+  '/i18n/fi.json',
+  '/favicon.svg',
+  '/manifest.webmanifest',
+];
+const NEVER = /^\/(api|ws|metrics)(\/|$)/;
+
+function keep(paths) {
+  return caches
+    .open(CACHE)
+    .then((cache) => Promise.allSettled(paths.map((path) => cache.add(new Request(path, { cache: 'no-cache' })))));
+}
+
+self.addEventListener('install', (event) => {
+  // One by one (keep): a file that moved must not stop the others from being kept.
+  event.waitUntil(keep(SHELL).then(() => self.skipWaiting()));
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((names) => Promise.all(names.filter((name) => name !== CACHE).map((name) => caches.delete(name))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+// The page that registered the worker names the files it loaded before the worker ran (main.js).
+self.addEventListener('message', (event) => {
+  const data = event.data || {};
+  if (data.type !== 'keep' || !Array.isArray(data.paths)) return;
+  const paths = data.paths.filter((path) => typeof path === 'string' && path.startsWith('/') && !NEVER.test(path));
+  event.waitUntil(keep(paths.slice(0, 200)));
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  if (request.method !== 'GET') return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin || NEVER.test(url.pathname)) return;
+  // Pages (/, /t/<code>, /w/<code>) are the one shell: offline, any of them is the cached "/".
+  const page = request.mode === 'navigate';
+  event.respondWith(
+    fetch(request)
+      .then((response) => {
+        if (response.ok && response.type === 'basic') {
+          const copy = response.clone();
+          caches.open(CACHE).then((cache) => cache.put(page ? '/' : request, copy));
+        }
+        return response;
+      })
+      .catch(() =>
+        caches.match(page ? '/' : request, { ignoreVary: true }).then((cached) => cached || Response.error()),
+      ),
+  );
+});
+
+// Web Push (web/js/push-sw.js): challenges, tournaments and "your turn" reach a closed tab.
 importScripts('/js/push-sw.js');

@@ -316,6 +316,21 @@ class LobbyRow(BaseModel):
     created: float = Field(description="When the table was opened (Unix time, seconds).")
 
 
+class MyTable(LobbyRow):
+    """One of your tables (GET /api/me/tables): its lobby row, plus what is yours in it."""
+
+    private: bool = Field(description="Not listed in the lobby (only its links lead there).")
+    creator: bool = Field(description="You opened it (you may close it while it waits).")
+    seat: int | None = Field(description="Your seat; null when you opened it but do not sit there.")
+
+
+class MyTables(BaseModel):
+    tables: list[MyTable]
+    waiting_limit: int = Field(
+        description="How many tables waiting for players you may have open (`DURAK_MAX_WAITING_TABLES_PER_ACCOUNT`)."
+    )
+
+
 class LobbyPage(BaseModel):
     """One page of the lobby: ``total`` tables match the filters, ``tables`` are those from
     ``offset`` on (at most ``limit``), newest first."""

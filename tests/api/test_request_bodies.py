@@ -140,6 +140,16 @@ async def _quickplay_bot(api: Api) -> Target:
     return Target(await api.signed_up("alice"), "/api/quickplay/bot", body, 200)
 
 
+async def _rename_guest(api: Api) -> Target:
+    return Target(await api.guest("visitor"), "/api/auth/guest/name", {"name": "Vasya"}, 200)
+
+
+async def _fill_with_bots(api: Api) -> Target:
+    alone = await api.guest("alone")
+    found = (await alone.post("/api/quickplay", json={"seats": 3})).json()
+    return Target(alone, f"/api/quickplay/{found['code']}/bots", {"level": "easy"}, 200)
+
+
 async def _report(api: Api) -> Target:
     alice = await api.signed_up("alice")
     code = await _open_table(alice)
@@ -202,6 +212,8 @@ SETUPS: dict[str, Setup] = {
     "POST /api/tables/{code}/bots": _add_bot,
     "POST /api/quickplay": _quickplay,
     "POST /api/quickplay/bot": _quickplay_bot,
+    "POST /api/quickplay/{code}/bots": _fill_with_bots,
+    "POST /api/auth/guest/name": _rename_guest,
     "POST /api/tables/{code}/report": _report,
     "POST /api/admin/integrity/flags/{flag_id}/dismiss": _dismiss,
     "POST /api/admin/integrity/flags/{flag_id}/warn": _warn,

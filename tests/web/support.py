@@ -319,3 +319,11 @@ def no_horizontal_scroll(page: Any) -> tuple[int, int]:
 
 def iter_pages(*pages: Any) -> Iterator[Any]:
     yield from pages
+
+
+def open_menu(page: Any) -> None:
+    """The header's menu (web/js/header.js): below 1200 px the navigation, the language and "Log out"
+    sit in a panel behind #menu-button; open it (wider, they stand in the header's row)."""
+    button = page.locator("#menu-button")
+    if button.is_visible() and button.get_attribute("aria-expanded") != "true":
+        button.click()

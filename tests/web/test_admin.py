@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import PASSWORD, Server, sign_up_api, unique_name
+from tests.web.support import PASSWORD, Server, open_menu, sign_up_api, unique_name
 
 pytestmark = pytest.mark.browser
 
@@ -65,6 +65,7 @@ def test_admin_adjusts_a_balance_and_the_player_sees_it(new_context: Any, server
     expect(admin.locator("#account-balance")).to_have_text("1,200 coins")
 
     # The player sees the new balance as soon as the page talks to the server again.
+    open_menu(player_page)  # a phone: the navigation is in the header's menu
     player_page.locator(".site-nav a[href='/#/']").click()
     expect(player_page.locator("#balance")).to_have_attribute("data-balance", "1200")
     expect(player_page.locator("#balance")).to_contain_text("1,200")

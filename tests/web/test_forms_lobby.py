@@ -48,7 +48,8 @@ def test_create_form_limits_presets_errors_and_links(new_context: Any) -> None:
     expect(form.locator("input[name=deck][value='52']")).to_be_checked()
     expect(form.locator("input[name=transfer]")).to_be_checked()
 
-    # The server refuses a stake over its limit: the message stands next to the stake field.
+    # A stake above the creator's balance is refused before any table opens (issue 33): the message
+    # stands next to the stake field.
     stake = form.locator("input[name=stake]")
     stake.fill("2000000")
     stake.blur()
@@ -56,7 +57,7 @@ def test_create_form_limits_presets_errors_and_links(new_context: Any) -> None:
     field = form.locator("[data-field=stake]")
     expect(field).to_have_class("field invalid")
     expect(field.locator(".field-error")).to_contain_text("Not accepted")
-    expect(field.locator(".field-error")).to_contain_text("1000000")
+    expect(field.locator(".field-error")).to_contain_text("more than your 1,000 coins")
     expect(stake).to_be_focused()
     expect(form.locator("[data-field=seats] .field-error")).to_have_text("")
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import PASSWORD, Server, api, create_table_api, sign_up_api, unique_name
+from tests.web.support import PASSWORD, Server, api, create_table_api, open_menu, sign_up_api, unique_name
 
 pytestmark = pytest.mark.browser
 
@@ -91,6 +91,7 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(ne
     assert len(flag["matches"]) == QUICK_WINS
 
     # The admin page: the Fair play tab, the flag with both accounts, its matches and the coin flow.
+    open_menu(admin)
     admin.locator(".site-nav a[href='/#/admin']").click()
     admin.locator(".admin-tabs a[data-tab=integrity]").click()
     expect(admin.locator(".filter-tabs button[data-status=open]")).to_have_attribute("aria-pressed", "true")
@@ -225,9 +226,11 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(ne
     expect(admin_warning).to_contain_text("The admin's note: Second account; coins given back")
     expect(quick_warning).to_contain_text(f"Quick wins of {farmer['name']} over {feeder['name']} on ")
     expect(quick_warning).to_contain_text(": 3 (matches won in fewer than 3 bouts or 60 seconds")
+    open_menu(feeder_page)
     feeder_page.locator("#lang-select").select_option("ru")
     expect(quick_warning).to_contain_text(f"Быстрые победы {farmer['name']} над {feeder['name']} за ")
     expect(admin_warning).to_contain_text("Примечание администратора: Second account; coins given back")
+    open_menu(feeder_page)
     feeder_page.locator("#lang-select").select_option("en")
     expect(feeder_page.locator("#frozen-banner")).to_have_count(0)
     warnings.first.locator("[data-action=dismiss-warning]").click()
@@ -321,5 +324,6 @@ def test_bots_are_named_as_bots_on_a_profile(new_context: Any) -> None:
     expect(players).to_have_count(1)
     expect(players.locator(".bot-name")).to_have_text("Hard bot")
     expect(players).to_contain_text(f"{me['name']}, Hard bot")
+    open_menu(page)
     page.locator("#lang-select").select_option("ru")
     expect(players.locator(".bot-name")).to_have_text("Сильный бот")

@@ -1,9 +1,15 @@
-// The site header: brand, navigation, language switcher, user name and balance.
+// The site header: one row on every page and screen (at most 56 px; 44 px during a match): the brand,
+// the balance (or "Sign in"), and a menu button. The menu holds the navigation, the player's name and
+// profile, the language and "Log out"; from 1200 px wide (app.css, "header") the same menu stands open
+// in the row and the button is hidden. Every element exists once, whatever the width.
 import { h } from './dom.js';
 import { LANGUAGES, formatNumber, language, setLanguage, t } from './i18n.js';
 import { currentUser, logOut, onUserChange } from './session.js';
+import { icon } from './icons.js';
 
 let activeRoute = 'lobby';
+let menuOpen = false; // kept over a redraw of the same page (the balance refreshes every 20 s)
+let closeMenu = () => {};
 onUserChange(() => renderHeader(activeRoute));
 
 function languageName(code) {
@@ -22,7 +28,9 @@ function languageName(code) {
 }
 
 export function renderHeader(route) {
+  if (route !== activeRoute) menuOpen = false;
   activeRoute = route;
+  closeMenu();
   const header = document.getElementById('site-header');
   const me = currentUser();
   // The integrity review is a part of the admin pages: the Admin link stays marked there.
@@ -45,11 +53,31 @@ export function renderHeader(route) {
       class: 'lang-select',
       id: 'lang-select',
       'aria-label': t('language.label'),
-      onchange: (event) => setLanguage(event.target.value),
+      onchange: (event) => {
+        menuOpen = false; // a choice made: the page redraws in the new language, the menu closed
+        setLanguage(event.target.value);
+      },
     },
     LANGUAGES.map((code) => h('option', { value: code, selected: code === language(), text: languageName(code) })),
   );
-  let user;
+
+  // Always in the row: the coins, the guest badge, or "Sign in".
+  let status;
+  if (!me) {
+    status = h('a', { class: 'btn small', href: '/#/login', id: 'login-link', text: t('header.login') });
+  } else if (me.kind === 'account') {
+    status = h(
+      'span',
+      { class: 'balance', id: 'balance', 'aria-label': t('header.balance_label', { coins: formatNumber(me.balance ?? 0) }), dataset: { balance: String(me.balance ?? 0) } },
+      h('span', { class: 'coin', 'aria-hidden': 'true' }),
+      h('span', { text: formatNumber(me.balance ?? 0) }),
+    );
+  } else {
+    status = h('span', { class: 'badge guest', id: 'guest-badge', text: t('header.guest') });
+  }
+
+  // The menu: the navigation, who is signed in, the language, "Log out".
+  let user = null;
   if (me) {
     user = h(
       'div',
@@ -57,31 +85,64 @@ export function renderHeader(route) {
       me.kind === 'account'
         ? h('a', { class: 'user-name', id: 'user-name', href: `/#/u/${encodeURIComponent(me.name)}`, text: me.name })
         : h('span', { class: 'user-name', id: 'user-name', text: me.name }),
-      me.kind === 'account'
-        ? h(
-            'span',
-            { class: 'balance', id: 'balance', 'aria-label': t('header.balance_label', { coins: formatNumber(me.balance ?? 0) }), dataset: { balance: String(me.balance ?? 0) } },
-            h('span', { class: 'coin', 'aria-hidden': 'true' }),
-            h('span', { text: formatNumber(me.balance ?? 0) }),
-          )
-        : h('span', { class: 'badge guest', id: 'guest-badge', text: t('header.guest') }),
+      me.kind === 'guest'
+        ? h('a', { class: 'menu-signup', href: '/#/login', id: 'guest-signup' }, h('span', { class: 'long', text: t('header.guest_signup') }), h('span', { class: 'short', text: t('lobby.guest_sign_up') }))
+        : null,
       h('button', { class: 'btn small ghost', type: 'button', id: 'logout', onclick: () => logOut().then(() => location.assign('/#/')), text: t('header.logout') }),
     );
-  } else {
-    user = h('div', { class: 'user-box' }, h('a', { class: 'btn small', href: '/#/login', id: 'login-link', text: t('header.login') }));
   }
+  const menu = h('div', { class: 'site-menu', id: 'site-menu' }, nav, h('div', { class: 'menu-tools' }, select, user));
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'menu-button',
+      id: 'menu-button',
+      'aria-label': t('header.menu'),
+      'aria-expanded': 'false',
+      'aria-controls': 'site-menu',
+    },
+    icon('menu'),
+  );
+  const open = (yes) => {
+    menuOpen = yes;
+    menu.classList.toggle('open', yes);
+    button.setAttribute('aria-expanded', yes ? 'true' : 'false');
+  };
+  button.addEventListener('click', () => open(!menu.classList.contains('open')));
+  menu.addEventListener('click', (event) => {
+    if (event.target.closest('a')) open(false);
+  });
+  const outside = (event) => {
+    if (!menu.classList.contains('open') || header.contains(event.target)) return;
+    open(false);
+  };
+  const escape = (event) => {
+    if (event.key === 'Escape' && menu.classList.contains('open')) {
+      open(false);
+      button.focus();
+    }
+  };
+  document.addEventListener('pointerdown', outside, true);
+  document.addEventListener('keydown', escape);
+  closeMenu = () => {
+    document.removeEventListener('pointerdown', outside, true);
+    document.removeEventListener('keydown', escape);
+  };
+  open(menuOpen);
   header.replaceChildren(
     h(
       'div',
       { class: 'header-inner' },
-      h('a', { class: 'brand', href: '/#/' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true', text: '\u2660' }), h('span', { text: t('app.name') })),
-      nav,
-      h('div', { class: 'header-tools' }, select, user),
+      h('a', { class: 'brand', href: '/#/', 'aria-label': t('app.name') }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, icon('spade')), h('span', { class: 'brand-name', text: t('app.name') })),
+      menu,
+      h('div', { class: 'header-status' }, status),
+      button,
     ),
   );
 }
 
-/** During a match the header is a slim bar (<= 48 px): one line, the brand as its mark only. */
+/** During a match the header is a slim bar (44 px): one line, the brand as its mark only. */
 export function setSlimHeader(slim) {
   document.body.classList.toggle('in-match', slim);
 }

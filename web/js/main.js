@@ -5,6 +5,7 @@
 //   /#/admin/integrity   /#/admin/integrity/<flag id>  fair-play flags for admins
 //   /#/friends  friends, challenges, notices on this device
 import { h } from './dom.js';
+import { icon } from './icons.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
 import { renderHeader } from './header.js';
 import { followNotices } from './notices.js';
@@ -66,7 +67,19 @@ async function show() {
   const ticket = ++mounting;
   const route = currentRoute();
   const main = document.getElementById('main');
-  const module = await PAGES[route.name]();
+  let module;
+  try {
+    module = await PAGES[route.name]();
+  } catch (error) {
+    if (navigator.onLine) throw error;
+    // Offline, and this page was never kept by the service worker: say so, and load it once back
+    // (a new document: the browser remembers a module that failed to load for the page's life).
+    if (ticket !== mounting) return;
+    main.replaceChildren(h('p', { class: 'panel notice', id: 'offline-page', text: t('net.offline') }));
+    renderHeader(route.name);
+    window.addEventListener('online', () => location.reload(), { once: true });
+    return;
+  }
   if (ticket !== mounting) return;
   if (mounted && mounted.unmount) mounted.unmount();
   main.replaceChildren();
@@ -87,8 +100,55 @@ export function navigate(target) {
   }
 }
 
+/** "No connection — reconnecting…" while the browser is offline (the service worker keeps the shell). */
+function watchConnection() {
+  let banner = null;
+  const show = () => {
+    if (navigator.onLine) {
+      if (banner) banner.remove();
+      banner = null;
+      return;
+    }
+    if (!banner) {
+      banner = h('div', { class: 'net-status', id: 'net-status', role: 'status' }, icon('offline'), h('span', { text: t('net.offline') }));
+      document.body.append(banner);
+    }
+  };
+  window.addEventListener('online', show);
+  window.addEventListener('offline', show);
+  onLanguageChange(() => {
+    if (banner) banner.lastChild.textContent = t('net.offline');
+  });
+  show();
+}
+
+/** The service worker (web/sw.js): the app shell from the cache when the network is gone, so the
+ * game opens from a phone's home screen offline and says it is reconnecting. */
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || location.protocol === 'file:') return;
+  const register = () =>
+    navigator.serviceWorker
+      .register('/sw.js')
+      .then(() => navigator.serviceWorker.ready)
+      .then((registration) => {
+        // The files this page loaded before the worker ran: kept too, so that it opens offline.
+        const paths = performance
+          .getEntriesByType('resource')
+          .map((entry) => new URL(entry.name))
+          .filter((url) => url.origin === location.origin)
+          .map((url) => url.pathname);
+        if (registration.active) registration.active.postMessage({ type: 'keep', paths: ['/', ...new Set(paths)] });
+      })
+      .catch(() => {});
+  // Not while the page is still starting: a few seconds after it has loaded, when the browser is idle.
+  const later = () => setTimeout(() => (window.requestIdleCallback ? requestIdleCallback(register, { timeout: 5000 }) : register()), 4000);
+  if (document.readyState === 'complete') later();
+  else window.addEventListener('load', later, { once: true });
+}
+
 async function boot() {
   await initI18n();
+  watchConnection();
   document.getElementById('skip-link').textContent = t('nav.skip');
   await refreshMe();
   onUserChange(followNotices); // challenges and friend requests on every page (web/js/notices.js)
@@ -106,6 +166,7 @@ async function boot() {
     else show();
   });
   await show();
+  registerServiceWorker();
 }
 
 boot().catch((error) => {

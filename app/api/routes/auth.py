@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 import time
 from typing import Annotated
 
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.api import signouts
 from app.api.deps import (
     DatabaseDep,
+    SessionInfo,
     SettingsDep,
     account_from_cookie,
     clear_session_cookie,
@@ -145,19 +147,77 @@ async def guest(body: GuestIn, request: Request, response: Response, settings: S
     """A session without an account: free tables and spectating only, no coins. The name must not
     be a registered player's; answers and clients mark guests as such. Each address may start
     `DURAK_GUESTS_PER_IP` guest sessions per `DURAK_GUEST_WINDOW_S`."""
-    db = get_db(request)
+    info = await start_guest_session(request, response, get_db(request), settings, body.name)
+    return MeOut(id=None, name=info.name, kind="guest", balance=None, is_admin=False)
+
+
+GUEST_NAME_TRIES = 5  # generated names tried before giving up (each a one-in-9000 clash at most)
+
+
+def generated_guest_name() -> str:
+    """``Guest`` and four digits: a name that passes the account-name rules."""
+    return f"Guest{secrets.randbelow(9000) + 1000}"
+
+
+async def start_guest_session(
+    request: Request, response: Response, db: Database, settings: Settings, name: str | None, *, spare: bool = False
+) -> SessionInfo:
+    """A new guest session (its cookie set on ``response``), counted against the address's guest
+    limit (429 past it). ``name`` must not be a registered player's (409); None, or with ``spare``
+    a registered ``name``, picks a generated name that is nobody's (quick play's guest made on the
+    spot, docs/api.md)."""
     throttles: AuthThrottles = request.app.state.auth_throttles
     # Counted before the name check, so that it cannot tell registered names apart any faster
     # than sign-up can.
     wait = await throttles.guest.admit(db, client_address(request))
     if wait is not None:
         raise _too_many(wait, "too many guest sessions from this address")
+    spares = [generated_guest_name() for _ in range(GUEST_NAME_TRIES)] if name is None or spare else []
+    candidates = ([] if name is None else [name]) + spares
+    async with db.session() as session:
+        for candidate in candidates:
+            if await accounts.get_by_name(session, candidate) is None:
+                break
+        else:
+            if not spares:
+                raise HTTPException(
+                    status.HTTP_409_CONFLICT, detail=f"name_registered: {name} is a registered player's name"
+                )
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="no free guest name; try again")
+    value, info = make_cookie(settings, name=candidate)
+    set_session_cookie(response, request, value, settings)
+    return info
+
+
+@router.post(
+    "/guest/name",
+    responses={
+        200: {"description": "The guest's new name (a new durak_session cookie, the same guest)."},
+        **responses(
+            400,
+            401,
+            403,
+            409,
+            r403="Accounts change no names here.",
+            r409="The name is a registered player's (compared case-insensitively).",
+        ),
+    },
+)
+async def rename_guest(body: GuestIn, request: Request, response: Response, settings: SettingsDep) -> MeOut:
+    """A guest picks another name (the generated one of quick play, say). The same guest: his seats
+    keep him; tables he sits down at from now on show the new name."""
+    db = get_db(request)
+    info = account_from_cookie(read_session_cookie(request, settings), settings)
+    if info is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="not signed in (no valid session cookie)")
+    if info.guest_id is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests_only: an account keeps its name")
     async with db.session() as session:
         if await accounts.get_by_name(session, body.name) is not None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT, detail=f"name_registered: {body.name} is a registered player's name"
             )
-    value, _ = make_cookie(settings, name=body.name)
+    value, _ = make_cookie(settings, name=body.name, guest_id=info.guest_id)
     set_session_cookie(response, request, value, settings)
     return MeOut(id=None, name=body.name, kind="guest", balance=None, is_admin=False)
 

@@ -1,5 +1,7 @@
 """Play now: a seat at the oldest open public table that matches the caller's preferences, or a new
-one; and a 2-seat table against a bot that starts at once.
+one; and a 2-seat table against a bot that starts at once. A signed-out caller becomes a guest on the
+spot (a generated name, the guest sign-up's limits), so one tap seats a visitor. Nobody around: after
+``DURAK_QUICKPLAY_BOT_OFFER_S`` the client offers to fill the empty seats with bots.
 
 Finding or opening a table is serialised per preference key in this process, so callers with the
 same preferences fill one table before another opens. Another process may open its own table at
@@ -12,20 +14,22 @@ import asyncio
 import weakref
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request, status
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from pydantic import BaseModel, Field, field_validator
 
-from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
+from app.api.deps import CurrentUser, DatabaseDep, OptionalUser, SessionInfo, SettingsDep
 from app.api.errors import responses
 from app.api.limits import address_of
-from app.api.routes.tables import RegistryDep, principal_of, require_balance, saw_device, too_many
-from app.api.schemas import RequestBody, TableOut
+from app.api.routes.auth import start_guest_session
+from app.api.routes.tables import RegistryDep, principal_of, require_balance, saw_device, table_call, too_many
+from app.api.schemas import NAME_SCHEMA, RequestBody, TableAck, TableOut
 from app.db import friends, ratings
+from app.db.accounts import name_problem
 from app.db.session import Database
 from app.engine import Rules, RulesError
 from app.tables.actor import TableActor
 from app.tables.registry import TableGone, TableRegistry, TooMany
-from app.tables.spec import TableSpec
+from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api/quickplay", tags=["quickplay"])
 
@@ -33,6 +37,21 @@ router = APIRouter(prefix="/api/quickplay", tags=["quickplay"])
 # refuses sits there: docs/integrity.md).
 NEXT_TABLE = {"table_full", "seat_taken", "match_running", "match_over", "related_accounts", "pair_cap"}
 PreferenceKey = tuple[Any, ...]
+
+
+def _guest_name(value: str | None) -> str | None:
+    problem = None if value is None else name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+GUEST_NAME_FIELD = Field(
+    default=None,
+    description="A signed-out caller's guest name (the account-name rules; default: a generated one). "
+    "Ignored when signed in.",
+    json_schema_extra=NAME_SCHEMA,
+)
 
 
 class QuickPlay(RequestBody):
@@ -44,6 +63,9 @@ class QuickPlay(RequestBody):
     transfer: bool | None = None
     stake: int = Field(default=0, ge=0, le=1_000_000, description="0 = a free table.")
     timer: int | None = Field(default=None, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
+    guest_name: str | None = GUEST_NAME_FIELD
+
+    _check_guest_name = field_validator("guest_name")(_guest_name)
 
     def key(self) -> PreferenceKey:
         return (self.deck, self.seats, self.transfer, self.stake, self.timer)
@@ -60,12 +82,29 @@ class BotGame(RequestBody):
     deck: Literal[24, 36, 52] | None = None
     transfer: bool | None = None
     timer: int | None = Field(default=None, ge=0, le=600)
+    guest_name: str | None = GUEST_NAME_FIELD
+
+    _check_guest_name = field_validator("guest_name")(_guest_name)
+
+
+class BotFill(RequestBody):
+    level: Literal["easy", "normal", "hard"] = "normal"
+
+
+class QuickPlaySettings(BaseModel):
+    bot_offer_after_s: float = Field(
+        description="Seconds the client searches for players before it offers bots for the empty seats "
+        "(`DURAK_QUICKPLAY_BOT_OFFER_S`)."
+    )
 
 
 class QuickPlayOut(BaseModel):
     code: str = Field(description="The table's invite code: open `/t/<code>`.")
     seat: int = Field(description="Your seat.")
     created: bool = Field(description="True when no open table matched and this one was opened for you.")
+    guest: bool = Field(
+        default=False, description="True when you were signed out and are now a guest (a new session cookie)."
+    )
     table: TableOut
 
 
@@ -88,12 +127,22 @@ async def _rating_of(db: Database, user: SessionInfo) -> dict[str, Any] | None:
         return await ratings.seat_rating(session, user.account_id)
 
 
-async def _check_stake(db: Database, user: SessionInfo, stake: int) -> None:
+async def _check_stake(db: Database, user: SessionInfo | None, stake: int) -> None:
     if stake <= 0:
         return
-    if user.account_id is None:
+    if user is None or user.account_id is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can play only free tables; sign up")
     await require_balance(db, user.account_id, stake)
+
+
+async def _player(
+    user: SessionInfo | None, request: Request, response: Response, db: Database, settings: Any, name: str | None
+) -> SessionInfo:
+    """The caller, or a guest made on the spot for a signed-out caller (the guest sign-up's code and
+    limits: 429 past ``DURAK_GUESTS_PER_IP``; the cookie goes out with this answer)."""
+    if user is not None:
+        return user
+    return await start_guest_session(request, response, db, settings, name, spare=True)
 
 
 def _new_rules(body: QuickPlay | BotGame, seats: int, stake: int) -> Rules:
@@ -117,7 +166,9 @@ async def _join(registry: TableRegistry, code: str, user: SessionInfo, rating: d
         return {"type": "error", "code": "table_full", "message": "the table did not answer"}
 
 
-async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created: bool, db: Database) -> QuickPlayOut:
+async def _answer(
+    registry: TableRegistry, code: str, user: SessionInfo, created: bool, db: Database, guest: bool = False
+) -> QuickPlayOut:
     try:
         reply = await registry.call(code, "info", principal_of(user))
     except (TimeoutError, TableGone):
@@ -128,7 +179,7 @@ async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created
         raise HTTPException(status.HTTP_409_CONFLICT, detail="not_seated: you left the table meanwhile")
     if user.account_id is not None:  # where his friends see him (app/db/friends.py)
         await friends.note_table(db, user.account_id, code)
-    return QuickPlayOut(code=code, seat=seat, created=created, table=TableOut.model_validate(table))
+    return QuickPlayOut(code=code, seat=seat, created=created, guest=guest, table=TableOut.model_validate(table))
 
 
 @router.post(
@@ -141,12 +192,20 @@ async def _answer(registry: TableRegistry, code: str, user: SessionInfo, created
     },
 )
 async def quickplay(
-    request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: QuickPlay | None = None
+    request: Request,
+    response: Response,
+    signed_in: OptionalUser,
+    registry: RegistryDep,
+    db: DatabaseDep,
+    settings: SettingsDep,
+    body: QuickPlay | None = None,
 ) -> QuickPlayOut:
     body = body or QuickPlay()
-    await _check_stake(db, user, body.stake)
-    await saw_device(db, request, user)
+    await _check_stake(db, signed_in, body.stake)
     rules = _new_rules(body, body.seats or 2, body.stake)  # validates the preferences before any seat is taken
+    user = await _player(signed_in, request, response, db, settings, body.guest_name)
+    made_guest = signed_in is None
+    await saw_device(db, request, user)
     rating = await _rating_of(db, user)
     me = principal_of(user)
     async with _lock_for(registry, body.key()):
@@ -157,13 +216,13 @@ async def quickplay(
         for actor in sorted(registry.tables.values(), key=lambda actor: actor.created):
             listed = not actor.spec.private and actor.status in ("waiting", "playing")
             if listed and actor.seating.seat_of(me) is not None and body.matches(actor.rules.to_json()):
-                return await _answer(registry, actor.code, user, False, db)
+                return await _answer(registry, actor.code, user, False, db, made_guest)
         for row in lobby:
             if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):
                 continue
             reply = await _join(registry, row["code"], user, rating)
             if reply.get("type") == "ack" or reply.get("code") == "already_seated":
-                return await _answer(registry, row["code"], user, False, db)
+                return await _answer(registry, row["code"], user, False, db, made_guest)
             if reply.get("code") not in NEXT_TABLE:
                 raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{reply.get('code')}: {reply.get('message')}")
         spec = TableSpec(rules=rules, creator=me, name="Quick game")
@@ -171,7 +230,7 @@ async def quickplay(
         reply = await _join(registry, actor.code, user, rating)
         if reply.get("type") != "ack":
             raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the new table did not seat you")
-        return await _answer(registry, actor.code, user, True, db)
+        return await _answer(registry, actor.code, user, True, db, made_guest)
 
 
 async def _create(registry: TableRegistry, spec: TableSpec, request: Request) -> TableActor:
@@ -192,10 +251,17 @@ async def _create(registry: TableRegistry, spec: TableSpec, request: Request) ->
     },
 )
 async def play_a_bot(
-    request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: BotGame | None = None
+    request: Request,
+    response: Response,
+    signed_in: OptionalUser,
+    registry: RegistryDep,
+    db: DatabaseDep,
+    settings: SettingsDep,
+    body: BotGame | None = None,
 ) -> QuickPlayOut:
     body = body or BotGame()
     rules = _new_rules(body, 2, 0)
+    user = await _player(signed_in, request, response, db, settings, body.guest_name)
     spec = TableSpec(rules=rules, creator=principal_of(user), name=f"{user.name} vs bot ({body.level})", private=True)
     actor = await _create(registry, spec, request)
     reply = await _join(registry, actor.code, user, await _rating_of(db, user))
@@ -203,4 +269,61 @@ async def play_a_bot(
         reply = await registry.call(actor.code, "add_bot", principal_of(user), seat=None, level=body.level)
     if reply.get("type") != "ack":
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the bot table could not be set up")
-    return await _answer(registry, actor.code, user, True, db)
+    return await _answer(registry, actor.code, user, True, db, signed_in is None)
+
+
+@router.get("/settings", responses={200: {"description": "What the web client's searching state needs."}})
+async def quickplay_settings(settings: SettingsDep) -> QuickPlaySettings:
+    return QuickPlaySettings(bot_offer_after_s=settings.quickplay_bot_offer_s)
+
+
+@router.post(
+    "/{code}/bots",
+    response_model=TableAck,
+    responses={
+        200: {
+            "description": "Every empty seat has a bot now and the match has started (or a person took "
+            "the last seat first)."
+        },
+        **responses(401, 403, 404, 409, 503),
+        422: {"description": "Bad level."},
+    },
+)
+async def fill_with_bots(
+    code: str, user: CurrentUser, registry: RegistryDep, body: BotFill | None = None
+) -> dict[str, Any]:
+    """Nobody came: fill the empty seats of the table the caller waits at with bots. For a player
+    seated at a waiting free table who opened it or sits there without another person (a table he
+    found empty); bots join as the creator's (rule book: the creator seats bots). A person who sits
+    down meanwhile keeps his seat: the bots take what is left."""
+    body = body or BotFill()
+    reply = await table_call(registry, code, "info", user)
+    table: dict[str, Any] = reply["table"]
+    mine = [row for row in table["seats"] if row["player"] == user.key]
+    if not mine:
+        raise HTTPException(status.HTTP_409_CONFLICT, detail="not_seated: you are not seated at this table")
+    if table["status"] != "waiting":
+        raise HTTPException(status.HTTP_409_CONFLICT, detail="match_running: the table is not waiting for players")
+    if int(table["rules"]["stake"]) > 0:
+        raise HTTPException(status.HTTP_409_CONFLICT, detail="bots_free_tables_only: bots play free tables only")
+    others = [row for row in table["seats"] if row["kind"] == "human" and row["player"] != user.key]
+    if table["creator"] != user.key and others:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, detail="not_creator: other players sit here; only the creator seats bots"
+        )
+    creator = Principal(key=table["creator"], name=user.name)
+    last: dict[str, Any] = {"type": "ack", "version": table["version"]}
+    for row in table["seats"]:
+        if row["kind"] != "empty":
+            continue
+        try:
+            answer = await registry.call(table["code"], "add_bot", creator, seat=row["seat"], level=body.level)
+        except (TimeoutError, TableGone):
+            raise HTTPException(
+                status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time"
+            ) from None
+        if answer.get("type") == "ack":
+            last = {"type": "ack", "version": answer["version"]}
+        elif answer.get("code") not in ("seat_taken", "table_full", "match_running"):
+            raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{answer.get('code')}: {answer.get('message')}")
+    return last

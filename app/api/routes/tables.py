@@ -16,6 +16,8 @@ from app.api.limits import PerAddress, address_of
 from app.api.schemas import (
     LobbyPage,
     LobbyRow,
+    MyTable,
+    MyTables,
     Preset,
     ReportCreated,
     ReportIn,
@@ -33,7 +35,7 @@ from app.db.models import ChatReport
 from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables import chat
-from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany
+from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany, lobby_row
 from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
@@ -154,13 +156,18 @@ async def presets() -> list[Preset]:
     status_code=201,
     responses={
         201: {"description": "The table is open. Its creator is not seated: he joins it like anyone else."},
-        **responses(401, 403),
+        **responses(401, 403, 409),
         422: {"description": "A parameter is invalid; `loc` names it."},
     },
 )
-async def create_table(body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep) -> TableCreated:
+async def create_table(
+    body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep
+) -> TableCreated:
     if body.stake > 0 and user.is_guest:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can open only free tables; sign up")
+    if body.stake > 0 and user.account_id is not None:
+        # A stake the creator cannot cover would open a table he cannot sit at: refused before opening.
+        await require_balance(db, user.account_id, body.stake)
     choices = body.model_dump(exclude={"preset", "private", "chat", "name", "bot_delay_ms"}, exclude_none=True)
     try:
         rules = Rules.for_preset(body.preset, **choices)
@@ -257,6 +264,65 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
         }.get(code_, 409)
         raise HTTPException(http, detail=f"{code_}: {reply.get('message')}")
     return reply
+
+
+table_call = _call  # for the quick-play routes
+
+
+@router.get(
+    "/me/tables",
+    responses={200: {"description": "Your tables that wait for players or play, newest first."}, **responses(401)},
+)
+async def my_tables(user: CurrentUser, registry: RegistryDep) -> MyTables:
+    """The tables you opened or sit at that wait for players or play (this server process's, as the
+    limit of waiting tables counts them): to go back to one, or to close one you opened."""
+    rows = []
+    for actor in sorted(registry.tables.values(), key=lambda actor: -actor.created):
+        seat = actor.seating.seat_of(principal_of(user))
+        mine = actor.spec.creator.key == user.key
+        if actor.status not in ("waiting", "playing") or (seat is None and not mine):
+            continue
+        row = lobby_row(actor)
+        rows.append(
+            MyTable(
+                **row,
+                private=actor.spec.private,
+                creator=mine,
+                seat=None if seat is None else seat.seat,
+            )
+        )
+    return MyTables(tables=rows, waiting_limit=registry.table_limits.waiting_per_account)
+
+
+@router.post(
+    "/tables/{code}/close",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={
+        204: {"description": "The table is closed: its codes answer 410 table_closed from now on."},
+        **responses(401, 403, 404, 409),
+    },
+)
+async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> None:
+    """Close a table you opened that waits for players (players seated there are told it was
+    closed). A table of another server process answers 409 ``not_here``."""
+    try:
+        table_code, watch_only = await registry.resolve(code)
+    except TableGone as exc:
+        raise _gone(exc) from None
+    actor = registry.tables.get(table_code)
+    if watch_only:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
+    if actor is None:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, detail="not_here: another server process holds this table; try again"
+        )
+    if actor.spec.creator.key != user.key:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="not_creator: only the table's creator may close it")
+    if actor.status != "waiting":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, detail="match_running: only a table waiting for players can be closed"
+        )
+    await registry.close_table(table_code, "its creator closed it")
 
 
 @router.get(

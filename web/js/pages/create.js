@@ -3,7 +3,7 @@ import { ApiError, errorText, get, post } from '../api.js';
 import { authPanel } from '../auth.js';
 import { linkField, rememberWatchUrl } from '../copy.js';
 import { h, uid } from '../dom.js';
-import { t } from '../i18n.js';
+import { formatNumber, t } from '../i18n.js';
 import { presetDescription, presetName } from '../rules.js';
 import { currentUser, onUserChange, refreshMe } from '../session.js';
 
@@ -46,6 +46,7 @@ export function mount(root) {
   let formError = '';
   let created = null;
   let busy = false;
+  let tooMany = false; // the last try was refused for too many waiting tables: a way to them
 
   get('/api/presets')
     .then((list) => {
@@ -176,12 +177,29 @@ export function mount(root) {
     return rows;
   }
 
+  /** A stake the creator cannot cover would open a table he cannot sit at: said before it opens. */
+  function stakeProblem() {
+    const me = currentUser();
+    if (!me || me.kind !== 'account' || state.stake <= 0) return null; // a guest's stake: the server says no
+    const balance = me.balance ?? 0;
+    return state.stake > balance ? t('create.stake_above_balance', { balance: formatNumber(balance) }) : null;
+  }
+
   async function submit(event) {
     event.preventDefault();
     if (busy) return;
-    busy = true;
     errors = {};
     formError = '';
+    tooMany = false;
+    const problem = stakeProblem();
+    if (problem) {
+      errors = { stake: problem };
+      render();
+      const field = root.querySelector('input[name=stake]');
+      if (field) field.focus();
+      return;
+    }
+    busy = true;
     const body = {
       preset: state.preset,
       deck: state.deck,
@@ -223,8 +241,11 @@ export function mount(root) {
         errors = failure.fieldErrors();
         const known = Object.keys(errors).filter((name) => name in state);
         if (known.length < Object.keys(errors).length) formError = t('error.invalid');
-      } else if (failure instanceof ApiError && failure.status === 403 && state.stake > 0) {
+      } else if (failure instanceof ApiError && (failure.status === 403 || failure.code === 'insufficient_funds') && state.stake > 0) {
         errors = { stake: errorText(failure) };
+      } else if (failure instanceof ApiError && failure.code === 'too_many_tables') {
+        formError = t('mytables.too_many');
+        tooMany = true;
       } else {
         formError = errorText(failure);
       }
@@ -247,7 +268,7 @@ export function mount(root) {
           'section',
           { class: 'panel created', id: 'created' },
           h('p', { text: t('create.share_hint') }),
-          linkField(t('create.invite_link'), created.invite_url, 'invite-link'),
+          linkField(t('create.invite_link'), created.invite_url, 'invite-link', { share: { title: created.table.name, text: t('share.invite_text', { name: created.table.name }) } }),
           linkField(t('create.watch_link'), created.watch_url, 'watch-link'),
           created.problems.length ? h('ul', { class: 'form-error', role: 'alert' }, created.problems.map((text) => h('li', { text }))) : null,
           h('div', { class: 'actions' }, go, h('a', { class: 'btn ghost', href: '/#/', text: t('nav.lobby') })),
@@ -311,7 +332,15 @@ export function mount(root) {
       value: String(state.stake),
       'aria-labelledby': 'label-stake',
       'aria-describedby': 'err-stake',
-      onchange: (event) => set({ stake: Math.max(0, Math.floor(Number(event.target.value) || 0)) }),
+      max: me && me.kind === 'account' ? String(me.balance ?? 0) : null,
+      onchange: (event) => {
+        set({ stake: Math.max(0, Math.floor(Number(event.target.value) || 0)) });
+        const problem = stakeProblem(); // said at once, not only when the form is sent
+        if (problem) {
+          errors.stake = problem;
+          render();
+        }
+      },
     });
     const paceSelect = h(
       'select',
@@ -346,7 +375,7 @@ export function mount(root) {
           checkbox('chat', t('create.chat'), { hint: t('create.chat_hint') }),
         ),
         fieldBox('timer', t('create.timer'), timerSelect),
-        fieldBox('stake', t('create.stake'), stakeInput, guestStake ? t('create.stake_guest_hint') : t('create.stake_hint')),
+        fieldBox('stake', t('create.stake'), stakeInput, guestStake ? t('create.stake_guest_hint') : me ? `${t('create.stake_hint')} ${t('create.balance_hint', { coins: formatNumber(me.balance ?? 0) })}` : t('create.stake_hint')),
       ),
       h(
         'fieldset',
@@ -357,7 +386,8 @@ export function mount(root) {
         h('div', { class: 'bot-seats' }, botSeats()),
         fieldBox('bot_delay_ms', t('create.pace'), paceSelect),
       ),
-      formError ? h('p', { class: 'form-error', role: 'alert', text: formError }) : null,
+      formError ? h('p', { class: 'form-error', role: 'alert', id: 'create-error', text: formError }) : null,
+      tooMany ? h('p', {}, h('a', { class: 'btn', href: '/#/', id: 'to-my-tables', text: t('mytables.title') })) : null,
       h('div', { class: 'actions' }, h('button', { class: 'btn primary big', type: 'submit', id: 'create-submit', disabled: busy, text: t('create.submit') })),
     );
     root.replaceChildren(

@@ -1,16 +1,20 @@
-// The lobby: "Play now" and "Play a bot", then the open and running public tables, live from
-// /api/lobby/stream (a snapshot when it connects, then one delta per table change), with filters,
-// a page at a time.
-import { post } from '../api.js';
+// The lobby: "Play now" and "Play a bot" (one tap, signed in or not: the server makes a guest on the
+// spot), "My tables" (each with Open, and Close for a waiting one), then the open and running public
+// tables, live from /api/lobby/stream (a snapshot when it connects, then one delta per table change),
+// with filters, a page at a time.
+import { errorText, get, post } from '../api.js';
 import { authPanel } from '../auth.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 import { integritySlot, refusalText } from '../integrity.js';
+import { navigate } from '../main.js';
 import { askPermission } from '../notify.js';
 import { ratingText } from '../rating.js';
 import { rulesChips } from '../rules.js';
 import { namesWithBadges } from '../table/render.js';
-import { currentUser, onUserChange } from '../session.js';
+import { currentUser, onUserChange, refreshMe, suggestedGuestName } from '../session.js';
+import { toast } from '../toast.js';
+import { joinRefusal, startSearch } from '../playflow.js';
 
 const FILTER_KEY = 'durak.lobby.filters';
 const PAGE_SIZE = 20;
@@ -97,7 +101,7 @@ export function mount(root) {
     const shown = [...tables.values()].filter((row) => matches(row, filters)).sort((a, b) => b.created - a.created);
     if (!shown.length) {
       list.replaceChildren(
-        h('div', { class: 'empty-state' }, h('p', { text: tables.size ? t('lobby.none_match') : t('lobby.none') }), h('a', { class: 'btn primary', href: '/#/create', text: t('lobby.open_table') })),
+        h('div', { class: 'empty-state' }, h('p', { text: tables.size ? t('lobby.none_match') : t('lobby.none') })),
       );
       return;
     }
@@ -126,8 +130,29 @@ export function mount(root) {
   function tableRow(row) {
     const seated = row.seats.filter((seat) => seat.kind !== 'empty');
     const canJoin = row.status !== 'playing' && row.free_seats > 0;
+    const refusal = canJoin ? joinRefusal(row.rules.stake) : null;
     const fresh = !seen.has(row.code);
     seen.add(row.code);
+    const href = `/t/${encodeURIComponent(row.code)}`;
+    let actions;
+    if (canJoin && refusal) {
+      // A seat the viewer cannot afford: the button says why instead of leading to a refusal.
+      const why = `why-${row.code}`;
+      actions = [
+        h('button', { type: 'button', class: 'btn', disabled: true, 'aria-describedby': why, 'aria-label': `${t('lobby.join')}: ${row.name}`, text: t('lobby.join') }),
+        h('a', { class: 'btn ghost', href, 'aria-label': `${t('lobby.watch')}: ${row.name}`, text: t('lobby.watch') }),
+        h('p', { class: 'join-refusal', id: why, text: refusal }),
+      ];
+    } else {
+      actions = [
+        h('a', {
+          class: ['btn', canJoin ? 'primary' : 'ghost'],
+          href,
+          'aria-label': `${canJoin ? t('lobby.join') : t('lobby.watch')}: ${row.name}`,
+          text: canJoin ? t('lobby.join') : t('lobby.watch'),
+        }),
+      ];
+    }
     return h(
       'article',
       { class: ['table-row', fresh && 'appear'], dataset: { code: row.code } },
@@ -149,16 +174,7 @@ export function mount(root) {
         ),
         seated.length ? h('p', { class: 'players muted' }, seatLabels(seated)) : null,
       ),
-      h(
-        'div',
-        { class: 'table-row-actions' },
-        h('a', {
-          class: ['btn', canJoin ? 'primary' : 'ghost'],
-          href: `/t/${encodeURIComponent(row.code)}`,
-          'aria-label': `${canJoin ? t('lobby.join') : t('lobby.watch')}: ${row.name}`,
-          text: canJoin ? t('lobby.join') : t('lobby.watch'),
-        }),
-      ),
+      h('div', { class: 'table-row-actions' }, actions),
     );
   }
 
@@ -207,40 +223,162 @@ export function mount(root) {
       filterSelect('transfer', t('filter.transfer'), [['', any], ['on', t('filter.on')], ['off', t('filter.off')]]),
       filterSelect('circle', t('filter.circle'), [['', any], ['neighbours', t('rules.circle_neighbours')], ['all', t('rules.circle_all')]]),
     );
+    const active = Object.keys(filters).length;
+    // Phones fold the filters (they would push the tables off the first screen); wide screens show them.
+    const filterBox = h(
+      'details',
+      { class: 'filter-box', open: WIDE.matches || active > 0 },
+      h('summary', { text: active ? t('lobby.filters_n', { count: active }) : t('lobby.filters') }),
+      filterForm,
+    );
     root.replaceChildren(
       h(
         'div',
         { class: 'page lobby' },
         me && me.kind === 'account' ? integritySlot() : null,
+        playNowSection({ onTooMany: () => mine.reload(true) }),
+        mine.el,
+        // Above the live list: a list that fills in after the first paint moves nothing under it.
+        me ? null : h('div', { class: 'lobby-auth' }, h('h2', { text: t('lobby.sign_in_title') }), h('p', { class: 'muted', text: t('lobby.sign_in_why') }), authPanel({ initial: 'signup' })),
         h(
           'section',
-          { class: 'hero' },
-          h('div', {}, h('h1', { text: t('lobby.title') }), h('p', { class: 'lead', text: t('lobby.tagline') })),
-          h('a', { class: 'btn big', href: '/#/create', id: 'open-table', text: t('lobby.open_table') }),
-        ),
-        playNowSection(),
-        me ? null : h('div', { class: 'lobby-auth' }, h('h2', { text: t('lobby.sign_in_title') }), authPanel({ initial: 'signup' })),
-        h(
-          'section',
-          { class: 'panel' },
+          { class: 'panel', id: 'open-tables' },
           h('div', { class: 'panel-head' }, h('h2', { text: t('lobby.open_tables') }), status),
-          filterForm,
+          filterBox,
           list,
+          h('p', { class: 'open-table-line' }, h('a', { class: 'btn', href: '/#/create', id: 'open-table', text: t('lobby.open_table') })),
         ),
       ),
     );
     renderList();
   }
 
+  const mine = myTables();
   render();
   connect();
-  const off = onUserChange(render);
+  const off = onUserChange(() => {
+    mine.reload();
+    render();
+  });
   return {
-    relabel: render,
+    relabel() {
+      mine.reload();
+      render();
+    },
     unmount() {
       off();
+      mine.stop();
       clearTimeout(retry);
       if (source) source.close();
+    },
+  };
+}
+
+const WIDE = window.matchMedia('(min-width: 760px)');
+
+// ---------------------------------------------------------------------- My tables
+
+/** The viewer's tables that wait or play (GET /api/me/tables): Open, and Close for a waiting one he
+ * opened. The section stays out of the page while there are none. */
+const MY_TABLES_KEY = 'durak.mytables'; // the last list this tab saw: drawn at once, then refreshed
+
+function myTables() {
+  const el = h('section', { class: 'panel my-tables', id: 'my-tables', hidden: true, 'aria-labelledby': 'my-tables-title' });
+  let stopped = false;
+  let rows = [];
+  let limit = 3;
+  let highlight = false;
+  try {
+    // The list as it was, so that the lobby does not jump down when the fresh one arrives.
+    const kept = JSON.parse(sessionStorage.getItem(MY_TABLES_KEY));
+    const me = currentUser();
+    if (kept && me && kept.user === me.name && Array.isArray(kept.rows)) ({ rows, limit } = kept);
+  } catch {
+    // nothing kept
+  }
+
+  async function reload(fromRefusal = false) {
+    if (fromRefusal) highlight = true;
+    if (!currentUser()) {
+      rows = [];
+      draw();
+      return;
+    }
+    try {
+      const answer = await get('/api/me/tables');
+      if (stopped) return;
+      rows = answer.tables;
+      limit = answer.waiting_limit;
+      try {
+        sessionStorage.setItem(MY_TABLES_KEY, JSON.stringify({ user: currentUser() && currentUser().name, rows, limit }));
+      } catch {
+        // this page only
+      }
+    } catch {
+      return; // keep what is shown
+    }
+    draw();
+    if (fromRefusal && !el.hidden) el.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }
+
+  async function close(row, button) {
+    button.disabled = true;
+    try {
+      await post(`/api/tables/${encodeURIComponent(row.code)}/close`);
+      toast(t('mytables.closed', { name: row.name }));
+      highlight = false;
+    } catch (failure) {
+      toast(errorText(failure), 'error');
+    }
+    reload();
+  }
+
+  function draw() {
+    el.hidden = rows.length === 0;
+    el.classList.toggle('attention', highlight);
+    const waiting = rows.filter((row) => row.status === 'waiting' && row.creator).length;
+    el.replaceChildren(
+      h('h2', { id: 'my-tables-title', text: t('mytables.title') }),
+      waiting >= limit ? h('p', { class: 'notice', id: 'my-tables-full', text: t('mytables.full', { count: limit }) }) : null,
+      h(
+        'ul',
+        { class: 'my-table-list' },
+        rows.map((row) => {
+          const seated = row.seats.filter((seat) => seat.kind !== 'empty').length;
+          const state = row.status === 'playing' ? t('status.playing') : t('waiting.title', { seated, seats: row.rules.seats });
+          const closeButton =
+            row.creator && row.status === 'waiting'
+              ? h('button', { type: 'button', class: 'btn ghost', dataset: { close: row.code }, 'aria-label': `${t('mytables.close')}: ${row.name}`, text: t('mytables.close') })
+              : null;
+          if (closeButton) closeButton.addEventListener('click', () => close(row, closeButton));
+          return h(
+            'li',
+            { class: 'my-table', dataset: { code: row.code } },
+            h('div', { class: 'my-table-main' }, h('span', { class: 'table-name', text: row.name }), h('span', { class: ['status', `status-${row.status}`], text: state })),
+            h(
+              'div',
+              { class: 'my-table-actions' },
+              h('a', { class: 'btn primary', href: `/t/${encodeURIComponent(row.code)}`, 'aria-label': `${t('mytables.open')}: ${row.name}`, text: t('mytables.open') }),
+              closeButton,
+            ),
+          );
+        }),
+      ),
+    );
+  }
+
+  draw();
+  reload();
+  // A table of mine filled, started or ended while the lobby is open: the list follows.
+  const timer = setInterval(() => {
+    if (document.visibilityState === 'visible' && rows.length) reload();
+  }, 10000);
+  return {
+    el,
+    reload,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
     },
   };
 }
@@ -297,25 +435,38 @@ function quickplaySummary(prefs) {
   return parts.length ? parts.join(' · ') : t('playnow.any_table');
 }
 
-function playNowSection() {
+function playNowSection({ onTooMany }) {
   let prefs = loadQuickplay();
   let busy = false;
+  const me = currentUser();
   const error = h('p', { class: 'form-error', role: 'alert', id: 'play-now-error' });
-  const summary = h('p', { class: 'muted', id: 'play-now-summary', text: quickplaySummary(prefs) });
+  const summary = h('p', { class: 'muted play-now-summary', id: 'play-now-summary', text: quickplaySummary(prefs) });
 
   async function go(path, body, button) {
     if (busy) return;
     askPermission(); // from this click: browsers ask only during a user gesture
     busy = true;
     button.disabled = true;
+    button.classList.add('busy');
     error.textContent = '';
+    const page = import('./table.js'); // fetched while the server seats the player
+    const signedOut = !currentUser();
     try {
-      const answer = await post(path, body);
-      location.assign(`/t/${encodeURIComponent(answer.code)}`);
+      // Signed out: the server makes a guest on the spot, named in the page's language.
+      const answer = await post(path, signedOut ? { ...body, guest_name: suggestedGuestName(t('auth.guest_name_prefix')) } : body);
+      if (answer.guest) refreshMe(); // the header shows the new guest
+      if (path === '/api/quickplay' && answer.table.status === 'waiting') startSearch(answer.code);
+      await page.catch(() => null);
+      navigate(`/t/${encodeURIComponent(answer.code)}`);
     } catch (failure) {
       error.textContent = await refusalText(failure);
+      if (failure.code === 'too_many_tables') {
+        error.textContent = t('mytables.too_many');
+        onTooMany();
+      }
       busy = false;
       button.disabled = false;
+      button.classList.remove('busy');
     }
   }
 
@@ -356,7 +507,7 @@ function playNowSection() {
       h('input', { name: 'stake', type: 'number', min: '0', inputmode: 'numeric', value: prefs.stake ?? '', oninput: onPrefs }),
     ),
   );
-  const playNow = h('button', { type: 'button', class: 'btn primary big', id: 'play-now', text: t('playnow.button') });
+  const playNow = h('button', { type: 'button', class: 'btn primary big', id: 'play-now', 'aria-describedby': 'play-now-summary', text: t('playnow.button') });
   playNow.addEventListener('click', () => go('/api/quickplay', loadQuickplay(), playNow));
 
   let level = 'normal';
@@ -370,14 +521,72 @@ function playNowSection() {
     { id: 'bot-level', 'aria-label': t('playnow.bot_level'), onchange: (event) => { level = event.target.value; try { localStorage.setItem(BOT_LEVEL_KEY, level); } catch { /* this page only */ } } },
     [['easy', t('bot.easy')], ['normal', t('bot.normal')], ['hard', t('bot.hard')]].map(([name, text]) => h('option', { value: name, text, selected: name === level })),
   );
-  const playBot = h('button', { type: 'button', class: 'btn big', id: 'play-bot', text: t('playnow.bot_button') });
+  const playBot = h('button', { type: 'button', class: 'btn big secondary', id: 'play-bot', text: t('playnow.bot_button') });
   playBot.addEventListener('click', () => go('/api/quickplay/bot', { level }, playBot));
 
   return h(
     'section',
-    { class: 'panel play-now', id: 'play-now-panel', 'aria-label': t('playnow.title') },
-    h('div', { class: 'play-now-actions' }, playNow, summary, h('span', { class: 'play-bot' }, levelSelect, playBot)),
-    h('details', {}, h('summary', { text: t('playnow.preferences') }), form),
+    { class: 'panel play-now', id: 'play-now-panel', 'aria-labelledby': 'lobby-title' },
+    h('h1', { class: 'lobby-title', id: 'lobby-title', text: t('lobby.title') }),
+    h('p', { class: 'lead', text: t('lobby.tagline') }),
+    h(
+      'div',
+      { class: 'play-now-actions' },
+      h('div', { class: 'play-now-main' }, playNow, summary),
+      h('div', { class: 'play-bot' }, levelSelect, playBot),
+    ),
+    me && me.kind === 'guest' ? guestLine(me) : null,
+    h('details', { class: 'play-prefs' }, h('summary', { text: t('playnow.preferences') }), form),
+    error,
+  );
+}
+
+/** A guest plays under the name quick play gave him: he may change it (the same guest, the same seats). */
+function guestLine(me) {
+  const error = h('p', { class: 'form-error', role: 'alert', id: 'guest-rename-error' });
+  const input = h('input', {
+    id: 'guest-rename',
+    name: 'guest-rename',
+    required: true,
+    minlength: '2',
+    maxlength: '24',
+    pattern: '[A-Za-z0-9_\\-]+',
+    autocomplete: 'nickname',
+    value: me.name,
+    'aria-describedby': 'guest-rename-error',
+  });
+  const form = h(
+    'form',
+    {
+      class: 'guest-rename',
+      id: 'guest-rename-form',
+      hidden: true,
+      onsubmit: async (event) => {
+        event.preventDefault();
+        error.textContent = '';
+        try {
+          await post('/api/auth/guest/name', { name: input.value.trim() });
+          await refreshMe(); // the lobby and the header redraw with the new name
+        } catch (failure) {
+          const fields = failure.fieldErrors ? failure.fieldErrors() : {};
+          error.textContent = fields.name ? t('auth.bad_name') : failure.status === 409 ? t('auth.name_taken') : errorText(failure);
+        }
+      },
+    },
+    h('label', { class: 'field-label', for: 'guest-rename', text: t('lobby.guest_new_name') }),
+    h('div', { class: 'guest-rename-row' }, input, h('button', { type: 'submit', class: 'btn', text: t('lobby.guest_save_name') })),
+  );
+  const change = h('button', { type: 'button', class: 'btn ghost', id: 'guest-rename-open', 'aria-expanded': 'false', 'aria-controls': 'guest-rename-form', text: t('lobby.guest_change_name') });
+  change.addEventListener('click', () => {
+    form.hidden = !form.hidden;
+    change.setAttribute('aria-expanded', form.hidden ? 'false' : 'true');
+    if (!form.hidden) input.focus();
+  });
+  return h(
+    'div',
+    { class: 'guest-line', id: 'guest-line' },
+    h('p', { class: 'muted' }, t('lobby.guest_playing_as'), ' ', h('strong', { text: me.name }), ' ', change, ' ', h('a', { href: '/#/login', text: t('lobby.guest_sign_up') })),
+    form,
     error,
   );
 }

@@ -7,6 +7,7 @@ import { append, h } from '../dom.js';
 import { verifyDeal } from '../fairness.js';
 import { formatDate, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
+import { icon } from '../icons.js';
 import { currentUser } from '../session.js';
 import { moveText, seatName, seatNames } from '../table/describe.js';
 import { discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
@@ -254,28 +255,38 @@ export function mount(root, { id }) {
       const view = views[step];
       const dealt = view.revealed_hands && perspective === 'all' ? view.revealed_hands.dealt : null;
       const seats = match.seats.map((seat) => ({ seat: seat.seat, name: seat.display_name, kind: seat.bot_level ? 'bot' : 'human', level: seat.bot_level, guest: seat.guest, connected: true }));
+      const stepButton = (name, label, onclick, extra = '') =>
+        h('button', { type: 'button', class: ['btn', 'icon-button', extra], dataset: { step: name }, onclick, 'aria-label': label }, icon(name === 'play' && playing ? 'pause' : name));
+      // On a phone the felt comes first and the controls stay under it (sticky at the screen's foot).
       const controls = h(
         'div',
         { class: 'replay-controls', role: 'group', 'aria-label': t('replay.controls') },
-        h('button', { type: 'button', class: 'btn small', dataset: { step: 'first' }, onclick: () => go(0), 'aria-label': t('replay.first'), text: '\u25C0\u25C0' }),
-        h('button', { type: 'button', class: 'btn small', dataset: { step: 'prev' }, onclick: () => go(step - 1), 'aria-label': t('replay.previous'), text: '\u25C0' }),
-        h('button', { type: 'button', class: 'btn small primary', dataset: { step: 'play' }, onclick: togglePlay, 'aria-label': playing ? t('replay.pause') : t('replay.play'), text: playing ? '\u275A\u275A' : '\u25B6' }),
-        h('button', { type: 'button', class: 'btn small', dataset: { step: 'next' }, onclick: () => go(step + 1), 'aria-label': t('replay.next'), text: '\u25B6' }),
-        h('button', { type: 'button', class: 'btn small', dataset: { step: 'last' }, onclick: () => go(views.length - 1), 'aria-label': t('replay.last'), text: '\u25B6\u25B6' }),
-        h('input', { type: 'range', min: '0', max: String(views.length - 1), value: String(step), 'aria-label': t('replay.position'), oninput: (event) => go(Number(event.target.value)) }),
-        h('span', { class: 'step-count', id: 'replay-step', text: t('replay.step', { step: step + 1, steps: views.length }) }),
-        perspectivePicker(),
+        h(
+          'div',
+          { class: 'replay-buttons' },
+          stepButton('first', t('replay.first'), () => go(0)),
+          stepButton('prev', t('replay.previous'), () => go(step - 1)),
+          stepButton('play', playing ? t('replay.pause') : t('replay.play'), togglePlay, 'primary'),
+          stepButton('next', t('replay.next'), () => go(step + 1)),
+          stepButton('last', t('replay.last'), () => go(views.length - 1)),
+        ),
+        h(
+          'div',
+          { class: 'replay-scrub' },
+          h('input', { type: 'range', min: '0', max: String(views.length - 1), value: String(step), 'aria-label': t('replay.position'), oninput: (event) => go(Number(event.target.value)) }),
+          h('span', { class: 'step-count', id: 'replay-step', text: t('replay.step', { step: step + 1, steps: views.length }) }),
+        ),
       );
       append(page, [
-        h('div', { class: 'table-top' }, h('h1', { text: t('replay.title') }), h('p', { class: 'muted', text: formatDate(match.finished_at) }), rulesChips(match.rules)),
-        controls,
-        h('p', { class: 'prompt replay-move', 'aria-live': 'polite', text: lastMove(view, views[step - 1]) }),
+        h('div', { class: 'replay-top' }, h('h1', { text: t('replay.title') }), h('p', { class: 'muted replay-date', text: formatDate(match.finished_at) })),
         h(
           'section',
           { class: 'felt replay-felt', 'aria-label': t('table.felt') },
           h('div', { class: 'opponents' }, seats.map((seat, i) => seatBox(seat, view.players[i], { revealed: shownHand(view, i), showConnection: false }))),
           h('div', { class: 'center' }, h('div', { class: 'piles' }, stockPile(view), discardPile(view)), pairsZone(view)),
         ),
+        h('div', { class: 'replay-dock' }, h('p', { class: 'prompt replay-move', 'aria-live': 'polite', text: lastMove(view, views[step - 1]) }), controls),
+        h('div', { class: 'replay-options' }, perspectivePicker(), rulesChips(match.rules)),
         dealt
           ? h(
               'section',
