@@ -356,12 +356,10 @@ async def challenge(
             raise HTTPException(
                 status.HTTP_409_CONFLICT, detail="challenge_pending: your last challenge to this friend is still open"
             )
-    if body.stake > 0:  # before a table is opened for nothing
-        await tables.require_balance(db, me, body.stake)
     await _admit(request, db, "challenge", user)
     registry = _registry(request)
     spec = body.model_copy(update={"private": True})
-    created = await tables.create_table(spec, request, user, registry)
+    created = await tables.create_table(spec, request, user, registry, db)  # checks the balance first
     await tables.join_table(created.code, request, user, registry, db, None)
     ttl = timedelta(seconds=request.app.state.settings.challenge_ttl_s)
     row = Challenge(
