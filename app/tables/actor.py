@@ -65,15 +65,17 @@ class TableActor:
         relock: Callable[[], Awaitable[int | None]] | None = None,
         limits: DecisionLimits = DecisionLimits(),
         restored: TableRecord | None = None,
+        process: str | None = None,
     ) -> None:
         """A new table of ``spec``, or the one ``restored`` from its record and log (``read_record``:
-        the same match at the same version, on the process that took the table over)."""
+        the same match at the same version, on the process that took the table over). ``process``
+        names this process (the registry's owner id) as connections name theirs (``Command.via``)."""
         self.spec, self.code, self.broker, self.hooks, self.bots = spec, spec.code, broker, hooks, bots
         self.limits, self.on_change, self.clock = limits, on_change, clock
         # It saves the table under this owner's lease (``token``; ``relock`` takes the lease again
         # when the store lost the table); ``fenced``: a newer owner took it over.
         self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon, relock=relock)
-        self.delivery = fanout.Delivery(spec.code, broker)
+        self.delivery = fanout.Delivery(spec.code, broker, process or f"process-{uuid.uuid4().hex}")
         table = restored or TableRecord.new(spec)
         self.status = table.status  # waiting | playing | finished
         self.rules, self.version, self.created = table.rules, table.version, table.created
@@ -140,8 +142,9 @@ class TableActor:
 
     async def _handle(self, command: Command) -> None:
         kind, principal = command.type, command.principal
-        if command.remote and command.conn and principal is not None:  # its connection is elsewhere
-            self.delivery.heard_from_afar(principal.key, command.via)
+        if command.conn and principal is not None:  # a connection's frames go where it is (fanout.py)
+            process = (command.via or "") if command.remote else self.delivery.process
+            self.delivery.heard(command.conn, principal.key, process)
         if kind in _INTERNAL:
             return await _INTERNAL[kind](self, command)
         if principal is None:
@@ -174,6 +177,7 @@ class TableActor:
         if command.conn:
             self.seating.disconnect(command.conn, self.status == "playing", self.clock())
             await self._presence_changed()
+            self.delivery.gone(command.conn)
 
     async def _presence_changed(self) -> None:
         """A connection came or went: the table's state did not change (no new version), only who

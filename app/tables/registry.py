@@ -317,6 +317,7 @@ class TableRegistry:
                 token=token,
                 relock=self._relock(spec.code),
                 limits=self.limits,
+                process=self.owner,
             )
             await actor.save_now()
             if address is not None:
@@ -591,6 +592,7 @@ class TableRegistry:
             token=token,
             relock=self._relock(code),
             limits=self.limits,
+            process=self.owner,
             restored=table,
         )
         if actor.status == "playing":
