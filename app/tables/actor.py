@@ -197,7 +197,8 @@ class TableActor:
         """Leaving a running match is a forfeit (§8); between matches it frees the seat."""
         seat = self.seating.seated(principal, "you have no seat at this table")
         if self.status == "playing" and self.game is not None and seat.seat not in self.game.out:
-            await self._apply_engine(Forfeit(seat.seat, "left"))
+            key = f"{principal.key}|{command.id}" if command.id is not None else None  # deduped after a takeover too
+            await self._apply_engine(Forfeit(seat.seat, "left"), key)
             return {"type": "ack", "version": self.version}
         return await self._on_seat_command(principal, command)
 
