@@ -11,6 +11,7 @@ from app.api.security import secret_key_problem
 from app.api.uvicorn_protocol import WebSocketProtocol
 from app.config import get_settings
 from app.db.migrate import upgrade_sync
+from app.main import Server, create_app
 
 
 def main() -> None:
@@ -20,9 +21,9 @@ def main() -> None:
         raise SystemExit(f"durak: {problem}")
     upgrade_sync(settings.database_url)  # the schema only ever comes from the migrations
     configure_logging(settings.log_level)
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
@@ -31,6 +32,7 @@ def main() -> None:
         ws_max_size=64 * 1024,
         forwarded_allow_ips=settings.forwarded_allow_ips,  # whose X-Forwarded-Proto decides Secure cookies
     )
+    Server(config, app).run()  # uvicorn's, saying goodbye to the table sockets before it closes them
 
 
 def configure_logging(level: str) -> None:
