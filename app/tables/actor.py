@@ -35,7 +35,16 @@ from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refuse
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
-from app.tables.record import Recorder, TableRecord, log_entry, logged_actions, record_json, takeover_deadline
+from app.tables.record import (
+    Recorder,
+    TableRecord,
+    log_entry,
+    logged_actions,
+    record_json,
+    rematch_from_json,
+    rematch_json,
+    takeover_deadline,
+)
 from app.tables.results import match_end, settle, take_stakes
 from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
 from app.tables.seating import Seating
@@ -87,8 +96,10 @@ class TableActor:
         self.answers = Answers(DEDUPE, table.done)
         self.history = fanout.History(HISTORY)
         self.timers = deadlines.TableTimers()
-        if restored is not None and self.status == "playing":  # idle limits and graces start again here
-            self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock()), clock())
+        if restored is not None:  # the move timer and a rematch proposal go on; idle limits and graces start again
+            self.seating.rematch = rematch_from_json(table.rematch, clock(), table.saved_at)
+            if self.status == "playing":
+                self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock(), table.saved_at), clock())
         self.inbox = Inbox(lambda: self.clock(), spec.code)  # tests may swap the clock
         self.bot_turns = BotTurns(spec.code, bots, self.post)
         self._task: asyncio.Task[None] | None = None
@@ -249,7 +260,8 @@ class TableActor:
         self.seating.gone_since.clear()
         actions, series = logged_actions(self.log), self.seating.series
         end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
-        self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
+        if bump:  # not when a takeover settles a finished match again: its record counts it already
+            self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(settle(self.hooks, end.record))
         renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
         await self._changed(
@@ -357,13 +369,14 @@ class TableActor:
         await self.recorder.save(self.record, self.log, None, self._live)
 
     def _live(self) -> dict[str, Any]:
-        return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock())}
+        return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock()), "saved_at": time.time()}
 
     def record(self) -> dict[str, Any]:
-        epoch = self.timers.deadline_epoch(self.clock())
+        now = self.clock()
+        epoch, rematch = self.timers.deadline_epoch(now), rematch_json(self.seating.rematch, now)
         table = TableRecord(
             self.spec, self.rules, self.seats, self.status, self.version, self.match_id, self.seating.series,
-            self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(),
+            self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(), rematch=rematch,
         )  # fmt: skip
         return record_json(table, self.info())
 
@@ -371,9 +384,12 @@ class TableActor:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
         self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
-        if self.status == "finished" and self.game is not None and self.game.outcome is not None:
+        if self.status in ("playing", "finished") and self.game is not None and self.game.outcome is not None:
+            # The match is over: settle it again (idempotent). A record still "playing" lost its owner
+            # between the last move and the match's end: the end (results, series) is made now.
+            counted = self.status == "finished"
             self.status = "playing"
-            await self._finish_match(bump=False)
+            await self._finish_match(bump=not counted)
         self._schedule_bots()
 
     # ------------------------------------------------------------------ what the players see (facts.py)
