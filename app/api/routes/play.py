@@ -356,6 +356,8 @@ class Connection:
             if len(self.unanswered) > KEPT_COMMANDS:
                 del self.unanswered[next(iter(self.unanswered))]
         else:  # the client sent the id again itself: one more answer for it
+            if not sent.owed:  # (it had its answers): its wait starts again
+                sent.since = time.perf_counter()
             sent.owed += 1
             sent.expected += 1
         if self._hold_timer is None:
