@@ -3,9 +3,12 @@ port. Off a loopback address the server refuses to start with the default or a s
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 
 from app.api.security import secret_key_problem
 from app.api.uvicorn_protocol import WebSocketProtocol
@@ -32,7 +35,11 @@ def main() -> None:
         ws_max_size=64 * 1024,
         forwarded_allow_ips=settings.forwarded_allow_ips,  # whose X-Forwarded-Proto decides Secure cookies
     )
-    Server(config, app).run()  # uvicorn's, saying goodbye to the table sockets before it closes them
+    server = Server(config, app)  # uvicorn's, saying goodbye to the table sockets before it closes them
+    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C (SIGINT) is a clean stop
+        server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
 
 
 def configure_logging(level: str) -> None:

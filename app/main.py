@@ -111,6 +111,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await db.dispose()
 
 
+GOODBYE_S = 2.0  # how long a stopping server waits for its goodbyes to go out
+
+
 async def say_goodbye(app: FastAPI) -> None:
     """The server is stopping: every table socket gets ``bye`` (code ``shutdown``, with
     ``reconnect_after_ms``, spread over the clients) and is closed with 1012; sockets that open
@@ -120,9 +123,6 @@ async def say_goodbye(app: FastAPI) -> None:
     closing = [connection.goodbye() for connection in list(connections)]
     if closing:
         await asyncio.wait(closing, timeout=GOODBYE_S)
-
-
-GOODBYE_S = 2.0
 
 
 class Server(uvicorn.Server):

@@ -75,6 +75,8 @@ def test_python_m_app_migrates_before_serving(tmp_path: Path, monkeypatch: pytes
         def __init__(self, config: object, app: object) -> None:
             served.append(app)
 
+        started = True
+
         def run(self) -> None:
             pass
 

@@ -98,6 +98,8 @@ def test_the_embedded_default_still_starts_on_loopback(monkeypatch: pytest.Monke
         def __init__(self, config: Any, app: Any) -> None:
             calls.append(config)
 
+        started = True
+
         def run(self) -> None:
             pass
 
