@@ -3,14 +3,18 @@ port. Off a loopback address the server refuses to start with the default or a s
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 
 from app.api.security import secret_key_problem
 from app.api.uvicorn_protocol import WebSocketProtocol
 from app.config import get_settings
 from app.db.migrate import upgrade_sync
+from app.main import Server, create_app
 
 
 def main() -> None:
@@ -20,9 +24,9 @@ def main() -> None:
         raise SystemExit(f"durak: {problem}")
     upgrade_sync(settings.database_url)  # the schema only ever comes from the migrations
     configure_logging(settings.log_level)
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
@@ -31,6 +35,11 @@ def main() -> None:
         ws_max_size=64 * 1024,
         forwarded_allow_ips=settings.forwarded_allow_ips,  # whose X-Forwarded-Proto decides Secure cookies
     )
+    server = Server(config, app)  # uvicorn's, saying goodbye to the table sockets before it closes them
+    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C (SIGINT) is a clean stop
+        server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
 
 
 def configure_logging(level: str) -> None:

@@ -19,6 +19,14 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     database_url: str = "sqlite+aiosqlite:///./durak.sqlite3"
     broker_url: str = "memory://"
+    redis_prefix: str = Field(
+        default="durak:",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="Begins every Redis key and channel of this deployment (docs/broker.md): deployments "
+        "sharing one Redis or Redis Cluster each need their own; all processes of one deployment the same.",
+    )
     secret_key: str = Field(
         default=DEFAULT_SECRET_KEY,
         min_length=16,

@@ -4,7 +4,6 @@ routers and the static web client."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gzip
 import logging
 import os
@@ -15,6 +14,7 @@ from contextlib import asynccontextmanager
 from os import PathLike
 from pathlib import Path
 
+import uvicorn
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, Response
@@ -48,7 +48,7 @@ from app.api.routes import (
 from app.api.security import BrowserGuard, redact_access_log
 from app.api.signouts import OpenSessions
 from app.api.throttle import AuthThrottles
-from app.broker import open_broker
+from app.broker import BrokerOptions, open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.integrity import IntegrityRules
@@ -70,15 +70,17 @@ log = logging.getLogger("durak")
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the database engine, the broker and the table registry for the life of the app; the
     schema itself is created by the migrations (``python -m app`` applies them before serving).
-    On shutdown, connected clients are told (``bye``, close code 1012) and in-flight commands finish."""
+    On shutdown, connected clients are told (``bye``, close code 1012: under ``python -m app`` by
+    :class:`Server` before uvicorn closes the sockets, else here) and in-flight commands finish."""
     settings: Settings = app.state.settings
     db = Database(settings.database_url)
     app.state.db = db
-    app.state.sockets = set()
+    app.state.connections = set()
+    app.state.leaving = False
     try:
-        async with open_broker(settings.broker_url) as broker:
+        async with open_broker(settings.broker_url, BrokerOptions(prefix=settings.redis_prefix)) as broker:
             app.state.broker = broker
-            store = open_store(settings.broker_url)
+            store = open_store(settings.broker_url, settings.redis_prefix)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
             limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
             registry = TableRegistry(
@@ -106,20 +108,44 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                     yield
                 finally:
                     full_collections.cancel()
-                    await _say_goodbye(app.state.sockets)
+                    await say_goodbye(app)
             await store.close()
     finally:
         shutdown_pool()
         await db.dispose()
 
 
-async def _say_goodbye(sockets: set[WebSocket]) -> None:
-    async def close(ws: WebSocket) -> None:
-        with contextlib.suppress(Exception):
-            await ws.send_json({"type": "bye", "code": "shutdown", "message": "server restarting, reconnect"})
-            await ws.close(code=1012, reason="server restarting")
+GOODBYE_S = 2.0  # how long a stopping server waits for its goodbyes to go out
 
-    await asyncio.gather(*(close(ws) for ws in list(sockets)))
+
+async def say_goodbye(app: FastAPI) -> None:
+    """The server is stopping: every table socket gets ``bye`` (code ``shutdown``, with
+    ``reconnect_after_ms``, spread over the clients) and is closed with 1012; sockets that open
+    later are told the same at once. Waits (at most ``GOODBYE_S``) until the closes are out."""
+    app.state.leaving = True
+    connections: set[play.Connection] = getattr(app.state, "connections", set())
+    closing = [connection.goodbye() for connection in list(connections)]
+    if closing:
+        await asyncio.wait(closing, timeout=GOODBYE_S)
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, which says goodbye to the table sockets (:func:`say_goodbye`) before it
+    closes them itself. uvicorn's own shutdown closes every connection (a websocket with 1012) before
+    the application's lifespan hears of it, so a goodbye sent from there never reaches anyone."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self.durak_app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:  # no new connections meanwhile (uvicorn closes them again: harmless)
+            server.close()
+        try:
+            await say_goodbye(self.durak_app)
+        except Exception:  # never keep the server from stopping
+            log.exception("saying goodbye to the table sockets failed")
+        await super().shutdown(sockets)
 
 
 class DurakPeak(FastAPI):

@@ -64,17 +64,28 @@ def test_python_m_app_migrates_before_serving(tmp_path: Path, monkeypatch: pytes
     import sqlite3
 
     from app import __main__ as entry
+    from app.main import DurakPeak
 
     path = tmp_path / "serve.sqlite3"
     monkeypatch.setenv("DURAK_DATABASE_URL", f"sqlite+aiosqlite:///{path}")
     get_settings.cache_clear()
-    served: list[str] = []
-    monkeypatch.setattr(entry.uvicorn, "run", lambda target, **_: served.append(target))
+    served: list[object] = []
+
+    class Server:  # app.main.Server: it would serve the app it is given
+        def __init__(self, config: object, app: object) -> None:
+            served.append(app)
+
+        started = True
+
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr(entry, "Server", Server)
     try:
         entry.main()
     finally:
         get_settings.cache_clear()
-    assert served == ["app.main:create_app"]
+    assert len(served) == 1 and isinstance(served[0], DurakPeak)
     with sqlite3.connect(path) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         version = conn.execute("SELECT version_num FROM alembic_version").fetchone()

@@ -746,6 +746,12 @@ class Bye(_Shape):
     type: Literal["bye"]
     code: Literal["shutdown", "rate_limited", "signed_out"]
     message: str
+    reconnect_after_ms: int | None = Field(
+        default=None,
+        description="With code shutdown: reconnect after this many milliseconds (the same address: the "
+        "stopping server takes no new connections), then hello with last_version and send your "
+        "unanswered commands again with the same ids.",
+    )
 
 
 ServerMessage = Annotated[
@@ -775,8 +781,9 @@ ERROR_CODES: dict[str, str] = {
     "chat_off": "The creator turned chat off at this table.",
     "chat_empty": "The chat message has no visible text.",
     "chat_forbidden": "Anonymous spectators cannot chat: sign in or play as a guest.",
-    "unavailable": "The table is unreachable right now (server restarting, broker or storage down): try again.",
-    "moved": "The table is now served by another server process: reconnect.",
+    "unavailable": "Nothing happened: the table is unreachable right now (broker or storage down), or no "
+    "server answered for it within 20 s (its server restarting): try again, with the same id.",
+    "moved": "The table is now served by another server process: send it again (same id), or reconnect.",
     # the rules (the engine's refusals; the message names the reason)
     "not_your_turn": "The action is not yours to make now (or not now at all: e.g. nothing has been led).",
     "card_not_in_hand": "You do not hold that card.",
@@ -936,7 +943,12 @@ def examples() -> list[BaseModel]:
             retry_after_ms=80,
         ),
         Pong(type="pong", id="p1"),
-        Bye(type="bye", code="shutdown", message="server restarting, reconnect"),
+        Bye(
+            type="bye",
+            code="shutdown",
+            message="this server is restarting: reconnect in 740 ms",
+            reconnect_after_ms=740,
+        ),
     ]
 
 

@@ -67,11 +67,35 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
   not change the table's state: they are pushed as `presence`, with the table facts (who is
   `connected`, how many `spectators`) and the version you already have.
 - Commands carry an `id` of your choice. Each gets exactly one `ack` or `error` with that id. A
-  repeated id is not applied again: the answer is the original ack with `duplicate: true`. With
-  `version` (the version you acted on), a command that is no longer legal is refused with
-  `stale_version` so that you know your view was out of date.
+  repeated id is not applied again: the answer is the original one with `duplicate: true` (except
+  after the retryable refusals `unavailable` and `moved`, where nothing happened: the same id is
+  tried again). With `version` (the version you acted on), a command that is no longer legal is
+  refused with `stale_version` so that you know your view was out of date.
 - Two tabs of one player are two connections to the same seat: both receive every update; each
   receives only the acks and errors of its own commands.
+
+## Restarts and lost connections
+
+Each live table is served by one server process; when that process stops (a deploy) or dies,
+another one takes the table over, at the same version (about a second after a stop, three to four
+after a crash). Nothing a player did is lost, and nobody is forfeited for the wait:
+
+- **A command sent while the table has no server** (between the old one's end and the takeover) is
+  held by the server your socket is on and handed to the table once it has one again: you get its
+  answer then. When no server has answered for the table within 20 s, you get `error`
+  `unavailable` instead; send it again, with the same id, if your view says it is still needed.
+- **A stopping server** sends `bye` with code `shutdown` and `reconnect_after_ms`, then closes the
+  socket with 1012. Reconnect to the same address after that wait (the stopping server takes no new
+  connections: your proxy sends you to another), send `hello` with `last_version`, then every
+  command you have had no answer to, each with its own id: one the table applied already is
+  answered from its record (`duplicate: true`), never applied twice. Do the same after a close
+  without `bye` (a server that died), with your own backoff.
+- After a takeover every connection, on any server, gets a fresh `welcome` without asking (its
+  server says `hello` for it, with the last version it passed on): the table as it is, with who is
+  connected now.
+- The decision's move timer goes on with the time it had when the old server last saved the table,
+  plus 3 s; the idle limit and the disconnect grace start again. An open rematch proposal keeps its
+  agreements and its time (plus 3 s).
 
 ## Seats and sockets
 

@@ -19,18 +19,19 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from app.broker import REDIS_SCHEMES
+from app.broker.base import DEFAULT_PREFIX
 from app.store.base import Fenced, LogGap, TableStore
 from app.store.memory import MemoryStore
 
 __all__ = ["Fenced", "LogGap", "MemoryStore", "TableStore", "open_store"]
 
 
-def open_store(broker_url: str, prefix: str = "durak:") -> TableStore:
-    """The table store that goes with the broker at ``broker_url``."""
+def open_store(broker_url: str, prefix: str = DEFAULT_PREFIX) -> TableStore:
+    """The table store that goes with the broker at ``broker_url``; on Redis its keys begin with
+    ``prefix``, the broker's (``DURAK_REDIS_PREFIX``)."""
     scheme = urlsplit(broker_url).scheme
     if scheme in REDIS_SCHEMES:
         from app.store.redis import RedisStore  # a memory:// deployment never loads redis-py
 
         return RedisStore(broker_url, prefix)
     return MemoryStore(broker_url)
-

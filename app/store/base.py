@@ -59,7 +59,7 @@ class LogGap(Exception):
 
 
 def overlay(record: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
-    """The saved record with the version and deadline of the moves appended since."""
+    """The saved record with the version, deadline and time of saving of the moves appended since."""
     if live is None or live.get("version", -1) <= record.get("version", -1):
         return record
-    return {**record, "version": live["version"], "deadline": live["deadline"]}
+    return {**record, "version": live["version"], "deadline": live["deadline"], "saved_at": live.get("saved_at")}

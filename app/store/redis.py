@@ -21,7 +21,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from app.broker import BrokerUnavailable
-from app.broker.base import CLUSTER_SCHEMES
+from app.broker.base import CLUSTER_SCHEMES, DEFAULT_PREFIX
 from app.broker.redis_cluster import ClusterCommands, ClusterTarget, cluster_client, slot_of
 from app.broker.redis_wire import Commands, RedisTarget, pack_command
 from app.store.base import Fenced, LogGap, overlay
@@ -123,7 +123,7 @@ def _dumps(value: Any) -> bytes:
 
 
 class RedisStore:
-    def __init__(self, url: str, prefix: str = "durak:") -> None:
+    def __init__(self, url: str, prefix: str = DEFAULT_PREFIX) -> None:
         self._routes: ClusterCommands | None = None
         self._commands: Commands | None = None
         self._redis: Redis | RedisCluster

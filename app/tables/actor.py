@@ -35,7 +35,16 @@ from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refuse
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
-from app.tables.record import Recorder, TableRecord, log_entry, logged_actions, record_json, takeover_deadline
+from app.tables.record import (
+    Recorder,
+    TableRecord,
+    log_entry,
+    logged_actions,
+    record_json,
+    rematch_from_json,
+    rematch_json,
+    takeover_deadline,
+)
 from app.tables.results import match_end, settle, take_stakes
 from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
 from app.tables.seating import Seating
@@ -65,15 +74,17 @@ class TableActor:
         relock: Callable[[], Awaitable[int | None]] | None = None,
         limits: DecisionLimits = DecisionLimits(),
         restored: TableRecord | None = None,
+        process: str | None = None,
     ) -> None:
         """A new table of ``spec``, or the one ``restored`` from its record and log (``read_record``:
-        the same match at the same version, on the process that took the table over)."""
+        the same match at the same version, on the process that took the table over). ``process``
+        names this process (the registry's owner id) as connections name theirs (``Command.via``)."""
         self.spec, self.code, self.broker, self.hooks, self.bots = spec, spec.code, broker, hooks, bots
         self.limits, self.on_change, self.clock = limits, on_change, clock
         # It saves the table under this owner's lease (``token``; ``relock`` takes the lease again
         # when the store lost the table); ``fenced``: a newer owner took it over.
         self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon, relock=relock)
-        self.delivery = fanout.Delivery(spec.code, broker)
+        self.delivery = fanout.Delivery(spec.code, broker, process or f"process-{uuid.uuid4().hex}")
         table = restored or TableRecord.new(spec)
         self.status = table.status  # waiting | playing | finished
         self.rules, self.version, self.created = table.rules, table.version, table.created
@@ -85,8 +96,10 @@ class TableActor:
         self.answers = Answers(DEDUPE, table.done)
         self.history = fanout.History(HISTORY)
         self.timers = deadlines.TableTimers()
-        if restored is not None and self.status == "playing":  # idle limits and graces start again here
-            self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock()), clock())
+        if restored is not None:  # the move timer and a rematch proposal go on; idle limits and graces start again
+            self.seating.rematch = rematch_from_json(table.rematch, clock(), table.saved_at)
+            if self.status == "playing":
+                self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock(), table.saved_at), clock())
         self.inbox = Inbox(lambda: self.clock(), spec.code)  # tests may swap the clock
         self.bot_turns = BotTurns(spec.code, bots, self.post)
         self._task: asyncio.Task[None] | None = None
@@ -140,8 +153,9 @@ class TableActor:
 
     async def _handle(self, command: Command) -> None:
         kind, principal = command.type, command.principal
-        if command.remote and command.conn and principal is not None:  # its connection is elsewhere
-            self.delivery.heard_from_afar(principal.key, command.via)
+        if command.conn and principal is not None:  # a connection's frames go where it is (fanout.py)
+            process = (command.via or "") if command.remote else self.delivery.process
+            self.delivery.heard(command.conn, principal.key, process)
         if kind in _INTERNAL:
             return await _INTERNAL[kind](self, command)
         if principal is None:
@@ -174,6 +188,7 @@ class TableActor:
         if command.conn:
             self.seating.disconnect(command.conn, self.status == "playing", self.clock())
             await self._presence_changed()
+            self.delivery.gone(command.conn)
 
     async def _presence_changed(self) -> None:
         """A connection came or went: the table's state did not change (no new version), only who
@@ -193,7 +208,8 @@ class TableActor:
         """Leaving a running match is a forfeit (§8); between matches it frees the seat."""
         seat = self.seating.seated(principal, "you have no seat at this table")
         if self.status == "playing" and self.game is not None and seat.seat not in self.game.out:
-            await self._apply_engine(Forfeit(seat.seat, "left"))
+            key = f"{principal.key}|{command.id}" if command.id is not None else None  # deduped after a takeover too
+            await self._apply_engine(Forfeit(seat.seat, "left"), key)
             return {"type": "ack", "version": self.version}
         return await self._on_seat_command(principal, command)
 
@@ -244,7 +260,8 @@ class TableActor:
         self.seating.gone_since.clear()
         actions, series = logged_actions(self.log), self.seating.series
         end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
-        self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
+        if bump:  # not when a takeover settles a finished match again: its record counts it already
+            self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         rated = self._ratings_told(match_id)
         self._settle_task = asyncio.create_task(settle(self.hooks, end.record, on_rated=rated))
         renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
@@ -369,13 +386,14 @@ class TableActor:
         await self.recorder.save(self.record, self.log, None, self._live)
 
     def _live(self) -> dict[str, Any]:
-        return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock())}
+        return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock()), "saved_at": time.time()}
 
     def record(self) -> dict[str, Any]:
-        epoch = self.timers.deadline_epoch(self.clock())
+        now = self.clock()
+        epoch, rematch = self.timers.deadline_epoch(now), rematch_json(self.seating.rematch, now)
         table = TableRecord(
             self.spec, self.rules, self.seats, self.status, self.version, self.match_id, self.seating.series,
-            self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(),
+            self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(), rematch=rematch,
         )  # fmt: skip
         return record_json(table, self.info())
 
@@ -383,9 +401,12 @@ class TableActor:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
         self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
-        if self.status == "finished" and self.game is not None and self.game.outcome is not None:
+        if self.status in ("playing", "finished") and self.game is not None and self.game.outcome is not None:
+            # The match is over: settle it again (idempotent). A record still "playing" lost its owner
+            # between the last move and the match's end: the end (results, series) is made now.
+            counted = self.status == "finished"
             self.status = "playing"
-            await self._finish_match(bump=False)
+            await self._finish_match(bump=not counted)
         self._schedule_bots()
 
     # ------------------------------------------------------------------ what the players see (facts.py)

@@ -160,10 +160,16 @@ def _text(value: Any) -> str | None:
 Kept = int | tuple[str, str] | dict[str, Any]  # an ack's version, an error's (code, message), else the answer
 
 
+# Refusals that mean "nothing happened, try again": not kept, so the same id sent again is tried again.
+RETRYABLE = ("unavailable", "moved")
+
+
 class Answers:
-    """A table's answers to commands. A play command is answered once: the answers to the last
+    """A table's answers to commands. A command with an id is answered once: the answers to the last
     ``size`` of them are kept by (principal key, command id), and one sent again (a client retrying
-    after a lost answer) gets the same answer, marked ``duplicate``, without being applied twice.
+    after a lost answer, or its connection after the table changed hands) gets the same answer,
+    marked ``duplicate``, without being applied twice. A retryable refusal (``RETRYABLE``) is not
+    kept: sent again, the command is tried again.
 
     An answer is kept in its smallest form (an ack as its version, an error as its code and message)
     and rebuilt when asked for again: a busy table keeps ``size`` of them for as long as it lives,
@@ -184,7 +190,7 @@ class Answers:
         """Run ``handler`` (None: no handler for the command's type) for ``command`` from ``principal``:
         its answer, or the ``error`` it was refused with, carrying the command's id."""
         cmd_id = command.id
-        key = (principal.key, str(cmd_id)) if cmd_id is not None and command.type in PLAY_COMMANDS else None
+        key = (principal.key, str(cmd_id)) if cmd_id is not None else None
         if key is not None:
             kept = self._answers.get(key)
             if kept is not None:
@@ -197,7 +203,7 @@ class Answers:
             reply = {"type": "error", "id": cmd_id, "code": refused.code, "message": refused.message}
         if cmd_id is not None:
             reply.setdefault("id", cmd_id)
-        if key is not None:
+        if key is not None and reply.get("code") not in RETRYABLE:
             self._keep(key, reply)
         return reply
 

@@ -17,7 +17,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -176,27 +176,77 @@ def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) 
     return channel, dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)
 
 
+class Route(NamedTuple):
+    """Where a channel's frames go: to this process's subscribers (``here``), in a bundle to each of
+    ``processes`` (their fan channels), or, when a sender's process is unknown (``direct``), on the
+    channel itself through the broker, which reaches every process (this one too) and nothing else."""
+
+    here: bool
+    processes: tuple[str, ...]
+    direct: bool
+
+
 class Delivery:
     """Routes a table's frames. While the actor handles one command, what it sends is held and goes
     out together, in order, when the command is done (the updates, then the ack: one write to a
-    remote broker)."""
+    remote broker).
 
-    def __init__(self, code: str, broker: Broker) -> None:
+    A person's channel goes where that person's connections are: every command of a connection
+    (its ``hello`` first) says which process holds it (``heard``: ``process``, the registry's owner
+    id, is this one), and its ``bye`` takes it off again (``gone``). The spectators' channel goes
+    wherever any connection is. A channel nobody has been heard on is delivered here only (nobody
+    elsewhere has said hello, and a connection gets nothing before its welcome anyway). A connection
+    that moves to another process (its own died) says hello from there, so the channel follows it,
+    back to local delivery when it is the owner's own process. Each connection gets a channel's
+    frames one way only (this process's subscribers directly, another's through its fan channel),
+    so frames never overtake each other."""
+
+    def __init__(self, code: str, broker: Broker, process: str = "") -> None:
         self.code = code
         self.broker = broker
-        # Person and spectator channels that a connection in another process has used (it sent a
-        # command through the broker), and the processes it came from: their frames go through the
-        # broker, bundled per process. "" is a sender whose process is unknown (a REST call on
-        # behalf of a connection): that channel's frames are published on the channel itself.
-        self.remote_channels: dict[str, set[str]] = {}
+        self.process = process  # this process (the registry's owner id): its connections are served here
+        # Connection id -> (person key, process of the connection; "" when unknown: a REST call made
+        # on behalf of a connection, whose channel is then published on itself, for good).
+        self.connections: dict[str, tuple[str, str]] = {}
+        self.routes: dict[str, Route] = {}  # channels heard of; any other channel is delivered here
+        self._unknown: set[str] = set()  # person keys heard from a process not named
         self._prefix = channels.of_table(code)
         self._held: Outbox | None = None
 
+    def heard(self, conn: str, principal_key: str, process: str) -> None:
+        """Connection ``conn`` of ``principal_key``, held by ``process``, sent a command."""
+        where = (principal_key, process)
+        if self.connections.get(conn) == where:
+            return  # the common case: nothing changes
+        self.connections[conn] = where
+        self._reroute(principal_key)
+
+    def gone(self, conn: str) -> None:
+        """Connection ``conn`` closed: its channels no longer go to its process for it."""
+        where = self.connections.pop(conn, None)
+        if where is not None:
+            self._reroute(where[0])
+
     def heard_from_afar(self, principal_key: str, via: str | None = None) -> None:
-        """A connection in process ``via`` sent a command for this person: route to it by broker."""
-        process = via or ""
-        for channel in (channels.person(self.code, principal_key), channels.watch(self.code)):
-            self.remote_channels.setdefault(channel, set()).add(process)
+        """A connection of ``principal_key`` in process ``via`` (None: unknown) is listening, whose
+        connection id is not known (tests of the routing)."""
+        self.heard(f"~{principal_key}~{via or ''}", principal_key, via or "")
+
+    def _reroute(self, principal_key: str) -> None:
+        if any(process == "" for key, process in self.connections.values() if key == principal_key):
+            self._unknown.add(principal_key)
+        person = channels.person(self.code, principal_key)
+        self.routes[person] = self._route(
+            {process for key, process in self.connections.values() if key == principal_key},
+            principal_key in self._unknown,
+        )
+        self.routes[channels.watch(self.code)] = self._route(
+            {process for _, process in self.connections.values()}, bool(self._unknown)
+        )
+
+    def _route(self, processes: set[str], direct: bool) -> Route:
+        others = tuple(sorted(p for p in processes if p and p != self.process))
+        return Route(self.process in processes or not processes, others, direct)
 
     def hold(self) -> None:
         self._held = []
@@ -213,18 +263,28 @@ class Delivery:
             self.deliver(held)
 
     def split(self, outbox: Outbox, *, everywhere: bool = False) -> tuple[Outbox, Outbox]:
-        """(frames for this process, frames for the broker). Replies to REST calls, which may come
-        from anywhere, always go through the broker."""
-        remote = self.remote_channels
+        """(frames for this process, frames for the broker); a frame may be in both, for connections
+        here and elsewhere. Replies to REST calls, which may come from anywhere, always go through
+        the broker; ``everywhere``: every frame goes on its own channel through the broker."""
+        routes = self.routes
         prefix = self._prefix
         here: Outbox = []
         there: Outbox = []
         for item in outbox:
             channel = item[0]
-            if everywhere or channel in remote or not channel.startswith(prefix):
+            if everywhere or not channel.startswith(prefix):
                 there.append(item)
-            else:
+                continue
+            route = routes.get(channel)
+            if route is None:
                 here.append(item)
+            elif route.direct:
+                there.append(item)  # on the channel itself: every process's subscribers, ours too
+            else:
+                if route.here:
+                    here.append(item)
+                if route.processes:
+                    there.append(item)
         return here, there
 
     def deliver(self, outbox: Outbox, *, everywhere: bool = False) -> None:
@@ -235,24 +295,24 @@ class Delivery:
             if here:
                 self.broker.deliver_here(here)
             if there:
-                self.broker.publish_nowait(self.bundled(there))
+                self.broker.publish_nowait(self.bundled(there, everywhere=everywhere))
         except Exception as exc:  # broker down: clients resync when it returns
             log.warning("table %s: publish failed (%d messages): %s", self.code[:8], len(outbox), exc)
 
-    def bundled(self, there: Outbox) -> list[tuple[str, str | bytes]]:
+    def bundled(self, there: Outbox, *, everywhere: bool = False) -> list[tuple[str, str | bytes]]:
         """The table's frames for other processes as one bundle per process, on that process's fan
         channel (its :class:`Relay` hands them to its subscribers), ahead of the rest (REST replies,
         channels of unknown processes), so that a reply never overtakes the update it answers."""
-        remote = self.remote_channels
+        routes = self.routes
         prefix = self._prefix
         bundles: dict[str, list[tuple[str, str]]] = {}
         direct: list[tuple[str, str | bytes]] = []
         for item in there:
-            processes = remote.get(item[0]) if item[0].startswith(prefix) else None
-            if not processes or "" in processes:
+            route = None if everywhere or not item[0].startswith(prefix) else routes.get(item[0])
+            if route is None or route.direct:
                 direct.append(item)
                 continue
-            for process in processes:
+            for process in route.processes:
                 bundles.setdefault(process, []).append(item)
         if not bundles:
             return direct

@@ -20,7 +20,7 @@ from app.engine import Action, Rules, State, action_from_json, action_to_json, a
 from app.engine.cards import Card
 from app.tables.channels import dumps
 from app.tables.commands import Refused
-from app.tables.spec import Principal, Seat, TableSpec
+from app.tables.spec import Principal, RematchProposal, Seat, TableSpec
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
 
 log = logging.getLogger("durak.table")
@@ -81,6 +81,8 @@ class TableRecord:
     log: list[str] = field(default_factory=list)  # log_entry() of each move of the match
     done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
     fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
+    rematch: dict[str, Any] | None = None  # an open rematch proposal: {"agreed": [seats], "deadline": epoch}
+    saved_at: float | None = None  # when it was written (epoch): its owner was alive until then
 
     @classmethod
     def new(cls, spec: TableSpec) -> TableRecord:
@@ -107,6 +109,8 @@ def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
         "next_dealer": table.next_dealer,
         "results": table.results,
         "created": table.created,
+        "rematch": table.rematch,
+        "saved_at": time.time(),
         "info": info,
     }
 
@@ -126,6 +130,8 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         created=record["created"],
         deadline=record["deadline"],
         fair=record.get("fair"),
+        rematch=record.get("rematch"),
+        saved_at=record.get("saved_at"),
     )
     if record["seed"] is not None and table.status in ("playing", "finished"):
         deal = (table.fair or {}).get("deal")
@@ -142,11 +148,33 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
     return table
 
 
-def takeover_deadline(deadline_epoch: float | None, now: float) -> float | None:
-    """The move timer on this process's clock (``now``) after a takeover: what was left, plus a grace."""
+def takeover_deadline(deadline_epoch: float | None, now: float, saved_at: float | None = None) -> float | None:
+    """A deadline (the move timer, a rematch proposal's end) on this process's clock (``now``) after a
+    takeover: the time that was left when the old owner last saved the table (``saved_at``, epoch;
+    it was alive then), plus a grace. The time since, in which the table may have had no owner
+    (its process died, or stopped), is nobody's to lose. Without ``saved_at``: what is left now."""
     if deadline_epoch is None:
         return None
-    return now + max(0.0, deadline_epoch - time.time()) + TAKEOVER_GRACE_S
+    since = time.time() if saved_at is None else min(saved_at, time.time())
+    return now + max(0.0, deadline_epoch - since) + TAKEOVER_GRACE_S
+
+
+def rematch_json(proposal: RematchProposal | None, now: float) -> dict[str, Any] | None:
+    """An open rematch proposal as the record keeps it (``now``: the actor's clock; the deadline as
+    an epoch time, as another process reads it)."""
+    if proposal is None:
+        return None
+    return {"agreed": sorted(proposal.agreed), "deadline": time.time() + (proposal.deadline - now)}
+
+
+def rematch_from_json(data: dict[str, Any] | None, now: float, saved_at: float | None) -> RematchProposal | None:
+    """The proposal a table taken over had open: the same agreements, the time that was left (plus
+    the takeover's grace, as for the move timer), on this process's clock (``now``)."""
+    if data is None:
+        return None
+    deadline = takeover_deadline(float(data["deadline"]), now, saved_at)
+    assert deadline is not None
+    return RematchProposal(deadline=deadline, agreed={int(seat) for seat in data["agreed"]})
 
 
 class Recorder:

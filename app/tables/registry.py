@@ -318,6 +318,7 @@ class TableRegistry:
                 token=token,
                 relock=self._relock(spec.code),
                 limits=self.limits,
+                process=self.owner,
             )
             await actor.save_now()
             if address is not None:
@@ -592,6 +593,7 @@ class TableRegistry:
             token=token,
             relock=self._relock(code),
             limits=self.limits,
+            process=self.owner,
             restored=table,
         )
         if actor.status == "playing":

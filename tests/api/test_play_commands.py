@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from app.api.routes.play import Connection
-from app.broker import BrokerUnavailable, Gap, GapReason
+from app.broker import BrokerUnavailable, Gap, GapReason, Message
 from app.tables import channels
 from app.tables.commands import Command, play_action
 from app.tables.spec import Principal
@@ -97,3 +97,66 @@ async def test_the_two_gaps_of_one_outage_ask_for_one_snapshot() -> None:
     await asyncio.sleep(0)
     conn.on_watched(gap)  # a later outage
     assert [m["type"] for m in broker.published] == ["hello", "hello"]
+
+
+def _frame(payload: dict[str, Any], conn: str | None = "c1") -> Message:
+    return Message(channels.person("T", "a:1"), channels.frame(payload, conn).encode())
+
+
+async def test_a_command_the_table_never_got_is_sent_again_when_a_new_owner_asks_for_hello() -> None:
+    """The table had no owner when the command went out (its process died, or was stopping): nobody
+    read it. The new owner's ``_rehello`` makes the connection say hello and send it again, same id;
+    the client gets one answer, however many the table sends."""
+    broker = DownBroker()
+    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")
+    sent: list[str] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["text"])
+
+    conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
+    conn.last_version = 12
+    conn.handle('{"type": "take", "id": "m1", "version": 12}')  # lost: the table has no owner now
+    assert [(m["type"], m["id"]) for m in broker.published] == [("take", "m1")]
+    conn.on_personal(_frame({"type": "_rehello"}, conn=None))  # the new owner is listening
+    assert [(m["type"], m.get("id")) for m in broker.published[1:]] == [("hello", None), ("take", "m1")]
+    assert broker.published[2]["version"] == 12 and broker.published[2]["via"] == "proc-here"
+    conn.on_personal(_frame({"type": "ack", "id": "m1", "version": 13}))
+    conn.on_personal(_frame({"type": "ack", "id": "m1", "version": 13, "duplicate": True}))  # if both got there
+    await conn.out.flush()
+    assert [orjson.loads(text) for text in sent] == [{"type": "ack", "id": "m1", "version": 13}]
+    await asyncio.sleep(0)
+    conn.on_personal(Gap(channels.person("T", "a:1"), GapReason.RECONNECT))  # answered: not sent again
+    assert [m["type"] for m in broker.published[3:]] == ["hello"]
+
+
+async def test_a_command_no_table_answers_in_time_gets_unavailable_and_a_moved_one_goes_to_the_new_owner(
+    monkeypatch,
+) -> None:
+    broker = DownBroker()
+    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")
+    sent: list[str] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["text"])
+
+    conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
+    monkeypatch.setattr("app.api.routes.play.MOVED_RETRY_S", 0)
+    conn.handle('{"type": "pass", "id": "m1"}')
+    # A fenced-out owner refuses it with ``moved``: not shown, sent again (to the new owner).
+    conn.on_personal(_frame({"type": "error", "id": "m1", "code": "moved", "message": "reconnect"}))
+    await asyncio.sleep(0.01)
+    assert [m["id"] for m in broker.published] == ["m1", "m1"]
+    assert sent == []
+    conn.handle('{"type": "pass", "id": "m2"}')
+    monkeypatch.setattr("app.api.routes.play.HOLD_LIMIT_S", 0.0)
+    conn._hold_expired()  # nobody answered within the limit (as its timer would find)
+    await conn.out.flush()
+    errors = [orjson.loads(text) for text in sent]
+    assert [(e["type"], e["id"], e["code"]) for e in errors] == [
+        ("error", "m1", "unavailable"),
+        ("error", "m2", "unavailable"),
+    ]
+    conn.on_personal(_frame({"type": "ack", "id": "m1", "version": 5}))  # too late: the client was answered
+    await conn.out.flush()
+    assert len(sent) == 2

@@ -88,6 +88,9 @@ class Cluster:
     ports: list[int] = field(default_factory=list)
     procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
     logs: Path = Path(".")
+    # Every Redis key and channel of these processes begins with it (DURAK_REDIS_PREFIX): a prefix
+    # of their own, as a second deployment sharing a Redis would have.
+    prefix: str = field(default_factory=lambda: f"dk{uuid.uuid4().hex[:6]}:")
 
     def origin(self, port: int) -> str:
         return f"http://127.0.0.1:{port}"
@@ -103,6 +106,7 @@ class Cluster:
             "DURAK_PORT": str(port),
             "DURAK_DATABASE_URL": self.database_url,
             "DURAK_BROKER_URL": self.broker_url,
+            "DURAK_REDIS_PREFIX": self.prefix,
             "DURAK_SECRET_KEY": "cluster-test-secret-0123456789",
             "DURAK_ALLOWED_ORIGINS": json.dumps([self.origin(p) for p in self.ports]),
             "DURAK_WS_RATE_PER_S": "1000",
@@ -138,6 +142,20 @@ class Cluster:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
 
+    def terminate(self, port: int) -> subprocess.Popen[bytes]:
+        """SIGTERM, as a rolling restart stops a process; it is not waited for (the caller may)."""
+        proc = self.procs.pop(port)
+        proc.send_signal(signal.SIGTERM)
+        return proc
+
+    def redis_client(self) -> Any:
+        import redis
+
+        if self.redis is None:
+            host, _, port = self.broker_url.removeprefix("redis+cluster://").split(",")[0].rpartition(":")
+            return redis.RedisCluster(host=host, port=int(port))
+        return redis.Redis.from_url(self.redis.url)
+
     def stop(self) -> None:
         for proc in self.procs.values():
             proc.terminate()
@@ -151,16 +169,9 @@ class Cluster:
 
     def node_of_owner(self, code: str) -> int | None:
         """The port of the process that holds the table's lease."""
-        import redis
-
-        client: redis.Redis | redis.RedisCluster
-        if self.redis is None:
-            host, _, port = self.broker_url.removeprefix("redis+cluster://").split(",")[0].rpartition(":")
-            client = redis.RedisCluster(host=host, port=int(port))
-        else:
-            client = redis.Redis.from_url(self.redis.url)
+        client = self.redis_client()
         try:
-            value = client.get(f"durak:lease:{lease_name(code)}")
+            value = client.get(f"{self.prefix}lease:{lease_name(code)}")
         finally:
             client.close()
         if value is None:

@@ -45,7 +45,7 @@ def test_a_table_on_a_redis_cluster_survives_a_master_restart_and_its_owner_kill
     assert code in {row["code"] for row in listed}  # the lobby of another process lists it
     # The players sit at the processes that do not own the table: every push crosses the cluster.
     players = [Player(cluster, code, cookies[0], [b, c], seed=21), Player(cluster, code, cookies[1], [c, b], seed=22)]
-    shard = redis_cluster.port_of(f"durak:ch:{channels.inbox(code)}")  # the master of the table's slot
+    shard = redis_cluster.port_of(f"{cluster.prefix}ch:{channels.inbox(code)}")  # the master of the table's slot
 
     def hold(holding: bool) -> None:
         for player in players:  # flat out, they could finish the match while the test waits

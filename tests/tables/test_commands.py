@@ -69,7 +69,7 @@ def test_one_list_of_play_commands() -> None:
         play_action("cover", {"attack": 0})
 
 
-async def test_a_play_command_is_answered_once_and_a_refusal_becomes_an_error_with_its_id() -> None:
+async def test_a_command_is_answered_once_and_a_refusal_becomes_an_error_with_its_id() -> None:
     answers = Answers(size=2)
     applied: list[str] = []
 
@@ -93,9 +93,20 @@ async def test_a_play_command_is_answered_once_and_a_refusal_becomes_an_error_wi
     assert (await answers.answer(lead, ALICE, ack)).get("duplicate") is None  # only the last 2 are kept
     unknown = await answers.answer(Command("dance", id="d"), ALICE, None)
     assert (unknown["code"], unknown["id"]) == ("unknown_type", "d")
-    join = Command("join", id="j")  # not a play command: never remembered
+    rematch = Command("rematch", id="r")  # any command with an id: a connection may send it again
+    await answers.answer(rematch, ALICE, ack)
+    assert (await answers.answer(rematch, ALICE, ack))["duplicate"]
+    join = Command("join")  # a REST call has no id: never remembered
     await answers.answer(join, ALICE, ack)
     assert "duplicate" not in await answers.answer(join, ALICE, ack)
+
+    async def unavailable() -> dict:
+        raise Refused("unavailable", "the store is down")
+
+    cover = Command("cover", id="m3")
+    assert (await answers.answer(cover, ALICE, unavailable))["code"] == "unavailable"
+    again = await answers.answer(cover, ALICE, ack)  # nothing happened: the same id is tried again
+    assert again["type"] == "ack" and "duplicate" not in again
 
 
 async def test_kept_answers_come_back_exactly_as_they_were_sent() -> None:

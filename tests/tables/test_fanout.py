@@ -14,6 +14,7 @@ from app.tables.fanout import (
     Change,
     Delivery,
     History,
+    Route,
     answer_frames,
     events_since,
     presence_frames,
@@ -74,6 +75,30 @@ def test_delivery_holds_a_commands_frames_and_routes_by_where_the_channel_was_us
     delivery.heard_from_afar("a:2")  # bob's connection is in another process: so may be spectators
     assert delivery.split(outbox) == ([outbox[0]], outbox[1:])
     assert delivery.split(outbox, everywhere=True) == ([], outbox)
+
+
+def test_a_channel_follows_its_connections_between_processes_and_back_to_local_delivery() -> None:
+    delivery = Delivery(CODE, broker=None, process="proc-a")  # type: ignore[arg-type]  # split() needs no broker
+    bob, watch = channels.person(CODE, "a:2"), channels.watch(CODE)
+    outbox = [(bob, "1"), (watch, "2")]
+    delivery.heard("c1", "a:2", "proc-b")  # bob's first tab is on process B
+    assert delivery.split(outbox) == ([], outbox)
+    assert delivery.routes[bob] == Route(False, ("proc-b",), False)
+    delivery.heard("c2", "a:2", "proc-a")  # a second tab, on the owner's own process
+    assert delivery.split(outbox) == (outbox, outbox)  # here and to B: one way to each connection
+    delivery.heard("c3", "a:3", "proc-c")  # a spectator on C
+    assert delivery.routes[watch] == Route(True, ("proc-b", "proc-c"), False)
+    assert delivery.routes[bob] == Route(True, ("proc-b",), False)
+    delivery.gone("c1")  # bob's tab on B closed: his channel is local again
+    assert delivery.routes[bob] == Route(True, (), False)
+    assert delivery.split([(bob, "1")]) == ([(bob, "1")], [])
+    delivery.gone("c3")
+    delivery.gone("c2")
+    assert delivery.split(outbox) == (outbox, [])  # nobody left anywhere: here, as at the start
+    delivery.heard("c4", "a:2", "")  # a sender of unknown process: on the channel itself, for good
+    delivery.gone("c4")
+    assert delivery.split(outbox) == ([], outbox)
+    assert delivery.bundled(outbox) == outbox
 
 
 def test_a_resuming_client_gets_the_missed_events_only_when_the_table_still_has_them() -> None:

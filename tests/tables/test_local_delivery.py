@@ -1,19 +1,21 @@
 """Frames for connections in the table's own process skip the broker; once a connection in another
-process has sent the table a command, its channels go through the broker (and stay there), all of a
-command's frames for other processes bundled in one message on the table's fan channel."""
+process has sent the table a command, its channels go through the broker too, all of a command's
+frames for other processes bundled in one message on the table's fan channel. A channel follows the
+connections: one that moves to the owner's process (its own died) is served there again, and so are
+the spectators there."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 
-from app.broker import open_broker
-from app.engine import Rules
+from app.broker import Subscription, open_broker
+from app.engine import Rules, action_to_json, decision, legal_actions
 from app.tables import channels, fanout
-from app.tables.commands import Command, command_to_json
+from app.tables.commands import Command, command_to_json, play_action
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
-from app.tables.spec import TableSpec
+from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
 from tests.tables.actors import ALICE, BOB
 
@@ -84,3 +86,68 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
                     assert frames[-1].kind == "update" and frames[-1].seat is not None
                 assert bob_channel in published and channels.watch(code) in published
                 assert alice_channel not in published
+
+
+async def _frames_until(sub: Subscription, kind: str, cmd_id: str = "") -> list[channels.Frame]:
+    """The frames on ``sub`` up to the first of ``kind`` (with ``cmd_id``, when given)."""
+    frames = [await _next_frame(sub)]
+    while frames[-1].kind != kind or (cmd_id and frames[-1].cmd_id != cmd_id):
+        frames.append(await _next_frame(sub))
+    return frames
+
+
+async def test_a_player_whose_process_died_is_served_by_the_owners_process_when_he_reconnects_there() -> None:
+    """Bob's first connection and a spectator's are on process B; B dies (no ``bye``), and both
+    reconnect to the owner's own process A. Their frames must reach them there, not go on to B."""
+    name = f"memory://moved-{uuid.uuid4().hex}"
+    async with open_broker(name) as owner_broker, open_broker(name) as other_broker:
+        registry = TableRegistry(owner_broker, MemoryHooks(), store=MemoryStore(name), owner="proc-a", supervise=False)
+        async with registry:
+            spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+            actor = await registry.create(spec)
+            code = spec.code
+            await registry.call(code, "join", ALICE)
+            await registry.call(code, "join", BOB)
+            bob_channel, watch_channel = channels.person(code, BOB.key), channels.watch(code)
+            first_spectator = Principal("anon:s1", "spectator")
+            async with (
+                fanout.Relay(other_broker, "proc-b").joined(code),
+                other_broker.subscribe(bob_channel) as bob_there,
+            ):
+                for who, conn in ((BOB, "c-b1"), (first_spectator, "c-s1")):
+                    hello = Command("hello", principal=who, conn=conn, last_version=-1, via="proc-b")
+                    await other_broker.publish(channels.inbox(code), command_to_json(hello))
+                assert (await _next_frame(bob_there)).kind == "welcome"
+            # Process B is gone without a word. Bob and a spectator come back on the owner's process.
+            spectator = Principal("anon:s2", "spectator")
+            async with (
+                owner_broker.subscribe(bob_channel) as bob_here,
+                owner_broker.subscribe(channels.person(code, spectator.key)) as spectator_here,
+                owner_broker.subscribe(watch_channel) as watching_here,
+            ):
+                actor.post(Command("hello", principal=BOB, conn="c-b2", last_version=-1))
+                assert (await _next_frame(bob_here)).kind == "welcome"
+                actor.post(Command("hello", principal=spectator, conn="c-s2", last_version=-1))
+                assert (await _next_frame(spectator_here)).kind == "welcome"
+                # Moves of both players until Bob has made one over his new connection: he gets each
+                # update and his ack, and so do the spectators here.
+                bob_moved = False
+                for step in range(40):
+                    seat = decision(actor.game)["seats"][0]
+                    action = next(a for a in legal_actions(actor.game, seat) if a.kind != "challenge")
+                    body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
+                    version = actor.version
+                    if actor.seats[seat].principal == BOB:
+                        cmd_id = f"m{step}"
+                        actor.post(Command(action.kind, BOB, "c-b2", id=cmd_id, action=play_action(action.kind, body)))
+                        frames = await _frames_until(bob_here, "ack", cmd_id)
+                        assert [f.kind for f in frames if f.kind != "presence"] == ["update", "ack"]
+                        bob_moved = True
+                    else:
+                        reply = await registry.call(code, action.kind, ALICE, id=f"m{step}", **body)
+                        assert reply["type"] == "ack", reply
+                        assert (await _frames_until(bob_here, "update"))[-1].version == version + 1
+                    assert (await _frames_until(watching_here, "update"))[-1].version == version + 1
+                    if bob_moved:
+                        break
+                assert bob_moved

@@ -69,6 +69,11 @@ def test_a_waiting_table_has_no_game_and_a_takeover_adds_a_grace_to_the_timer() 
 
     left = takeover_deadline(time.time() + 10, 100.0)
     assert left is not None and 112.5 < left <= 113.0  # 10 s left + the 3 s takeover grace
+    # Saved 5 s ago with 10 s left: the owner may have died right then, and the table had no owner
+    # since. The player loses none of that time.
+    saved = time.time() - 5
+    left = takeover_deadline(saved + 10, 100.0, saved)
+    assert left is not None and 112.5 < left <= 113.0
 
 
 async def test_the_recorder_appends_moves_and_rewrites_the_record_only_when_it_must() -> None:

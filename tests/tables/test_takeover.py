@@ -15,6 +15,7 @@ from app.engine import Rules, action_to_json, fairness, legal_actions, state_to_
 from app.engine.views import decision
 from app.tables.actor import Refused, TableActor
 from app.tables.hooks import MemoryHooks
+from app.tables.record import TAKEOVER_GRACE_S
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
@@ -258,3 +259,62 @@ async def test_looking_for_orphans_asks_for_every_lease_in_one_call() -> None:
         await first.broker.release_lease(lease_name(codes[2]), "proc-a", first.tables[codes[2]].recorder.token)
         await second.adopt_orphans()
         assert list(second.tables) == [codes[2]]  # the one whose lease lapsed
+
+
+async def _taken_over_by_second(first: TableRegistry, second: TableRegistry, actor: TableActor) -> TableActor:
+    """The first process dies (its actors stop, its lease is not released by it but runs out)."""
+    await first.close(release=False)
+    await first.broker.release_lease(lease_name(actor.code), "proc-a", actor.recorder.token)
+    taken = await second.take_over(actor.code)
+    assert taken is not None
+    return taken
+
+
+async def test_a_rematch_agreed_before_a_takeover_is_kept_and_the_series_counts_the_match_once() -> None:
+    async with two_processes() as (first, second):
+        spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
+        actor = await first.create(spec)
+        await first.call(spec.code, "join", ALICE)
+        await first.call(spec.code, "join", BOB)
+        assert (await first.call(spec.code, "leave", BOB))["type"] == "ack"  # a forfeit ends the match
+        assert actor.status == "finished"
+        assert (await first.call(spec.code, "rematch", ALICE))["type"] == "ack"
+        proposal = actor.seating.rematch
+        assert proposal is not None
+        left = proposal.deadline - actor.clock()
+        series, version = dict(actor.seating.series), actor.version
+        taken = await _taken_over_by_second(first, second, actor)
+        assert taken.status == "finished" and taken.version == version
+        assert taken.seating.series == series  # not counted again when the match is settled again
+        assert taken.seating.rematch is not None and taken.seating.rematch.agreed == {0}
+        assert left < taken.seating.rematch.deadline - taken.clock() <= left + TAKEOVER_GRACE_S + 0.5
+        assert (await second.call(spec.code, "info", ALICE))["table"]["rematch"]["agreed"] == [0]
+        # Bob agrees on the new owner: the rematch starts.
+        assert (await second.call(spec.code, "rematch", BOB))["type"] == "ack"
+        assert taken.status == "playing" and taken.match_id != actor.match_id
+
+
+async def test_a_match_whose_owner_died_after_its_last_move_is_ended_by_the_new_owner(monkeypatch) -> None:
+    """The last move was saved, the match's end was not (the owner died in between): the new owner
+    ends it (results, series, settlement) instead of leaving a finished game "playing"."""
+    async with two_processes() as (first, second):
+        spec = TableSpec(rules=Rules(timer=0, deck=24), creator=ALICE, bot_delay_ms=0)
+        actor = await first.create(spec)
+        await first.call(spec.code, "join", ALICE)
+        await first.call(spec.code, "join", BOB)
+
+        async def died_first(bump: bool = True) -> None:
+            return None
+
+        monkeypatch.setattr(actor, "_finish_match", died_first)
+        rng = random.Random(8)
+        while actor.game.outcome is None:
+            assert await play_moves(first, spec.code, 1, rng) == 1
+        assert actor.status == "playing"
+        taken = await _taken_over_by_second(first, second, actor)
+        assert taken.status == "finished" and taken.version == actor.version + 1
+        assert taken.results is not None and taken.results["match_id"] == actor.match_id
+        assert sorted(taken.seating.series.values()) in ([(0, 1), (1, 0)], [(0, 0), (0, 0)])
+        await taken._settle_task
+        hooks = second.hooks
+        assert isinstance(hooks, MemoryHooks) and list(hooks.finished) == [actor.match_id]

@@ -14,6 +14,7 @@ import dataclasses
 import json
 import logging
 import math
+import random
 import secrets
 import time
 from collections.abc import Callable
@@ -53,9 +54,29 @@ ABUSE_CLOSE_S = 10.0
 REFUSAL_GAP_S = 1.0
 # The clock of the rate limit (its token buckets and runs of refusals); tests put a fake one here.
 rate_clock: Callable[[], float] = time.monotonic
+# A command no table has answered for this long (its table has had no owner all that while) is
+# answered by the connection with the error ``unavailable``; until then it is held and sent again
+# whenever the table may have missed it (a new owner's ``_rehello``, a gap).
+HOLD_LIMIT_S = 20.0
+MOVED_RETRY_S = 0.25  # a command refused ``moved`` (a fenced-out owner) goes to the new owner after this
+KEPT_COMMANDS = 256  # unanswered commands remembered per connection
+RECONNECT_AFTER_MS = (250, 1500)  # a stopping server's bye: reconnect after so long, spread in this range
 
 
 _COMMAND_COUNTERS: dict[str, Any] = {}  # COMMANDS by type, looked up once
+
+
+@dataclasses.dataclass(slots=True)
+class Sent:
+    """A command of this connection that carries an id, until every answer to it came. ``owed``: the
+    answers the client is owed (once per time it sent the id); ``expected``: the answers that may
+    still come (every time it went to the table, the connection's own resends included). The first
+    ``owed`` answers go to the client, later ones (a resend's ``duplicate``) are dropped."""
+
+    command: Command
+    since: float  # time.perf_counter() when the client sent it
+    owed: int = 1
+    expected: int = 1
 
 
 class TokenBucket:
@@ -165,16 +186,20 @@ async def _serve(
     principal: Principal,
     conn: str,
 ) -> None:
-    settings = websocket.app.state.settings
-    sockets: set[WebSocket] = websocket.app.state.sockets
-    sockets.add(websocket)
-    CONNECTIONS.inc()
+    state = websocket.app.state
+    settings = state.settings
     connection = Connection(websocket, receive, send, registry, table_code, principal, conn)
     connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s, rate_clock)
+    connections: set[Connection] = state.connections
+    connections.add(connection)
+    CONNECTIONS.inc()
     try:
+        if getattr(state, "leaving", False):  # opened while the server says goodbye (app.main.say_goodbye)
+            await connection.goodbye()
+            return
         await connection.run()
     finally:
-        sockets.discard(websocket)
+        connections.discard(connection)
         CONNECTIONS.dec()
 
 
@@ -222,7 +247,8 @@ class Connection:
         self.seated = False
         self.welcomed = False  # updates and presence reach the client only after its welcome
         self.last_version = -1
-        self.sent_at: dict[str, float] = {}
+        self.unanswered: dict[str, Sent] = {}  # command id -> what is owed for it, oldest first
+        self._hold_timer: asyncio.TimerHandle | None = None
         self.bucket = TokenBucket()
         self.refused_since: float | None = None  # when the current run of rate-limit refusals began
         self.last_refused = 0.0
@@ -257,6 +283,8 @@ class Connection:
             finally:
                 if self.watching is not None:
                     self.watching.cancel()
+                if self._hold_timer is not None:
+                    self._hold_timer.cancel()
                 self.out.cancel()
                 chat.hub(self.registry).leave(self)
                 self.command(Command("bye"), report=False)
@@ -295,16 +323,97 @@ class Connection:
             self.watching = asyncio.create_task(self.watch(None, resync=True))
 
     def resync(self) -> None:
-        """Ask the table for a fresh snapshot and the events since the last version seen (quietly:
-        if the broker is down, the next gap or reconnect asks again). Once per turn of the event
-        loop: when Redis comes back, the connection hears of the outage on its own subscription and
-        through the table's relay (a gap on every channel of the table) in the same turn, and one
-        snapshot answers both."""
+        """Ask the table for a fresh snapshot and the events since the last version seen, then send
+        every unanswered command again, same id (quietly: if the broker is down, the next gap or
+        reconnect asks again). A command may have been lost with the messages of a gap, or sent to
+        a table that had no owner (its process had died or was stopping, and the new owner's
+        ``_rehello`` brings us here): the table answers a command it already applied from what it
+        recorded, never twice, and the client gets one answer (:meth:`answered`). Once per turn of
+        the event loop: when Redis comes back, the connection hears of the outage on its own
+        subscription and through the table's relay (a gap on every channel of the table) in the
+        same turn, and one snapshot answers both."""
         if self.resynced_this_turn:
             return
         self.resynced_this_turn = True
         asyncio.get_running_loop().call_soon(self._next_turn)
         self.command(Command("hello", last_version=self.last_version), report=False)
+        for sent in list(self.unanswered.values()):
+            if sent.owed:
+                self.send_again(sent)
+
+    def send_again(self, sent: Sent) -> None:
+        """The connection's own resend of a command the client still waits for."""
+        if self.command(sent.command, report=False):
+            sent.expected += 1
+
+    def remember(self, command: Command) -> None:
+        """The client sent ``command`` (with an id): it is owed an answer."""
+        cmd_id = command.id
+        assert cmd_id is not None
+        sent = self.unanswered.get(cmd_id)
+        if sent is None:
+            self.unanswered[cmd_id] = Sent(command, time.perf_counter())
+            if len(self.unanswered) > KEPT_COMMANDS:
+                del self.unanswered[next(iter(self.unanswered))]
+        else:  # the client sent the id again itself: one more answer for it
+            if not sent.owed:  # (it had its answers): its wait starts again
+                sent.since = time.perf_counter()
+            sent.owed += 1
+            sent.expected += 1
+        if self._hold_timer is None:
+            self._hold_timer = asyncio.get_running_loop().call_later(HOLD_LIMIT_S, self._hold_expired)
+
+    def answered(self, cmd_id: str, kind: str, body: bytes) -> bool:
+        """An answer from the table to command ``cmd_id``: whether it goes to the client (False: an
+        answer it has had already, to a resend of the connection's own, or a ``moved`` refusal,
+        which sends the command to the table's new owner instead)."""
+        sent = self.unanswered.get(cmd_id)
+        if sent is None:
+            return True  # not one we keep (evicted, or sent before this connection kept them)
+        sent.expected -= 1
+        if sent.owed and kind == "error" and _error_code(body) == "moved":
+            # A fenced-out owner refused it: the table has a new owner, which gets it shortly (the
+            # old one stops serving the table, and this connection's commands go to the new one).
+            asyncio.get_running_loop().call_later(MOVED_RETRY_S, self._send_again_if_owed, cmd_id)
+            return False
+        forward = sent.owed > 0
+        if forward:
+            COMMAND_LATENCY.observe(time.perf_counter() - sent.since)
+            sent.owed -= 1
+        if sent.owed <= 0 and sent.expected <= 0:
+            del self.unanswered[cmd_id]
+        return forward
+
+    def _send_again_if_owed(self, cmd_id: str) -> None:
+        sent = self.unanswered.get(cmd_id)
+        if sent is not None and sent.owed and self.closing is None:
+            self.send_again(sent)
+
+    def _hold_expired(self) -> None:
+        """Answer the commands no table has answered for ``HOLD_LIMIT_S`` with ``unavailable`` (a
+        late answer to one of them is dropped); look again when the next one is due."""
+        self._hold_timer = None
+        now, due = time.perf_counter(), None
+        for cmd_id, sent in list(self.unanswered.items()):
+            if not sent.owed:
+                continue
+            if now - sent.since >= HOLD_LIMIT_S:
+                for _ in range(sent.owed):
+                    self.error(
+                        cmd_id,
+                        "unavailable",
+                        f"no server answered for this table within {HOLD_LIMIT_S:g} s; "
+                        "look at the table, and send the command again with the same id if it is still needed",
+                    )
+                sent.owed = 0
+                if sent.expected <= 0:
+                    del self.unanswered[cmd_id]
+            elif due is None or sent.since < due:
+                due = sent.since
+        if due is not None:
+            self._hold_timer = asyncio.get_running_loop().call_later(
+                max(0.0, due + HOLD_LIMIT_S - now), self._hold_expired
+            )
 
     def _next_turn(self) -> None:
         self.resynced_this_turn = False
@@ -346,12 +455,10 @@ class Connection:
                 self.last_version = frame.version
                 self.bucket.credit()
         elif (kind == "ack" or kind == "error") and frame.cmd_id:
-            started = self.sent_at.pop(frame.cmd_id, None)
-            if started is not None:
-                COMMAND_LATENCY.observe(time.perf_counter() - started)
+            if not self.answered(frame.cmd_id, kind, frame.body):
+                return
             if kind == "error":
-                with contextlib.suppress(ValueError, AttributeError):
-                    ERRORS.labels(str(orjson.loads(frame.body).get("code"))).inc()
+                ERRORS.labels(_error_code(frame.body)).inc()
         self.out.write_json(frame.body)
         if kind == "welcome":  # the table's last chat lines follow the (first) welcome
             chat.hub(self.registry).join(self)
@@ -415,13 +522,31 @@ class Connection:
             }
         )
 
-    def _close(self, code: int, reason: str) -> None:
+    def _close(self, code: int, reason: str) -> asyncio.Task[None]:
         async def close() -> None:
             with contextlib.suppress(Exception):
                 await self.out.flush()
                 await self.ws.close(code=code, reason=reason)
 
-        self.closing = asyncio.get_running_loop().create_task(close())
+        if self.closing is None:
+            self.closing = asyncio.get_running_loop().create_task(close())
+        return self.closing
+
+    def goodbye(self) -> asyncio.Task[None]:
+        """The server is stopping: ``bye`` with when to reconnect (spread over the clients, so that
+        they do not all come back in the same instant), then close code 1012. Commands still
+        unanswered are the client's to send again, same id, on its next connection."""
+        if self.closing is None:
+            reconnect_after_ms = random.randint(*RECONNECT_AFTER_MS)
+            self.send(
+                {
+                    "type": "bye",
+                    "code": "shutdown",
+                    "message": f"this server is restarting: reconnect in {reconnect_after_ms} ms",
+                    "reconnect_after_ms": reconnect_after_ms,
+                }
+            )
+        return self._close(1012, "server restarting")
 
     def handle(self, text: str) -> None:
         try:
@@ -442,27 +567,30 @@ class Connection:
         if message.type == "chat" or message.type == "chat_phrase":  # not game state: app/api/chat.py
             chat.hub(self.registry).command(self, message)
             return
-        self.sent_at[message.id] = time.perf_counter()
-        if len(self.sent_at) > 256:
-            self.sent_at.pop(next(iter(self.sent_at)))
-        self.command(command_of(message, self.principal, self.conn))
+        command = command_of(message, self.principal, self.conn)
+        self.remember(command)
+        if not self.command(command) and command.id is not None:
+            self.answered(command.id, "error", b"")  # answered here, with the error unavailable
 
-    def command(self, command: Command, *, report: bool = True) -> None:
+    def command(self, command: Command, *, report: bool = True) -> bool:
         """Hand a command to the table's actor: onto its queue when it runs in this process, else
         through the broker without waiting for it (``publish_nowait``: commands keep their order).
-        With ``report``, a command the broker cannot take is answered with the error ``unavailable``."""
+        Whether it went; with ``report``, a command the broker cannot take is answered with the
+        error ``unavailable``."""
         if command.principal is not self.principal or command.conn != self.conn:
             command = dataclasses.replace(command, principal=self.principal, conn=self.conn)
         actor = self.registry.tables.get(self.code)
         if actor is not None and not actor.recorder.fenced:
             actor.post(command)
-            return
+            return True
         payload = command_to_json(command, via=self.registry.owner)
         try:
             self.broker.publish_nowait([(channels.inbox(self.code), payload)])
         except BrokerError as exc:
             if report:
-                self.error(None, "unavailable", f"the table is unreachable right now: {exc}")
+                self.error(command.id, "unavailable", f"the table is unreachable right now: {exc}")
+            return False
+        return True
 
     def refuse(self, text: str) -> None:
         """Say precisely what is wrong with a frame that is not a valid message: ``unknown_type`` only
@@ -514,6 +642,15 @@ def command_of(message: Any, principal: Principal | None = None, conn: str | Non
             commitment=message.commitment,
         )
     return Command(message.type, principal, conn, id=message.id, version=message.version)
+
+
+def _error_code(body: bytes) -> str:
+    """The ``code`` of an error frame's JSON (``"?"`` if it has none)."""
+    try:
+        code = orjson.loads(body).get("code")
+    except (ValueError, AttributeError):
+        return "?"
+    return code if isinstance(code, str) else "?"
 
 
 def _json_kind(value: Any) -> str:

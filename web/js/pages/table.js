@@ -226,7 +226,13 @@ export function mount(root, { code, watch }) {
     st.busy = id;
     st.selection = [];
     clearTimeout(st.busyTimer);
-    st.busyTimer = setTimeout(() => {
+    st.busyTimer = setTimeout(function giveUp() {
+      // Still on its way (the socket sends it again after a reconnect, and the server answers it):
+      // the controls stay off rather than offer moves of a table that is about to change.
+      if (socket.pending(id)) {
+        st.busyTimer = setTimeout(giveUp, 4000);
+        return;
+      }
       st.busy = null;
       render();
     }, 4000);

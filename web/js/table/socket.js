@@ -1,6 +1,10 @@
-// The table websocket with silent reconnects: exponential backoff with jitter, then
-// {"type":"hello","last_version":n} so the server sends only what was missed. A command refused
-// with `rate_limited` is sent again after the wait the server names (once the socket is open).
+// The table websocket with silent reconnects: exponential backoff with jitter (or, after the
+// server's `bye`, the wait it names in `reconnect_after_ms`), then {"type":"hello","last_version":n}
+// so the server sends only what was missed. The state is 'open' only once that hello's `welcome`
+// has come: until then the page's controls show the table as it was, and stay off. Commands not
+// yet answered survive a closed socket: the next connection sends them again with the same ids (the
+// server applies an id once and answers it once). A command refused with `rate_limited` is sent
+// again after the wait the server names.
 
 const PING_EVERY_MS = 15000;
 const SILENCE_LIMIT_MS = 40000;
@@ -20,7 +24,8 @@ export class TableSocket {
     this.pingTimer = null;
     this.lastSeen = Date.now();
     this.prefix = Math.random().toString(36).slice(2, 8);
-    this.unanswered = new Map(); // command id -> message, until its ack or error
+    this.unanswered = new Map(); // command id -> message, until its ack or error (across reconnects)
+    this.reconnectAfterMs = null; // named by the server's bye: when to come back
   }
 
   url() {
@@ -56,7 +61,8 @@ export class TableSocket {
       const hello = { type: 'hello' };
       if (this.lastVersion >= 0) hello.last_version = this.lastVersion;
       ws.send(JSON.stringify(hello));
-      this.setState('open');
+      // What the last connection left unanswered, same ids: applied once, answered here.
+      for (const message of this.unanswered.values()) ws.send(JSON.stringify(message));
       this.startPings();
     };
     ws.onmessage = (event) => {
@@ -71,7 +77,7 @@ export class TableSocket {
       if (message.type === 'error' && message.code === 'rate_limited' && this.unanswered.has(message.id)) {
         const again = this.unanswered.get(message.id);
         setTimeout(() => {
-          if (this.ws === ws && !this.send(again)) this.unanswered.delete(again.id);
+          if (this.ws === ws) this.send(again); // else the next connection sends it
         }, message.retry_after_ms || 100);
         return; // not the player's mistake: no toast
       }
@@ -80,12 +86,13 @@ export class TableSocket {
         if (message.version < this.lastVersion && message.type === 'update') return; // stale
         this.lastVersion = Math.max(this.lastVersion, message.version);
       }
+      if (message.type === 'bye' && typeof message.reconnect_after_ms === 'number') this.reconnectAfterMs = message.reconnect_after_ms;
       this.onMessage(message);
+      if (message.type === 'welcome') this.setState('open'); // after the page has the fresh table
     };
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
       this.stopPings();
-      this.unanswered.clear(); // never answered now: the page's busy timer gives up on them
       if (this.stopped) return;
       if (event.code === 4004 || event.code === 4010) {
         this.setState('gone');
@@ -96,6 +103,16 @@ export class TableSocket {
         return;
       }
       this.setState('reconnecting');
+      if (this.reconnectAfterMs !== null) {
+        // The server is restarting and said when to come back (spread over its clients).
+        const delay = this.reconnectAfterMs;
+        this.reconnectAfterMs = null;
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => {
+          if (!this.stopped) this.open();
+        }, delay);
+        return;
+      }
       this.scheduleRetry();
     };
     ws.onerror = () => {
@@ -134,6 +151,11 @@ export class TableSocket {
       return true;
     }
     return false;
+  }
+
+  /** Whether command `id` is still waiting for its answer (it is sent again after a reconnect). */
+  pending(id) {
+    return this.unanswered.has(id);
   }
 
   /** A play command; returns its id, or null when the socket is not open. */
