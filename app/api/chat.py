@@ -89,7 +89,7 @@ class ChatHub:
             if held is not None:
                 held.append(line)
             else:
-                _send_line(connection, line)
+                _send_line(self.registry, connection, line)
 
     async def _send_history(self, connection: Connection, table: TableChat) -> None:
         await blocks.warm(self.registry, connection.principal)  # whose lines this player blocked
@@ -105,10 +105,10 @@ class ChatHub:
             return  # gone meanwhile
         seen = {line.get("id") for line in lines}
         for line in lines:
-            _send_line(connection, {**line, "history": True})
+            _send_line(self.registry, connection, {**line, "history": True})
         for line in held:
             if line.get("id") not in seen:
-                _send_line(connection, line)
+                _send_line(self.registry, connection, line)
         table.connections[connection] = None
 
     # --- sending
@@ -234,10 +234,10 @@ def _finished(task: asyncio.Task[None]) -> None:
         log.error("chat: a task failed", exc_info=task.exception())
 
 
-def _send_line(connection: Connection, line: dict[str, Any]) -> None:
+def _send_line(registry: TableRegistry, connection: Connection, line: dict[str, Any]) -> None:
     if connection.closing is not None or not chat.visible(line, seated=connection.seated):
         return
-    if blocks.hides(connection.registry, connection.principal, line):  # never a blocked sender's lines
+    if blocks.hides(registry, connection.principal, line):  # never a blocked sender's lines
         return
     with contextlib.suppress(Exception):
         connection.send(chat.public(line))
