@@ -25,9 +25,11 @@ class Settings(BaseSettings):
         description="Signs session cookies. Off a loopback address: at least 32 bytes, not the default.",
     )
     allowed_origins: list[str] = Field(
-        default=["http://127.0.0.1:8000", "http://localhost:8000"],
-        description="Origins (besides the server's own) whose pages may open table sockets and send "
-        "state-changing requests.",
+        default=[],
+        description="Origins besides the server's own (the scheme and Host of each request, always allowed) "
+        "that browsers may show this server's pages under: a public origin a proxy does not pass on in Host. "
+        "They may open table sockets and send state-changing requests; a request the browser marks "
+        "cross-site or same-site (Sec-Fetch-Site) is refused whatever its Origin.",
     )
     cookie_secure: Literal["auto", "true", "false"] = Field(
         default="auto",

@@ -5,9 +5,10 @@ start-up check of the secret key, and invite codes kept out of the access log (d
 untouched). For every state-changing request (POST, PUT, PATCH, DELETE) it refuses, before routing:
 
 * with 403 ``cross_site_request`` when the ``Origin`` header is present and is neither the server's
-  own origin nor one of ``Settings.allowed_origins`` (the websocket handshake's list), or when
-  ``Sec-Fetch-Site`` is present and says ``cross-site`` or ``same-site`` (a page on another port or
-  subdomain of the same site is still another origin);
+  own origin nor one of ``Settings.allowed_origins`` (empty by default), or when ``Sec-Fetch-Site``
+  is present and says ``cross-site`` or ``same-site`` (a page on another port or subdomain of the
+  same site is still another origin): :func:`cross_site_refusal`, which the table socket's
+  handshake applies too;
 * with 415 ``unsupported_media_type`` when it carries a body that is not ``application/json`` (an
   HTML form can only send urlencoded, multipart or text/plain bodies).
 
@@ -23,6 +24,7 @@ import ipaddress
 import json
 import logging
 import re
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,6 +72,25 @@ def origin_allowed(origin: str, *, scheme: str, host_header: str | None, setting
     if normalized == own_origin(scheme, host_header):
         return True
     return any(normalized == normalize_origin(allowed) for allowed in settings.allowed_origins)
+
+
+def cross_site_refusal(headers: Mapping[str, str], *, scheme: str, settings: Settings) -> str | None:
+    """Why a browser request (a state-changing request, or a table socket's handshake) comes from
+    another origin and is refused, or None. ``headers`` by lower-case name.
+
+    Refused: an ``Origin`` that is neither the server's own (``scheme`` and the ``Host`` header) nor
+    one of ``Settings.allowed_origins``, and a ``Sec-Fetch-Site`` of ``cross-site`` or ``same-site``
+    (a page on another port or subdomain of the same site is another origin, whatever its Origin).
+    A request with neither header comes from a non-browser client, which holds no victim's cookie."""
+    origin = headers.get("origin")
+    if origin is not None and not origin_allowed(
+        origin, scheme=scheme, host_header=headers.get("host"), settings=settings
+    ):
+        return f"requests from {origin[:100]!r} are not allowed"
+    fetch_site = headers.get("sec-fetch-site", "").lower()
+    if fetch_site in REFUSED_FETCH_SITES:
+        return f"{fetch_site} requests are not allowed"
+    return None
 
 
 def content_security_policy(scheme: str, host_header: str | None) -> str:
@@ -149,12 +170,9 @@ class BrowserGuard:
     ) -> tuple[int, str, str] | None:
         if method not in STATE_CHANGING:
             return None
-        origin = headers.get("origin")
-        if origin is not None and not origin_allowed(origin, scheme=scheme, host_header=host, settings=self.settings):
-            return 403, "cross_site_request", f"requests from {origin[:100]!r} are not allowed"
-        fetch_site = headers.get("sec-fetch-site", "").lower()
-        if fetch_site in REFUSED_FETCH_SITES:
-            return 403, "cross_site_request", f"{fetch_site} requests are not allowed"
+        cross_site = cross_site_refusal(headers, scheme=scheme, settings=self.settings)
+        if cross_site is not None:
+            return 403, "cross_site_request", cross_site
         content_type = headers.get("content-type")
         if content_type is not None:
             if content_type.split(";")[0].strip().lower() != "application/json":

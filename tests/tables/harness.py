@@ -35,6 +35,9 @@ def client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
         secret_key="test-secret-key-0123456789",
+        # The test client sends HTTP to 127.0.0.1:8000 but opens websockets at ws://testserver: the
+        # pages' origin is listed as the public origin a proxy would hide from the server.
+        allowed_origins=[ORIGIN],
         ws_rate_per_s=1000.0,
         **RELAXED_LIMITS,
     )

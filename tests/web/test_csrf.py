@@ -6,6 +6,7 @@ seated and keeps his coins."""
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -28,24 +29,52 @@ ATTACK_PAGE = """<!doctype html>
 """
 
 
-@pytest.fixture
-def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
-    """An HTTP server on another port of 127.0.0.1 serving ``pages[path]``."""
+SOCKET_ATTACK_PAGE = """<!doctype html>
+<html><body>
+<script>
+  const ws = new WebSocket("{target}");
+  ws.onopen = () => {{
+    ws.send(JSON.stringify({{type: "hello"}}));
+    ws.send(JSON.stringify({{type: "chat", id: "c1", text: "I give up"}}));
+    ws.send(JSON.stringify({{type: "leave", id: "l1"}}));
+    document.title = "opened";
+  }};
+  ws.onclose = (event) => {{ if (document.title !== "opened") document.title = "refused " + event.code; }};
+</script>
+</body></html>
+"""
+
+
+def _listening(port: int) -> http.server.ThreadingHTTPServer | None:
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    except OSError:
+        return None
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
     pages: dict[str, str] = {}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = pages.get(self.path, "").encode()
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def do_GET(self) -> None:
+        body = self.pages.get(self.path, "").encode()
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+
+@pytest.fixture
+def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
+    """An HTTP server on another port of 127.0.0.1 serving ``pages[path]``: port 8000 when it is
+    free (the origin the server once trusted by default, issue 35.1), else any free port."""
+    pages: dict[str, str] = {}
+    httpd = _listening(8000) or _listening(free_port())
+    assert httpd is not None
+    _Handler.pages = pages
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -53,6 +82,34 @@ def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_sibling_port_cannot_open_the_players_table_socket(
+    new_context: Any, server: Server, attacker_site: tuple[str, dict[str, str]]
+) -> None:
+    """A page on another port of the host (127.0.0.1:8000 when free) opens the player's table socket:
+    Chromium sends his SameSite=Lax cookie along (same site) and the page's Origin; the server, on
+    its own port and default settings, refuses the handshake, so no ``leave`` or chat reaches it."""
+    creator = new_context()
+    sign_up_api(creator)
+    table = create_table_api(creator, seats=2, stake=100, name="Sit here")
+    code = table["code"]
+    victim_context = new_context()
+    victim = sign_up_api(victim_context)
+    api(victim_context, "POST", f"/api/tables/{code}/join", {"seat": 1})
+    base, pages = attacker_site
+    assert base != server.base
+    pages["/"] = SOCKET_ATTACK_PAGE.format(target=server.base.replace("http", "ws", 1) + f"/ws/tables/{code}")
+
+    page = victim_context.new_page()
+    handshakes: list[str] = []
+    page.on("websocket", lambda ws: handshakes.append(ws.url))
+    page.goto(f"{base}/")
+    expect(page).to_have_title(re.compile("^refused "))
+
+    assert handshakes  # the browser did try, with the victim's cookie
+    seats = api(victim_context, "GET", f"/api/tables/{code}")["seats"]
+    assert seats[1]["player"] == f"a:{victim['id']}"  # still seated: no leave arrived
 
 
 def test_a_sibling_port_cannot_seat_a_victim(
