@@ -41,6 +41,14 @@ class Settings(BaseSettings):
         description="Addresses whose X-Forwarded-Proto/-For uvicorn trusts (comma-separated IPs or "
         "networks, or *); unset: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1.",
     )
+    keep_alive_s: int = Field(
+        default=75,
+        ge=1,
+        le=3600,
+        description="How long an idle HTTP keep-alive connection stays open. Longer than any client or proxy "
+        "keeps one idle (httpx 5 s, nginx's upstream keepalive_timeout 60 s): the client, not the server, "
+        "must close an idle connection, or a request sent as the server closes it is lost.",
+    )
     starting_balance: int = Field(default=1000, ge=0, description="Coins granted to every new account.")
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
     log_level: str = "info"
