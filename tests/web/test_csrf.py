@@ -156,6 +156,14 @@ LEAVING = [
     "https://other.example/x",
     "javascript:alert(1)",
     "http://127.0.0.1:1/x",
+    # Dot segments that resolve to a protocol-relative "//other.example/x" (issue 35.12).
+    "/.//other.example/x",
+    "/%2e//other.example/x",
+    "/%2E%2e//other.example/x",
+    "/a/..//other.example/x",
+    "/./\\other.example/x",
+    "/\t/other.example/x",  # the URL parser drops tabs and newlines
+    "/\n/other.example/x",
 ]
 
 
@@ -168,15 +176,26 @@ def test_log_in_never_redirects_off_site(new_context: Any, server: Server) -> No
     safe = page.evaluate(
         "async (nexts) => { const { safeNext } = await import('/js/pages/login.js');"
         " return nexts.map((next) => safeNext(next)); }",
-        [*LEAVING, "/t/abc?x=1#y", "/#/history", "", None],
+        [*LEAVING, f"{server.base}//other.example/x", f"{server.base}/t/abc", "/t/abc?x=1#y", "/#/history", "", None],
     )
-    assert safe == ["/#/"] * len(LEAVING) + ["/t/abc?x=1#y", "/#/history", "/#/", "/#/"]
+    # An absolute address is refused even when it names this site: only a path is a path.
+    assert safe == ["/#/"] * (len(LEAVING) + 2) + ["/t/abc?x=1#y", "/#/history", "/#/", "/#/"]
 
-    # The real thing: signing in with next=/\other.example/x stays on the site.
-    page.goto("/#/login?next=" + "/%5Cother.example/x")
+
+@pytest.mark.parametrize("next_", ["/%5Cother.example/x", "/.//other.example/x", "/%252e//other.example/x"])
+def test_signing_in_with_a_crafted_next_stays_on_the_site(new_context: Any, server: Server, next_: str) -> None:
+    """The real thing: log in from /#/login?next=... (the hash's query is URL-decoded once)."""
+    context = new_context()
+    me = sign_up_api(context)
+    api(context, "POST", "/api/auth/logout", ok=(204,))
+    page = context.new_page()
+    leaving: list[str] = []
+    page.on("request", lambda request: "other.example" in request.url and leaving.append(request.url))
+    page.goto("/#/login?next=" + next_)
     page.locator(".auth-form input[name=name]").fill(me["name"])
     page.locator(".auth-form input[name=password]").fill(PASSWORD)
     page.locator(".auth-form button[type=submit]").click()
     expect(page.locator("#user-name")).to_have_text(me["name"])
     page.wait_for_timeout(200)
     assert page.url.startswith(server.base + "/"), page.url
+    assert not leaving
