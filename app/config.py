@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     signup_window_s: float = Field(default=3600.0, gt=0, description="The window of signups_per_ip.")
     guests_per_ip: int = Field(default=30, ge=1, description="Guest sessions started per address per window.")
     guest_window_s: float = Field(default=3600.0, gt=0, description="The window of guests_per_ip.")
+    reports_per_person: int = Field(
+        default=5, ge=1, description="Player reports one person (account or guest) may file per report_window_s."
+    )
+    reports_per_ip: int = Field(default=20, ge=1, description="Player reports filed from one address per window.")
+    report_window_s: float = Field(default=3600.0, gt=0, description="The window of the report limits.")
     challenge_window_s: float = Field(
         default=5.0,
         gt=0,

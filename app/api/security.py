@@ -25,6 +25,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -34,6 +35,8 @@ from app.config import DEFAULT_SECRET_KEY, Settings
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 REFUSED_FETCH_SITES = frozenset({"cross-site", "same-site"})
 MIN_SECRET_KEY_BYTES = 32
+
+log = logging.getLogger("durak.security")
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _HTTP_SCHEME = {"http": "http", "https": "https", "ws": "http", "wss": "https"}
@@ -107,18 +110,6 @@ def content_security_policy(scheme: str, host_header: str | None) -> str:
     )
 
 
-# FastAPI's API documentation pages load Swagger UI and ReDoc from a CDN and start them with an
-# inline script; they show no user content, so they alone get a policy that allows both.
-DOCS_PAGES = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
-DOCS_POLICY = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; "
-    "font-src 'self' https://fonts.gstatic.com; "
-    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
-    "worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
-
-
 class BrowserGuard:
     """Refuses cross-site and non-JSON state-changing requests; adds the security headers."""
 
@@ -132,8 +123,8 @@ class BrowserGuard:
             return
         headers = _headers(scope)
         scheme, host = scope.get("scheme", "http"), headers.get("host")
-        refusal = self._refusal(scope["method"], headers, scheme, host)
-        policy = DOCS_POLICY if scope["path"] in DOCS_PAGES else content_security_policy(scheme, host)
+        refusal = nul_refusal(scope) or self._refusal(scope["method"], headers, scheme)
+        policy = content_security_policy(scheme, host)  # every page: no other host, nothing inline
         extra = [
             (b"content-security-policy", policy.encode("latin-1")),
             (b"x-content-type-options", b"nosniff"),
@@ -154,8 +145,8 @@ class BrowserGuard:
         if refusal is None:
             await self.app(scope, receive, send_with_headers)
             return
-        status, code, detail = refusal
-        body = json.dumps({"detail": f"{code}: {detail}", "code": code}).encode()
+        status, answer = refusal
+        body = json.dumps(answer).encode()
         await send_with_headers(
             {
                 "type": "http.response.start",
@@ -165,21 +156,41 @@ class BrowserGuard:
         )
         await send_with_headers({"type": "http.response.body", "body": body})
 
-    def _refusal(
-        self, method: str, headers: dict[str, str], scheme: str, host: str | None
-    ) -> tuple[int, str, str] | None:
+    def _refusal(self, method: str, headers: dict[str, str], scheme: str) -> Refusal | None:
         if method not in STATE_CHANGING:
             return None
         cross_site = cross_site_refusal(headers, scheme=scheme, settings=self.settings)
         if cross_site is not None:
-            return 403, "cross_site_request", cross_site
+            return 403, coded("cross_site_request", cross_site)
         content_type = headers.get("content-type")
         if content_type is not None:
             if content_type.split(";")[0].strip().lower() != "application/json":
-                return 415, "unsupported_media_type", "request bodies must be application/json"
+                return 415, coded("unsupported_media_type", "request bodies must be application/json")
         elif headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
-            return 415, "unsupported_media_type", "a request body needs Content-Type: application/json"
+            return 415, coded("unsupported_media_type", "a request body needs Content-Type: application/json")
         return None
+
+
+Refusal = tuple[int, dict[str, Any]]  # a status and its JSON body
+
+
+def coded(code: str, detail: str) -> dict[str, Any]:
+    """The body of a refusal with a stable code: ``{"detail": "<code>: ...", "code": "<code>"}``."""
+    return {"detail": f"{code}: {detail}", "code": code}
+
+
+def nul_refusal(scope: Scope) -> Refusal | None:
+    """A request whose path or query string holds a NUL character (``%00``): 404 for the path (no
+    page or record is named that), 422 for the query, in FastAPI's shape. PostgreSQL text cannot
+    hold NUL, so without this check such a name reached the database as an error (a 500). JSON
+    bodies are checked by ``RequestBody`` (app/api/schemas.py)."""
+    if "\x00" in scope["path"]:
+        return 404, coded("not_found", "no path holds a NUL character")
+    query: bytes = scope.get("query_string", b"")
+    if b"\x00" in query or b"%00" in query:
+        error = {"loc": ["query"], "msg": "query parameters must not contain NUL characters", "type": "value_error"}
+        return 422, {"detail": [error]}
+    return None
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -199,27 +210,90 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def weak_key(settings: Settings) -> str | None:
+    """What is wrong with the secret key for a server others can reach, or None: the built-in
+    default, or fewer than 32 bytes."""
+    if settings.secret_key == DEFAULT_SECRET_KEY:
+        return "the built-in default DURAK_SECRET_KEY"
+    if len(settings.secret_key.encode()) < MIN_SECRET_KEY_BYTES:
+        return (
+            f"a DURAK_SECRET_KEY of {len(settings.secret_key.encode())} bytes "
+            f"(use at least {MIN_SECRET_KEY_BYTES} random bytes)"
+        )
+    return None
+
+
 def secret_key_problem(settings: Settings) -> str | None:
-    """Why the server must not start with this key on this address, or None.
+    """Why the server must not start with this key on its configured address, or None.
 
     Session cookies are signed with the key and guest ids are public, so a known or guessable key
     lets anyone sign in as any guest (and forge an account's cookie given a session id). Only a
     server on a loopback address, which nobody else can reach, may use the embedded default.
     """
-    if is_loopback(settings.host):
+    weakness = weak_key(settings)
+    if weakness is None or is_loopback(settings.host):
         return None
-    if settings.secret_key == DEFAULT_SECRET_KEY:
-        return (
-            f"refusing to serve on {settings.host} with the built-in default DURAK_SECRET_KEY; "
-            "set a random one, e.g. DURAK_SECRET_KEY=$(openssl rand -hex 32)"
-        )
-    if len(settings.secret_key.encode()) < MIN_SECRET_KEY_BYTES:
-        return (
-            f"refusing to serve on {settings.host} with a DURAK_SECRET_KEY of "
-            f"{len(settings.secret_key.encode())} bytes; use at least {MIN_SECRET_KEY_BYTES} random bytes, "
-            "e.g. DURAK_SECRET_KEY=$(openssl rand -hex 32)"
-        )
-    return None
+    return f"refusing to serve on {settings.host} with {weakness}; set a random one, e.g. {NEW_KEY}"
+
+
+NEW_KEY = "DURAK_SECRET_KEY=$(openssl rand -hex 32)"
+
+
+def _loopback_address(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def reached_from_afar(scope: Scope) -> bool:
+    """Whether a connection came from beyond this machine: it arrived on an address other than a
+    loopback one (the real bind address: ``0.0.0.0`` is whichever address the client used; a Unix
+    socket counts as beyond, proxies use them), or its client, as uvicorn reports it (behind a
+    trusted proxy: the forwarded address), is a network address other than a loopback one."""
+    server = scope.get("server")
+    if not server or not isinstance(server[0], str) or not _loopback_address(server[0]):
+        return True
+    client = scope.get("client")
+    if client and isinstance(client[0], str):
+        try:
+            return not ipaddress.ip_address(client[0].strip("[]")).is_loopback
+        except ValueError:  # not an address at all (an in-process test transport): the server decides
+            return False
+    return False
+
+
+class WeakKeyGuard:
+    """With a weak key (``weak_key``), serve only connections from this machine, whatever address
+    the server was started on (``uvicorn app.main:create_app --factory --host 0.0.0.0`` never passes
+    through ``python -m app``'s start-up check): others get 503 ``weak_secret_key``, sockets are
+    refused at the handshake (403). Said in the log once per process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.weakness = weak_key(settings)
+        self.logged = False
+
+    def refuses(self, scope: Scope) -> bool:
+        if self.weakness is None or scope["type"] not in ("http", "websocket") or not reached_from_afar(scope):
+            return False
+        if not self.logged:
+            self.logged = True
+            log.error(
+                "refusing every connection from beyond this machine: the server runs with %s; set %s",
+                self.weakness,
+                NEW_KEY,
+            )
+        return True
+
+    async def refuse(self, scope: Scope, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": "server misconfigured"})
+            return
+        detail = f"the server is misconfigured ({self.weakness}) and serves this machine only"
+        body = json.dumps(coded("weak_secret_key", detail)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 # --- invite codes out of the access log ---------------------------------------------------------------

@@ -228,9 +228,11 @@ def _json_types(model: type[BaseModel], field: str) -> set[str]:
 def _bad_values(model: type[BaseModel], field: str) -> list[str]:
     """JSON texts that are never a valid value of ``field``."""
     values = ["NaN", "Infinity", "-Infinity", "1e400", '"\\ud800"', '"ok\\udfffok"', "[1, 2]", '{"a": 1}']
+    values += ['["\\u0000"]', '{"\\u0000": "x"}']  # NUL inside a list or an object, whatever the field
     types = _json_types(model, field)
     if "string" in types:
         values += ["2", "true", json.dumps("y" * 5000)]  # too long for every text field, under the size limit
+        values += ['"a\\u0000b"', '"\\u0000"']  # NUL, which PostgreSQL text refuses (a 500 before)
     if "integer" in types:
         values += ['"2"', "10.0", "true", "1" + "0" * 400]
     if "boolean" in types:

@@ -221,7 +221,7 @@ def two_sockets_client(migrated_template: Path, tmp_path: Path) -> Iterator[Test
     path.write_bytes(migrated_template.read_bytes())
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
-        secret_key="test-secret-key-0123456789",
+        secret_key="test-secret-key-0123456789abcdef-32",
         max_table_sockets_per_ip=2,
         allowed_origins=[ORIGIN],  # as tests/tables/harness.py: websockets go to ws://testserver
     )

@@ -169,7 +169,7 @@ LEAVING = [
 
 def test_log_in_never_redirects_off_site(new_context: Any, server: Server) -> None:
     context = new_context()
-    me = sign_up_api(context)
+    sign_up_api(context)
     api(context, "POST", "/api/auth/logout", ok=(204,))
     page = context.new_page()
     page.goto("/#/login")

@@ -118,6 +118,8 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
     claimed = account_from_cookie(cookie, settings)
     if claimed is not None and claimed.account_id is not None and claimed.session_id is not None:
         open_sessions.add(websocket, account_id=claimed.account_id, session_id=claimed.session_id)
+    elif claimed is not None and claimed.guest_id is not None:
+        open_sessions.add_guest(websocket, guest_id=claimed.guest_id)
     try:
         user = await _session_of(app.state.db, claimed)
         if cookie and (user is None or open_sessions.signed_out(websocket)):

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import Field
+from sqlalchemy import select
 
-from app.api.deps import CurrentUser, DatabaseDep, SessionDep, SessionInfo
+from app.api.deps import CurrentUser, DatabaseDep, SessionDep, SessionInfo, get_db
 from app.api.devices import device_of
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
@@ -27,6 +28,7 @@ from app.api.schemas import (
     TableOut,
     TableWithLinks,
 )
+from app.api.throttle import AuthThrottles, client_address, retry_later
 from app.broker import BrokerError
 from app.db import accounts, integrity, ratings
 from app.db.models import ChatReport
@@ -39,6 +41,8 @@ from app.tables.spec import Principal, TableSpec
 router = APIRouter(prefix="/api", tags=["tables"])
 
 LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
+MAX_LIVE_TABLES = 10_000_000  # far more tables than one server holds: the lobby's largest offset
+MAX_STAKE = 1_000_000
 LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
 # At most two writes a second per lobby feed: the first change after a quiet spell goes out at once,
 # a wave of changes (many matches ending) in one text per half second (docs/performance.md).
@@ -67,7 +71,7 @@ class TableCreate(RequestBody):
     transfer: bool | None = None
     draws: bool | None = None
     timer: int = Field(default=30, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
-    stake: int = Field(default=0, ge=0, le=1_000_000)
+    stake: int = Field(default=0, ge=0, le=MAX_STAKE)
     cheating: bool = False
     private: bool = False
     chat: bool = Field(default=True, description="The table's chat; false turns it off for everyone.")
@@ -195,12 +199,12 @@ async def create_table(body: TableCreate, request: Request, user: CurrentUser, r
 )
 async def list_tables(
     registry: RegistryDep,
-    offset: Annotated[int, Query(ge=0, description="Tables to skip.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_LIVE_TABLES, description="Tables to skip.")] = 0,
     limit: Annotated[int, Query(ge=1, le=LOBBY_PAGE_MAX, description="Tables in the page.")] = 50,
-    deck: Annotated[int | None, Query(description="24, 36 or 52")] = None,
+    deck: Annotated[Literal[24, 36, 52] | None, Query(description="24, 36 or 52")] = None,
     seats: Annotated[int | None, Query(ge=2, le=6)] = None,
-    stake_min: Annotated[int | None, Query(ge=0)] = None,
-    stake_max: Annotated[int | None, Query(ge=0)] = None,
+    stake_min: Annotated[int | None, Query(ge=0, le=MAX_STAKE)] = None,
+    stake_max: Annotated[int | None, Query(ge=0, le=MAX_STAKE)] = None,
     transfer: Annotated[bool | None, Query()] = None,
     circle: Annotated[Literal["neighbours", "all"] | None, Query()] = None,
 ) -> LobbyPage:
@@ -339,7 +343,12 @@ async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: Regi
     response_model=TableAck,
     responses={**responses(401, 403, 404, 409, 503), 422: {"description": "No bot there."}},
 )
-async def remove_bot(code: str, seat: int, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def remove_bot(
+    code: str,
+    seat: Annotated[int, Path(ge=0, le=5, description="The bot's seat.")],
+    user: CurrentUser,
+    registry: RegistryDep,
+) -> dict[str, Any]:
     return await _call(registry, code, "remove_bot", user, seat=seat)
 
 
@@ -407,11 +416,20 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
     status_code=201,
     responses={
         201: {"description": "The report is stored with the table's recent chat lines, for the admins."},
-        **responses(401, 404, 422, 503),
+        **responses(
+            401,
+            404,
+            409,
+            422,
+            429,
+            503,
+            r409="`already_reported`: you reported this player at this table before.",
+            r429="Too many reports from you, or from your address, lately; Retry-After says when to try again.",
+        ),
     },
 )
 async def report_player(
-    code: str, body: ReportIn, user: CurrentUser, registry: RegistryDep, session: SessionDep
+    code: str, body: ReportIn, request: Request, user: CurrentUser, registry: RegistryDep, session: SessionDep
 ) -> ReportCreated:
     """Report a player at the table (by invite or spectator code): a seated player, or anyone whose
     line is among the table's recent chat lines."""
@@ -429,6 +447,25 @@ async def report_player(
     names |= {seat["player"]: seat["name"] for seat in table["seats"] if seat.get("player")}
     if body.player not in names:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="nobody with that key plays or chats at this table")
+    reported = select(ChatReport.id).where(
+        ChatReport.table_code == table_code,
+        ChatReport.reporter_key == reporter.key,
+        ChatReport.reported_key == body.player,
+    )
+    if await session.scalar(reported.limit(1)) is not None:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, detail="already_reported: you reported this player at this table already"
+        )
+    # Each report keeps the table's last chat lines: a person, and an address, file only so many.
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    db = get_db(request)
+    for throttle, who, what in (
+        (throttles.report_ip, client_address(request), "too many reports from this address"),
+        (throttles.report, reporter.key, "too many reports from you"),
+    ):
+        wait = await throttle.admit(db, who)
+        if wait is not None:
+            raise retry_later(wait, what)
     report = ChatReport(
         table_code=table_code,
         match_id=table.get("match_id"),
