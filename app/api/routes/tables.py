@@ -9,8 +9,9 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, sta
 from fastapi.responses import StreamingResponse
 from pydantic import Field
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.deps import CurrentUser, DatabaseDep, SessionDep, SessionInfo, get_db
+from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.devices import device_of
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
@@ -40,6 +41,7 @@ from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
 
+BOT_TABLES = "`too_many_bot_tables`: you have the limit of matches of bots only running."
 LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
 MAX_LIVE_TABLES = 10_000_000  # far more tables than one server holds: the lobby's largest offset
 MAX_STAKE = 1_000_000
@@ -158,7 +160,13 @@ async def presets() -> list[Preset]:
     status_code=201,
     responses={
         201: {"description": "The table is open. Its creator is not seated: he joins it like anyone else."},
-        **responses(401, 403),
+        **responses(
+            401,
+            403,
+            429,
+            r403="Guests open free tables only.",
+            r429="`too_many_tables`: you, or your address, have the limit of tables waiting for players.",
+        ),
         422: {"description": "A parameter is invalid; `loc` names it."},
     },
 )
@@ -263,11 +271,31 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
     return reply
 
 
+async def _info(registry: TableRegistry, code: str, user: SessionInfo | None) -> dict[str, Any]:
+    """The table's ``info``, which refuses nobody: 404 or 410 for the code, 503 when the table does
+    not answer."""
+    try:
+        table_code, _ = await registry.resolve(code)
+    except TableGone as exc:
+        raise _gone(exc) from None
+    principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
+    try:
+        reply = await registry.call(table_code, "info", principal)
+    except (TimeoutError, TableGone):
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
+    if reply.get("type") == "error":
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail=f"{reply.get('code')}: {reply.get('message')}")
+    return reply
+
+
 @router.get(
-    "/tables/{code}", response_model=TableWithLinks, response_model_exclude_unset=True, responses=responses(404, 503)
+    "/tables/{code}",
+    response_model=TableWithLinks,
+    response_model_exclude_unset=True,
+    responses=responses(404, 410, 503),
 )
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
-    reply = await _call(registry, code, "info", None)
+    reply = await _info(registry, code, None)
     table: dict[str, Any] = reply["table"]
     _, watch_only = await registry.resolve(code)
     table["watch_only"] = watch_only
@@ -283,7 +311,7 @@ async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     response_model=SeatAck,
     responses={
         200: {"description": "Seated; when this fills the last seat, the match starts."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 503),
         422: {"description": "Bad seat."},
     },
 )
@@ -319,7 +347,7 @@ async def join_table(
     return await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
 
 
-@router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 503))
+@router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 410, 503))
 async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "leave", user)
 
@@ -329,7 +357,7 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     response_model=SeatAck,
     responses={
         200: {"description": "The bot is seated; when it fills the last seat, the match starts."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
         422: {"description": "Bad seat or level."},
     },
 )
@@ -341,7 +369,7 @@ async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: Regi
 @router.delete(
     "/tables/{code}/bots/{seat}",
     response_model=TableAck,
-    responses={**responses(401, 403, 404, 409, 503), 422: {"description": "No bot there."}},
+    responses={**responses(401, 403, 404, 409, 410, 503), 422: {"description": "No bot there."}},
 )
 async def remove_bot(
     code: str,
@@ -357,7 +385,7 @@ async def remove_bot(
     response_model=StartAck,
     responses={
         200: {"description": "The match started with the players seated so far (at least 2)."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
     },
 )
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
@@ -368,7 +396,10 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
 @router.post(
     "/tables/{code}/rematch",
     response_model=TableAck,
-    responses={200: {"description": "The table reopens for the next match."}, **responses(401, 403, 404, 409, 503)},
+    responses={
+        200: {"description": "The table reopens for the next match."},
+        **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
+    },
 )
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     _check_bot_table(registry, code, user)
@@ -420,6 +451,7 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
             401,
             404,
             409,
+            410,
             422,
             429,
             503,
@@ -429,11 +461,11 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
     },
 )
 async def report_player(
-    code: str, body: ReportIn, request: Request, user: CurrentUser, registry: RegistryDep, session: SessionDep
+    code: str, body: ReportIn, request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep
 ) -> ReportCreated:
     """Report a player at the table (by invite or spectator code): a seated player, or anyone whose
     line is among the table's recent chat lines."""
-    reply = await _call(registry, code, "info", user)
+    reply = await _info(registry, code, user)
     table: dict[str, Any] = reply["table"]
     table_code, _ = await registry.resolve(code)
     reporter = principal_of(user)
@@ -452,13 +484,13 @@ async def report_player(
         ChatReport.reporter_key == reporter.key,
         ChatReport.reported_key == body.player,
     )
-    if await session.scalar(reported.limit(1)) is not None:
-        raise HTTPException(
-            status.HTTP_409_CONFLICT, detail="already_reported: you reported this player at this table already"
-        )
+    async with db.session() as session:
+        if await session.scalar(reported.limit(1)) is not None:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, detail="already_reported: you reported this player at this table already"
+            )
     # Each report keeps the table's last chat lines: a person, and an address, file only so many.
     throttles: AuthThrottles = request.app.state.auth_throttles
-    db = get_db(request)
     for throttle, who, what in (
         (throttles.report_ip, client_address(request), "too many reports from this address"),
         (throttles.report, reporter.key, "too many reports from you"),
@@ -476,6 +508,10 @@ async def report_player(
         reason=body.reason.strip() or body.reason,
         lines=lines,
     )
-    session.add(report)
-    await session.commit()
-    return ReportCreated(id=report.id)
+
+    async def store(session: AsyncSession) -> int:
+        session.add(report)
+        await session.flush()
+        return report.id
+
+    return ReportCreated(id=await db.write(store))
