@@ -116,12 +116,15 @@ class BrowserGuard:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
         self.settings = settings
+        self.warned_of_proxy = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
+        if not self.warned_of_proxy:
+            self.warned_of_proxy = untrusted_proxy_warning(scope, headers)
         scheme, host = scope.get("scheme", "http"), headers.get("host")
         refusal = nul_refusal(scope) or self._refusal(scope["method"], headers, scheme)
         policy = content_security_policy(scheme, host)  # every page: no other host, nothing inline
@@ -169,6 +172,24 @@ class BrowserGuard:
         elif headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
             return 415, coded("unsupported_media_type", "a request body needs Content-Type: application/json")
         return None
+
+
+def untrusted_proxy_warning(scope: Scope, headers: Mapping[str, str]) -> bool:
+    """Log, and say True, when a request carries ``X-Forwarded-For`` that uvicorn did not believe
+    (the client it reports is none of the forwarded addresses): behind a proxy that is not in
+    ``DURAK_FORWARDED_ALLOW_IPS``, every client has the proxy's address, and so shares one set of
+    the per-address limits with every other."""
+    forwarded, client = headers.get("x-forwarded-for"), scope.get("client")
+    if forwarded is None or not client or client[0] in {part.strip() for part in forwarded.split(",")}:
+        return False
+    log.warning(
+        "a request from %s carried an X-Forwarded-For header that is not believed: if %s is a proxy, every "
+        "client behind it has its address and shares one set of the per-address limits (sign-ups, log-ins, "
+        "guests, reports, tables, sockets); list the proxy in DURAK_FORWARDED_ALLOW_IPS (docs/security.md)",
+        client[0],
+        client[0],
+    )
+    return True
 
 
 Refusal = tuple[int, dict[str, Any]]  # a status and its JSON body
