@@ -192,7 +192,20 @@ async def _reverse(api: Api) -> Target:
     return Target(await api.admin(), f"/api/admin/matches/{match_id}/reverse", {"note": "farmed"}, 200)
 
 
+async def _change_password(api: Api) -> Target:
+    body = {"current_password": PASSWORD, "new_password": "another good one"}
+    return Target(await api.signed_up("alice"), "/api/auth/password", body, 204)
+
+
+async def _reset_password(api: Api) -> Target:
+    alice = await api.signed_up("alice")
+    path = f"/api/admin/accounts/{await _account_id(alice)}/password-reset"
+    return Target(await api.admin(), path, {"reason": "lost it"}, 200)
+
+
 SETUPS: dict[str, Setup] = {
+    "POST /api/auth/password": _change_password,
+    "POST /api/admin/accounts/{account_id}/password-reset": _reset_password,
     "POST /api/auth/signup": _signup,
     "POST /api/auth/login": _login,
     "POST /api/auth/guest": _guest,

@@ -490,11 +490,17 @@ async def report_player(
                 status.HTTP_409_CONFLICT, detail="already_reported: you reported this player at this table already"
             )
     # Each report keeps the table's last chat lines: a person, and an address, file only so many.
+    # Both limits are looked at before either counts: a report one of them refuses costs nothing.
     throttles: AuthThrottles = request.app.state.auth_throttles
-    for throttle, who, what in (
-        (throttles.report_ip, client_address(request), "too many reports from this address"),
+    limits = (
         (throttles.report, reporter.key, "too many reports from you"),
-    ):
+        (throttles.report_ip, client_address(request), "too many reports from this address"),
+    )
+    for throttle, who, what in limits:
+        wait = await throttle.retry_after(db, who)
+        if wait is not None:
+            raise retry_later(wait, what)
+    for throttle, who, what in limits:
         wait = await throttle.admit(db, who)
         if wait is not None:
             raise retry_later(wait, what)
