@@ -209,7 +209,7 @@ async def list_tables(
     registry: RegistryDep,
     offset: Annotated[int, Query(ge=0, le=MAX_LIVE_TABLES, description="Tables to skip.")] = 0,
     limit: Annotated[int, Query(ge=1, le=LOBBY_PAGE_MAX, description="Tables in the page.")] = 50,
-    deck: Annotated[Literal[24, 36, 52] | None, Query(description="24, 36 or 52")] = None,
+    deck: Annotated[int | None, Query(ge=24, le=52, description="24, 36 or 52")] = None,
     seats: Annotated[int | None, Query(ge=2, le=6)] = None,
     stake_min: Annotated[int | None, Query(ge=0, le=MAX_STAKE)] = None,
     stake_max: Annotated[int | None, Query(ge=0, le=MAX_STAKE)] = None,
