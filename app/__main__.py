@@ -34,6 +34,9 @@ def main() -> None:
         ws_per_message_deflate=False,
         ws_max_size=64 * 1024,
         forwarded_allow_ips=settings.forwarded_allow_ips,  # whose X-Forwarded-Proto decides Secure cookies
+        # uvicorn's default (5 s) equals httpx's idle expiry and is below nginx's upstream one (60 s):
+        # a client reusing a connection at that moment lost its request (a read error, or a 502).
+        timeout_keep_alive=settings.keep_alive_s,
     )
     server = Server(config, app)  # uvicorn's, saying goodbye to the table sockets before it closes them
     with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C (SIGINT) is a clean stop

@@ -4,6 +4,10 @@
 for the password unless given) or, when the name exists, promotes that account to admin. The
 database is migrated to head first.
 
+``python -m app.cli reset-password NAME [--password PASSWORD]`` sets an account's password (an admin's
+too, which the admin route refuses), prompting for it unless given; every session of the account
+is signed out. Audited as the operator's (no admin id).
+
 ``python -m app.cli verify-deal MATCH_ID`` (from the database) or ``verify-deal --file match.json``
 (the answer of ``GET /api/matches/{id}``, or its ``fairness`` object alone) recomputes a match's
 commitment and deck (docs/fairness.md) and prints the deck and ``ok``, or what differs (exit 1).
@@ -21,7 +25,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api import signouts
 from app.api.schemas import PASSWORD_MAX, PASSWORD_MIN
+from app.broker import open_broker
 from app.config import get_settings
 from app.db import accounts
 from app.db.errors import NameTaken
@@ -31,8 +37,8 @@ from app.db.passwords import hash_password
 from app.db.session import Database
 
 
-def _ask_password() -> str:
-    first = getpass.getpass("Password for the new admin: ")
+def _ask_password(prompt: str = "Password for the new admin: ") -> str:
+    first = getpass.getpass(prompt)
     if getpass.getpass("Repeat it: ") != first:
         raise SystemExit("the passwords differ")
     return first
@@ -84,6 +90,33 @@ async def create_admin(database_url: str, name: str, password: str | None, start
         await db.dispose()
 
 
+async def reset_password(database_url: str, broker_url: str, name: str, password: str | None) -> str:
+    await upgrade(database_url)
+    db = Database(database_url)
+    try:
+        async with db.session() as session:
+            account = await accounts.get_by_name(session, name)
+        if account is None:
+            raise SystemExit(f"no account {name!r}")
+        if password is None:
+            password = _ask_password("New password: ")
+        if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+            raise SystemExit(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters long")
+        password_hash, account_id = await hash_password(password), account.id
+
+        async def reset(session: AsyncSession) -> None:
+            await accounts.reset_password(
+                session, account_id=account_id, password_hash=password_hash, admin_id=None, reason="cli reset-password"
+            )
+
+        await db.write(reset)
+    finally:
+        await db.dispose()
+    async with open_broker(broker_url) as broker:  # the open table sockets of its sessions close
+        await signouts.announce(broker, account_id=account_id, session_id=None)
+    return f"reset the password of {account.name!r} (id {account_id}); every session of it is signed out"
+
+
 def verify_deal(data: dict[str, Any]) -> tuple[bool, str]:
     """Whether a match's published ``fairness`` checks out, and the report to print."""
     from app.engine.cards import cards_text
@@ -123,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     create = commands.add_parser("create-admin", help="create an admin account, or promote an existing one")
     create.add_argument("name")
     create.add_argument("--password", help="the new account's password (prompted for when omitted)")
+    reset = commands.add_parser("reset-password", help="set an account's password, signing out its sessions")
+    reset.add_argument("name")
+    reset.add_argument("--password", help="the new password (prompted for when omitted)")
     check = commands.add_parser("verify-deal", help="recompute a finished match's deal (docs/fairness.md)")
     check.add_argument("match_id", nargs="?", help="a match in the database")
     check.add_argument("--file", type=Path, help="a JSON file: GET /api/matches/{id}, or its fairness object")
@@ -146,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
             create_admin(settings.database_url, args.name, args.password, settings.starting_balance)
         )
         print(message)
+    if args.command == "reset-password":
+        print(asyncio.run(reset_password(settings.database_url, settings.broker_url, args.name, args.password)))
     return 0
 
 

@@ -33,9 +33,11 @@ class Settings(BaseSettings):
         description="Signs session cookies. Off a loopback address: at least 32 bytes, not the default.",
     )
     allowed_origins: list[str] = Field(
-        default=["http://127.0.0.1:8000", "http://localhost:8000"],
-        description="Origins (besides the server's own) whose pages may open table sockets and send "
-        "state-changing requests.",
+        default=[],
+        description="Origins besides the server's own (the scheme and Host of each request, always allowed) "
+        "that browsers may show this server's pages under: a public origin a proxy does not pass on in Host. "
+        "They may open table sockets and send state-changing requests; a request the browser marks "
+        "cross-site or same-site (Sec-Fetch-Site) is refused whatever its Origin.",
     )
     cookie_secure: Literal["auto", "true", "false"] = Field(
         default="auto",
@@ -46,6 +48,14 @@ class Settings(BaseSettings):
         default=None,
         description="Addresses whose X-Forwarded-Proto/-For uvicorn trusts (comma-separated IPs or "
         "networks, or *); unset: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1.",
+    )
+    keep_alive_s: int = Field(
+        default=75,
+        ge=1,
+        le=3600,
+        description="How long an idle HTTP keep-alive connection stays open. Longer than any client or proxy "
+        "keeps one idle (httpx 5 s, nginx's upstream keepalive_timeout 60 s): the client, not the server, "
+        "must close an idle connection, or a request sent as the server closes it is lost.",
     )
     starting_balance: int = Field(default=1000, ge=0, description="Coins granted to every new account.")
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
@@ -64,6 +74,11 @@ class Settings(BaseSettings):
     signup_window_s: float = Field(default=3600.0, gt=0, description="The window of signups_per_ip.")
     guests_per_ip: int = Field(default=30, ge=1, description="Guest sessions started per address per window.")
     guest_window_s: float = Field(default=3600.0, gt=0, description="The window of guests_per_ip.")
+    reports_per_person: int = Field(
+        default=5, ge=1, description="Player reports one person (account or guest) may file per report_window_s."
+    )
+    reports_per_ip: int = Field(default=20, ge=1, description="Player reports filed from one address per window.")
+    report_window_s: float = Field(default=3600.0, gt=0, description="The window of the report limits.")
     challenge_window_s: float = Field(
         default=5.0,
         gt=0,

@@ -26,7 +26,8 @@ from starlette.types import Receive, Scope, Send
 
 from app import collector
 from app.api import errors, social
-from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit, document_body_limit
+from app.api.answers import document_answers
+from app.api.body_limit import MAX_BODY_BYTES, BodySizeLimit
 from app.api.devices import DeviceCookie
 from app.api.limits import PerAddress
 from app.api.routes import (
@@ -45,7 +46,7 @@ from app.api.routes import (
     seasons,
     tables,
 )
-from app.api.security import BrowserGuard, redact_access_log
+from app.api.security import BrowserGuard, WeakKeyGuard, redact_access_log, secret_key_problem
 from app.api.signouts import OpenSessions
 from app.api.throttle import AuthThrottles
 from app.broker import BrokerOptions, open_broker
@@ -164,9 +165,15 @@ class DurakPeak(FastAPI):
     configured, no longer sees it.
     """
 
+    weak_key_guard: WeakKeyGuard | None = None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        guard = self.weak_key_guard
+        if guard is not None and guard.refuses(scope):  # before anything else, sockets included
+            await guard.refuse(scope, send)
+            return
         code = play.table_socket_code(scope)
-        if code is None:
+        if code is None or "\x00" in code:  # a NUL (%00) names no table; FastAPI refuses the socket
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self  # as Starlette sets it: ``websocket.app`` is how the socket finds the state
@@ -175,7 +182,14 @@ class DurakPeak(FastAPI):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = DurakPeak(title="Durak Peak", version="0.1.0", lifespan=lifespan)
+    problem = secret_key_problem(settings)
+    if problem is not None:  # as python -m app: not on a public address with a weak key
+        raise RuntimeError(f"durak: {problem}")
+    # No interactive API pages (Swagger UI, ReDoc): third-party code from a CDN, running on the game's
+    # own origin with the players' cookies. The schema is public at /openapi.json (docs/api.md).
+    app = DurakPeak(title="Durak Peak", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # ... and whatever address the server really listens on, only this machine is served then.
+    app.weak_key_guard = WeakKeyGuard(settings)
     app.state.settings = settings
     app.state.auth_throttles = AuthThrottles(settings)
     app.state.lobby_streams = PerAddress(settings.max_lobby_streams_per_ip)
@@ -203,7 +217,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # valid JSON and never echo a password or a large input (docs/api.md, "Requests and errors").
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
     app.add_exception_handler(RequestValidationError, errors.request_validation_error)
-    document_body_limit(app)
+    document_answers(app)  # what the layers around the routes answer, in the OpenAPI
     # --- end of request bodies
 
     @app.get("/metrics", include_in_schema=False)

@@ -7,7 +7,6 @@ and only ever signals the process it started, by its pid.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -171,9 +170,8 @@ def durak_server(
     argv: Sequence[str] | None = None,
 ) -> ServerProcess:
     """``python -m app`` on the embedded default (a fresh SQLite file in ``workdir``, memory://
-    broker), with its origin allowed. Not started yet: call ``.start()``."""
+    broker); its own origin is allowed as always, no other. Not started yet: call ``.start()``."""
     port = port or free_port()
-    origin = f"http://{HOST}:{port}"
     env = {
         **os.environ,
         "DURAK_HOST": HOST,
@@ -181,7 +179,6 @@ def durak_server(
         "DURAK_DATABASE_URL": f"sqlite+aiosqlite:///{workdir / 'durak.sqlite3'}",
         "DURAK_BROKER_URL": "memory://",
         "DURAK_SECRET_KEY": "bench-and-e2e-secret-key-0123456789",
-        "DURAK_ALLOWED_ORIGINS": json.dumps([origin, f"http://localhost:{port}"]),
         "DURAK_LOG_LEVEL": "warning",
         # Everything here comes from 127.0.0.1: the per-address limits (issue 14.4) raised.
         "DURAK_MAX_WAITING_TABLES_PER_IP": "100000",

@@ -7,6 +7,7 @@ RELAXED_LIMITS = {
     "logins_per_ip": 100_000,
     "signups_per_ip": 100_000,
     "guests_per_ip": 100_000,
+    "reports_per_ip": 100_000,
     # the tables' per-address limits (issue 14.4)
     "max_waiting_tables_per_ip": 100_000,
     "max_lobby_streams_per_ip": 100_000,

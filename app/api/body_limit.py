@@ -8,9 +8,7 @@ have their own limit, see docs/protocol.md).
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import FastAPI, HTTPException
+from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -75,26 +73,3 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
-
-
-def document_body_limit(app: FastAPI) -> None:
-    """List the 413 answer in the OpenAPI of every operation that takes a request body."""
-    generate = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = generate()
-            for operations in schema.get("paths", {}).values():
-                for operation in operations.values():
-                    if isinstance(operation, dict) and "requestBody" in operation:
-                        operation["responses"].setdefault("413", _TOO_LARGE)
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
-
-
-_TOO_LARGE = {
-    "description": f"The request body is larger than {MAX_BODY_BYTES} bytes.",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
-}

@@ -99,7 +99,8 @@ class ChatHub:
                 await asyncio.shield(table.live)
             lines = await chat.history(self.registry.broker, connection.code)
         except (BrokerError, TimeoutError, OSError) as exc:
-            log.warning("chat: no history for table %s (%s)", connection.code, exc)
+            code = connection.code  # a secret: only its first 8 characters are logged, as elsewhere
+            log.warning("chat: no history for table %s (%s)", code[:8], str(exc).replace(code, code[:8]))
         held = table.connections.get(connection)
         if held is None:
             return  # gone meanwhile

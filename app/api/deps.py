@@ -6,7 +6,7 @@ login-session id, or a guest id, with a name and an expiry.
 ``account_from_cookie`` checks the signature and expiry without touching the database;
 ``resolve_session`` (every request and websocket handshake) also checks that an account's login
 session is live (not logged out: ``app/db/login_sessions.py``) and loads the account's current name
-and role. A guest has no server-side state; logging out clears a guest's cookie only.
+and role, or that a guest has not logged out (``guest_signouts``).
 """
 
 from __future__ import annotations
@@ -134,12 +134,16 @@ def account_from_cookie(
 
 async def resolve_session(db: Database, value: str | None, settings: Settings | None = None) -> SessionInfo | None:
     """``account_from_cookie`` plus, for an account, a live login session (``None`` once logged out)
-    and the account's current name and role; ``None`` if the account is gone."""
+    and the account's current name and role; ``None`` if the account is gone or the guest logged out."""
     return await resolve_info(db, account_from_cookie(value, settings))
 
 
 async def resolve_info(db: Database, info: SessionInfo | None) -> SessionInfo | None:
-    """``resolve_session`` for a cookie already read with ``account_from_cookie``."""
+    """``resolve_session`` for a cookie already read with ``account_from_cookie``; a signed-out
+    guest is ``None`` too."""
+    if info is not None and info.guest_id is not None:
+        async with db.session() as session:
+            return None if await login_sessions.guest_signed_out(session, guest_id=info.guest_id) else info
     if info is None or info.account_id is None or info.session_id is None:
         return info
     async with db.session() as session:

@@ -24,6 +24,7 @@ _DESCRIPTIONS = {
     403: "Signed in, but not allowed (a guest, or not an admin).",
     404: "Not found.",
     409: "Conflicts with the current state.",
+    410: "`table_closed`: the table left memory (idle, or finished a while ago); its matches are in the history.",
     429: "Too many requests; the Retry-After header says when to try again.",
     503: "A needed component is not available.",
 }

@@ -32,9 +32,12 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
   (watch only). The session cookie `durak_session` (`__Host-durak_session` over HTTPS)
   authenticates the handshake; without a cookie you watch as an anonymous spectator. A forged,
   expired or logged-out cookie is refused at the handshake with HTTP 403.
-- **Origin policy.** A handshake whose `Origin` header is neither the server's own origin nor in
-  its allow-list (`DURAK_ALLOWED_ORIGINS`) is refused with HTTP 403: a browser always sends
-  `Origin`, so another site's page cannot open a socket with its visitor's cookie. A handshake *without* `Origin` is
+- **Origin policy.** The handshake follows the REST routes' rule (docs/security.md): it is refused
+  with HTTP 403 when its `Origin` header is neither the server's own origin (the scheme and `Host`
+  of the request) nor in `DURAK_ALLOWED_ORIGINS` (empty by default), or when its `Sec-Fetch-Site`
+  says `cross-site` or `same-site`. A browser always sends `Origin`, so no other origin's page, a
+  sibling port or subdomain of the same host included, can open a socket with its visitor's
+  cookie. A handshake *without* `Origin` is
   accepted, with whatever cookie it carries: only a non-browser client (a script, a bot, a native
   app) can leave the header out, and such a client can present only a cookie it holds itself
   (no page can make a victim's browser omit `Origin` or hand over an HttpOnly cookie). Non-browser

@@ -27,17 +27,35 @@ class RequestBody(BaseModel):
 
     Strict types: ``"2"`` is not 2, ``10.0`` is not 10, ``"yes"`` and ``1`` are not true; so ``NaN``,
     ``Infinity`` and ``1e400`` are never a valid value either. Unknown fields are refused. Text must be
-    valid Unicode: a lone surrogate (``"\\ud800"``) is refused before any other check sees it.
+    valid Unicode without NUL: a lone surrogate (``"\\ud800"``, which no encoder accepts) or a NUL
+    (``"\\u0000"``, which PostgreSQL text refuses) anywhere in a field, lists and objects included,
+    is refused before any other check sees it.
     """
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
     @field_validator("*", mode="before")
     @classmethod
-    def _valid_unicode(cls, value: Any) -> Any:
-        if isinstance(value, str) and not is_valid_unicode(value):
-            raise ValueError("text must be valid Unicode (it contains a lone surrogate)")
+    def _valid_text(cls, value: Any) -> Any:
+        problem = text_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
+
+
+def text_problem(value: Any) -> str | None:
+    """Why ``value`` (a JSON value: text, or lists and objects holding text) cannot be stored, or None."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "text must not contain NUL characters (\\u0000)"
+        if not is_valid_unicode(value):
+            return "text must be valid Unicode (it contains a lone surrogate)"
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple):
+        return next((problem for item in value if (problem := text_problem(item)) is not None), None)
+    return None
 
 
 def is_valid_unicode(text: str) -> bool:
@@ -56,6 +74,12 @@ def _check_name(value: str) -> str:
     return value
 
 
+def _check_password(value: str) -> str:
+    if not PASSWORD_MIN <= len(value) <= PASSWORD_MAX:
+        raise ValueError(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters long")
+    return value
+
+
 class SignupIn(RequestBody):
     name: str = Field(
         description=f"{NAME_MIN}-{NAME_MAX} characters: letters A-Z/a-z, digits, '_' and '-'. "
@@ -71,12 +95,40 @@ class SignupIn(RequestBody):
 
     _name = field_validator("name")(_check_name)
 
-    @field_validator("password")
+    _password = field_validator("password")(_check_password)
+
+
+class PasswordChangeIn(RequestBody):
+    current_password: str = Field(max_length=PASSWORD_MAX, description="The password you signed in with.")
+    new_password: str = Field(
+        description=f"{PASSWORD_MIN}-{PASSWORD_MAX} characters.",
+        json_schema_extra={"minLength": PASSWORD_MIN, "maxLength": PASSWORD_MAX},
+    )
+
+    _new_password = field_validator("new_password")(_check_password)
+
+
+class PasswordResetIn(RequestBody):
+    reason: str = Field(
+        min_length=1, max_length=500, description="Why; recorded in the audit trail. Must not be blank."
+    )
+
+    @field_validator("reason")
     @classmethod
-    def _password(cls, value: str) -> str:
-        if not PASSWORD_MIN <= len(value) <= PASSWORD_MAX:
-            raise ValueError(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters long")
+    def _reason(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("reason must not be blank")
         return value
+
+
+class PasswordResetOut(BaseModel):
+    account_id: int
+    name: str
+    temporary_password: str = Field(
+        description="The account's new password, shown this once: hand it to the player, who signs in with it "
+        "and changes it (every session of the account was signed out)."
+    )
 
 
 class LoginIn(RequestBody):
@@ -238,8 +290,6 @@ class AdjustIn(RequestBody):
         value = value.strip()
         if not value:
             raise ValueError("reason must not be blank")
-        if "\x00" in value:
-            raise ValueError("reason must not contain NUL characters")
         return value
 
 

@@ -5,9 +5,10 @@ start-up check of the secret key, and invite codes kept out of the access log (d
 untouched). For every state-changing request (POST, PUT, PATCH, DELETE) it refuses, before routing:
 
 * with 403 ``cross_site_request`` when the ``Origin`` header is present and is neither the server's
-  own origin nor one of ``Settings.allowed_origins`` (the websocket handshake's list), or when
-  ``Sec-Fetch-Site`` is present and says ``cross-site`` or ``same-site`` (a page on another port or
-  subdomain of the same site is still another origin);
+  own origin nor one of ``Settings.allowed_origins`` (empty by default), or when ``Sec-Fetch-Site``
+  is present and says ``cross-site`` or ``same-site`` (a page on another port or subdomain of the
+  same site is still another origin): :func:`cross_site_refusal`, which the table socket's
+  handshake applies too;
 * with 415 ``unsupported_media_type`` when it carries a body that is not ``application/json`` (an
   HTML form can only send urlencoded, multipart or text/plain bodies).
 
@@ -23,6 +24,8 @@ import ipaddress
 import json
 import logging
 import re
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,6 +35,8 @@ from app.config import DEFAULT_SECRET_KEY, Settings
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 REFUSED_FETCH_SITES = frozenset({"cross-site", "same-site"})
 MIN_SECRET_KEY_BYTES = 32
+
+log = logging.getLogger("durak.security")
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _HTTP_SCHEME = {"http": "http", "https": "https", "ws": "http", "wss": "https"}
@@ -72,6 +77,25 @@ def origin_allowed(origin: str, *, scheme: str, host_header: str | None, setting
     return any(normalized == normalize_origin(allowed) for allowed in settings.allowed_origins)
 
 
+def cross_site_refusal(headers: Mapping[str, str], *, scheme: str, settings: Settings) -> str | None:
+    """Why a browser request (a state-changing request, or a table socket's handshake) comes from
+    another origin and is refused, or None. ``headers`` by lower-case name.
+
+    Refused: an ``Origin`` that is neither the server's own (``scheme`` and the ``Host`` header) nor
+    one of ``Settings.allowed_origins``, and a ``Sec-Fetch-Site`` of ``cross-site`` or ``same-site``
+    (a page on another port or subdomain of the same site is another origin, whatever its Origin).
+    A request with neither header comes from a non-browser client, which holds no victim's cookie."""
+    origin = headers.get("origin")
+    if origin is not None and not origin_allowed(
+        origin, scheme=scheme, host_header=headers.get("host"), settings=settings
+    ):
+        return f"requests from {origin[:100]!r} are not allowed"
+    fetch_site = headers.get("sec-fetch-site", "").lower()
+    if fetch_site in REFUSED_FETCH_SITES:
+        return f"{fetch_site} requests are not allowed"
+    return None
+
+
 def content_security_policy(scheme: str, host_header: str | None) -> str:
     """The page policy: everything from the server itself, nothing inline, never framed. The
     websocket origin is named besides ``'self'`` for browsers whose ``'self'`` does not cover ws:."""
@@ -86,33 +110,24 @@ def content_security_policy(scheme: str, host_header: str | None) -> str:
     )
 
 
-# FastAPI's API documentation pages load Swagger UI and ReDoc from a CDN and start them with an
-# inline script; they show no user content, so they alone get a policy that allows both.
-DOCS_PAGES = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
-DOCS_POLICY = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; "
-    "font-src 'self' https://fonts.gstatic.com; "
-    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
-    "worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
-
-
 class BrowserGuard:
     """Refuses cross-site and non-JSON state-changing requests; adds the security headers."""
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
         self.settings = settings
+        self.warned_of_proxy = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
+        if not self.warned_of_proxy:
+            self.warned_of_proxy = untrusted_proxy_warning(scope, headers)
         scheme, host = scope.get("scheme", "http"), headers.get("host")
-        refusal = self._refusal(scope["method"], headers, scheme, host)
-        policy = DOCS_POLICY if scope["path"] in DOCS_PAGES else content_security_policy(scheme, host)
+        refusal = nul_refusal(scope) or self._refusal(scope["method"], headers, scheme)
+        policy = content_security_policy(scheme, host)  # every page: no other host, nothing inline
         extra = [
             (b"content-security-policy", policy.encode("latin-1")),
             (b"x-content-type-options", b"nosniff"),
@@ -133,8 +148,8 @@ class BrowserGuard:
         if refusal is None:
             await self.app(scope, receive, send_with_headers)
             return
-        status, code, detail = refusal
-        body = json.dumps({"detail": f"{code}: {detail}", "code": code}).encode()
+        status, answer = refusal
+        body = json.dumps(answer).encode()
         await send_with_headers(
             {
                 "type": "http.response.start",
@@ -144,24 +159,59 @@ class BrowserGuard:
         )
         await send_with_headers({"type": "http.response.body", "body": body})
 
-    def _refusal(
-        self, method: str, headers: dict[str, str], scheme: str, host: str | None
-    ) -> tuple[int, str, str] | None:
+    def _refusal(self, method: str, headers: dict[str, str], scheme: str) -> Refusal | None:
         if method not in STATE_CHANGING:
             return None
-        origin = headers.get("origin")
-        if origin is not None and not origin_allowed(origin, scheme=scheme, host_header=host, settings=self.settings):
-            return 403, "cross_site_request", f"requests from {origin[:100]!r} are not allowed"
-        fetch_site = headers.get("sec-fetch-site", "").lower()
-        if fetch_site in REFUSED_FETCH_SITES:
-            return 403, "cross_site_request", f"{fetch_site} requests are not allowed"
+        cross_site = cross_site_refusal(headers, scheme=scheme, settings=self.settings)
+        if cross_site is not None:
+            return 403, coded("cross_site_request", cross_site)
         content_type = headers.get("content-type")
         if content_type is not None:
             if content_type.split(";")[0].strip().lower() != "application/json":
-                return 415, "unsupported_media_type", "request bodies must be application/json"
+                return 415, coded("unsupported_media_type", "request bodies must be application/json")
         elif headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
-            return 415, "unsupported_media_type", "a request body needs Content-Type: application/json"
+            return 415, coded("unsupported_media_type", "a request body needs Content-Type: application/json")
         return None
+
+
+def untrusted_proxy_warning(scope: Scope, headers: Mapping[str, str]) -> bool:
+    """Log, and say True, when a request carries ``X-Forwarded-For`` that uvicorn did not believe
+    (the client it reports is none of the forwarded addresses): behind a proxy that is not in
+    ``DURAK_FORWARDED_ALLOW_IPS``, every client has the proxy's address, and so shares one set of
+    the per-address limits with every other."""
+    forwarded, client = headers.get("x-forwarded-for"), scope.get("client")
+    if forwarded is None or not client or client[0] in {part.strip() for part in forwarded.split(",")}:
+        return False
+    log.warning(
+        "a request from %s carried an X-Forwarded-For header that is not believed: if %s is a proxy, every "
+        "client behind it has its address and shares one set of the per-address limits (sign-ups, log-ins, "
+        "guests, reports, tables, sockets); list the proxy in DURAK_FORWARDED_ALLOW_IPS (docs/security.md)",
+        client[0],
+        client[0],
+    )
+    return True
+
+
+Refusal = tuple[int, dict[str, Any]]  # a status and its JSON body
+
+
+def coded(code: str, detail: str) -> dict[str, Any]:
+    """The body of a refusal with a stable code: ``{"detail": "<code>: ...", "code": "<code>"}``."""
+    return {"detail": f"{code}: {detail}", "code": code}
+
+
+def nul_refusal(scope: Scope) -> Refusal | None:
+    """A request whose path or query string holds a NUL character (``%00``): 404 for the path (no
+    page or record is named that), 422 for the query, in FastAPI's shape. PostgreSQL text cannot
+    hold NUL, so without this check such a name reached the database as an error (a 500). JSON
+    bodies are checked by ``RequestBody`` (app/api/schemas.py)."""
+    if "\x00" in scope["path"]:
+        return 404, coded("not_found", "no path holds a NUL character")
+    query: bytes = scope.get("query_string", b"")
+    if b"\x00" in query or b"%00" in query:
+        error = {"loc": ["query"], "msg": "query parameters must not contain NUL characters", "type": "value_error"}
+        return 422, {"detail": [error]}
+    return None
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -181,27 +231,90 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def weak_key(settings: Settings) -> str | None:
+    """What is wrong with the secret key for a server others can reach, or None: the built-in
+    default, or fewer than 32 bytes."""
+    if settings.secret_key == DEFAULT_SECRET_KEY:
+        return "the built-in default DURAK_SECRET_KEY"
+    if len(settings.secret_key.encode()) < MIN_SECRET_KEY_BYTES:
+        return (
+            f"a DURAK_SECRET_KEY of {len(settings.secret_key.encode())} bytes "
+            f"(use at least {MIN_SECRET_KEY_BYTES} random bytes)"
+        )
+    return None
+
+
 def secret_key_problem(settings: Settings) -> str | None:
-    """Why the server must not start with this key on this address, or None.
+    """Why the server must not start with this key on its configured address, or None.
 
     Session cookies are signed with the key and guest ids are public, so a known or guessable key
     lets anyone sign in as any guest (and forge an account's cookie given a session id). Only a
     server on a loopback address, which nobody else can reach, may use the embedded default.
     """
-    if is_loopback(settings.host):
+    weakness = weak_key(settings)
+    if weakness is None or is_loopback(settings.host):
         return None
-    if settings.secret_key == DEFAULT_SECRET_KEY:
-        return (
-            f"refusing to serve on {settings.host} with the built-in default DURAK_SECRET_KEY; "
-            "set a random one, e.g. DURAK_SECRET_KEY=$(openssl rand -hex 32)"
-        )
-    if len(settings.secret_key.encode()) < MIN_SECRET_KEY_BYTES:
-        return (
-            f"refusing to serve on {settings.host} with a DURAK_SECRET_KEY of "
-            f"{len(settings.secret_key.encode())} bytes; use at least {MIN_SECRET_KEY_BYTES} random bytes, "
-            "e.g. DURAK_SECRET_KEY=$(openssl rand -hex 32)"
-        )
-    return None
+    return f"refusing to serve on {settings.host} with {weakness}; set a random one, e.g. {NEW_KEY}"
+
+
+NEW_KEY = "DURAK_SECRET_KEY=$(openssl rand -hex 32)"
+
+
+def _loopback_address(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def reached_from_afar(scope: Scope) -> bool:
+    """Whether a connection came from beyond this machine: it arrived on an address other than a
+    loopback one (the real bind address: ``0.0.0.0`` is whichever address the client used; a Unix
+    socket counts as beyond, proxies use them), or its client, as uvicorn reports it (behind a
+    trusted proxy: the forwarded address), is a network address other than a loopback one."""
+    server = scope.get("server")
+    if not server or not isinstance(server[0], str) or not _loopback_address(server[0]):
+        return True
+    client = scope.get("client")
+    if client and isinstance(client[0], str):
+        try:
+            return not ipaddress.ip_address(client[0].strip("[]")).is_loopback
+        except ValueError:  # not an address at all (an in-process test transport): the server decides
+            return False
+    return False
+
+
+class WeakKeyGuard:
+    """With a weak key (``weak_key``), serve only connections from this machine, whatever address
+    the server was started on (``uvicorn app.main:create_app --factory --host 0.0.0.0`` never passes
+    through ``python -m app``'s start-up check): others get 503 ``weak_secret_key``, sockets are
+    refused at the handshake (403). Said in the log once per process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.weakness = weak_key(settings)
+        self.logged = False
+
+    def refuses(self, scope: Scope) -> bool:
+        if self.weakness is None or scope["type"] not in ("http", "websocket") or not reached_from_afar(scope):
+            return False
+        if not self.logged:
+            self.logged = True
+            log.error(
+                "refusing every connection from beyond this machine: the server runs with %s; set %s",
+                self.weakness,
+                NEW_KEY,
+            )
+        return True
+
+    async def refuse(self, scope: Scope, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": "server misconfigured"})
+            return
+        detail = f"the server is misconfigured ({self.weakness}) and serves this machine only"
+        body = json.dumps(coded("weak_secret_key", detail)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 # --- invite codes out of the access log ---------------------------------------------------------------

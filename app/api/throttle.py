@@ -12,7 +12,12 @@ made-up names and addresses cannot grow the table without bound.
   guessing from elsewhere cannot lock a player out; a success clears the name at that address;
 - log-in attempts per address (``logins_per_ip`` per ``login_ip_window_s``);
 - sign-ups per address (``signups_per_ip`` per ``signup_window_s``): each grants starting coins;
-- guest sessions per address (``guests_per_ip`` per ``guest_window_s``).
+- guest sessions per address (``guests_per_ip`` per ``guest_window_s``);
+
+and of the player reports of ``app/api/routes/tables.py`` (each stores the table's last chat lines):
+
+- reports per person, account or guest (``reports_per_person`` per ``report_window_s``);
+- reports per address (``reports_per_ip`` per ``report_window_s``): guests are cheap to make.
 
 The address is the client address of the request. Behind a reverse proxy that is the proxy's,
 unless the server trusts the proxy: uvicorn then replaces it with the last address the proxy added
@@ -24,10 +29,12 @@ are counted per /64 network (one host usually holds a whole /64).
 from __future__ import annotations
 
 import ipaddress
+import math
 import time
 import zlib
 from collections.abc import Callable
 
+from fastapi import HTTPException, status
 from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
@@ -118,7 +125,8 @@ async def _lock(session: AsyncSession, bucket: str) -> None:
 
 
 class AuthThrottles:
-    """The limits on log-in, sign-up and guest sessions (see the module), from the settings."""
+    """The limits on log-in, sign-up, guest sessions and player reports (see the module), from the
+    settings."""
 
     def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
@@ -130,6 +138,18 @@ class AuthThrottles:
         self.login = Throttle("login", settings.logins_per_ip, settings.login_ip_window_s, now)
         self.signup = Throttle("signup", settings.signups_per_ip, settings.signup_window_s, now)
         self.guest = Throttle("guest", settings.guests_per_ip, settings.guest_window_s, now)
+        self.report = Throttle("report", settings.reports_per_person, settings.report_window_s, now)
+        self.report_ip = Throttle("report-ip", settings.reports_per_ip, settings.report_window_s, now)
+
+
+def retry_later(wait: float, what: str) -> HTTPException:
+    """429 with ``Retry-After`` (whole seconds, at least 1)."""
+    seconds = max(1, math.ceil(wait))
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        detail=f"{what}; try again in {seconds} s",
+        headers={"Retry-After": str(seconds)},
+    )
 
 
 def client_address(request: Request) -> str:

@@ -5,7 +5,11 @@ broker opened with that URL in this process while any of them is alive: that let
 several "processes" (brokers) against one backend, as they would share one Redis.
 
 Lease expiry uses the event loop's monotonic clock, or the ``clock`` the broker was given (tests
-pass a fake one to expire leases without waiting); tokens start at 1 per lease name.
+pass a fake one to expire leases without waiting). Tokens come from one counter per hub, so a
+token is larger than every token issued before it, for any name: nothing of a lease is kept once it
+is released or has expired (Redis keeps a fence key per name; here that would grow with every table
+ever opened). Capped lists honour their ``ttl_s`` as Redis does, so the chat of a table that is
+gone leaves memory too.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from app.broker.base import (
     ttl_ms,
 )
 
+LIST_SWEEP_S = 60.0
+
 
 @dataclass(slots=True)
 class _Lease:
@@ -41,10 +47,12 @@ class _Hub:
 
     channels: dict[str, set[MemoryBroker]] = field(default_factory=dict)  # full name -> brokers
     leases: dict[str, _Lease] = field(default_factory=dict)
-    fences: dict[str, int] = field(default_factory=dict)
+    issued: int = 0  # the last lease token handed out, for any name
     hashes: dict[str, dict[str, int]] = field(default_factory=dict)
     sets: dict[str, set[str]] = field(default_factory=dict)
     lists: dict[str, deque[bytes]] = field(default_factory=dict)
+    list_expiry: dict[str, float] = field(default_factory=dict)  # lists pushed with a ttl: when they go
+    next_sweep: float = 0.0
 
     def __hash__(self) -> int:
         return id(self)
@@ -174,10 +182,9 @@ class MemoryBroker(Broker):
                 return None
             lease.expires_at = self._clock() + ttl
             return lease.token
-        key = self.prefix + name
-        token = self._hub.fences.get(key, 0) + 1
-        self._hub.fences[key] = token
-        self._hub.leases[key] = _Lease(owner, token, self._clock() + ttl)
+        self._hub.issued += 1
+        token = self._hub.issued
+        self._hub.leases[self.prefix + name] = _Lease(owner, token, self._clock() + ttl)
         return token
 
     async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
@@ -254,13 +261,35 @@ class MemoryBroker(Broker):
         # A copy of its own length: the list keeps it for long, and bytes fresh from orjson keep its
         # 4 KiB buffer for as long as they live.
         data = memoryview(encode_message(item)).tobytes()
-        items = self._hub.lists.get(self._key(key))
+        full = self._key(key)
+        self._drop_expired_lists()
+        items = self._hub.lists.get(full)
         if items is None or items.maxlen != limit:
-            items = self._hub.lists[self._key(key)] = deque(items or (), maxlen=limit)
+            items = self._hub.lists[full] = deque(items or (), maxlen=limit)
         items.append(data)
+        if ttl_s is None:
+            self._hub.list_expiry.pop(full, None)
+        else:
+            self._hub.list_expiry[full] = self._clock() + ttl_s
 
     async def read_list(self, key: str) -> list[bytes]:
-        return list(self._hub.lists.get(self._key(key), ()))
+        full = self._key(key)
+        if self._hub.list_expiry.get(full, float("inf")) <= self._clock():
+            self._drop_list(full)
+        return list(self._hub.lists.get(full, ()))
+
+    def _drop_list(self, full: str) -> None:
+        self._hub.lists.pop(full, None)
+        self._hub.list_expiry.pop(full, None)
+
+    def _drop_expired_lists(self) -> None:
+        """Every list whose time is up, at most once a minute (a push pays for it)."""
+        now = self._clock()
+        if now < self._hub.next_sweep:
+            return
+        self._hub.next_sweep = now + LIST_SWEEP_S
+        for full in [full for full, until in self._hub.list_expiry.items() if until <= now]:
+            self._drop_list(full)
 
     async def delete(self, *keys: str) -> int:
         removed = 0
@@ -269,5 +298,6 @@ class MemoryBroker(Broker):
             found = self._hub.hashes.pop(full, None) is not None
             found = self._hub.sets.pop(full, None) is not None or found
             found = self._hub.lists.pop(full, None) is not None or found
+            self._hub.list_expiry.pop(full, None)
             removed += found
         return removed

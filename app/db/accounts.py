@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import ledger
+from app.db import ledger, login_sessions
 from app.db.errors import NameTaken
 from app.db.models import (
     HOUSE_MINT,
@@ -99,6 +99,35 @@ async def set_password_hash(session: AsyncSession, *, account_id: int, password_
     account = await session.get(Account, account_id)
     if account is not None:
         account.password_hash = password_hash
+
+
+class PasswordResetRefused(Exception):
+    """An admin's password is not reset by another admin (he changes it himself, or the operator
+    runs ``python -m app.cli reset-password``)."""
+
+
+async def change_password(session: AsyncSession, *, account_id: int, password_hash: str) -> int:
+    """The account's new password; every login session of it is revoked (how many were)."""
+    await set_password_hash(session, account_id=account_id, password_hash=password_hash)
+    return await login_sessions.revoke_all(session, account_id=account_id)
+
+
+async def reset_password(
+    session: AsyncSession, *, account_id: int, password_hash: str, admin_id: int | None, reason: str
+) -> Account | None:
+    """An admin sets a player's password (a temporary one he hands over): every login session of
+    the account is revoked, and the reset is audited. None when there is no such account;
+    ``PasswordResetRefused`` for another admin's account."""
+    account = await session.get(Account, account_id, with_for_update=True)
+    if account is None:
+        return None
+    if account.role == ROLE_ADMIN and admin_id is not None:
+        raise PasswordResetRefused(f"{account.name} is an admin: admins change their own passwords")
+    account.password_hash = password_hash
+    await login_sessions.revoke_all(session, account_id=account_id)
+    session.add(AdminAction(admin_id=admin_id, target_id=account_id, action="password_reset", reason=reason))
+    await session.flush()
+    return account
 
 
 async def set_role(

@@ -1,5 +1,6 @@
 """Login sessions of accounts: started by sign-up and log-in, checked on every request and
-websocket handshake, revoked by log-out (one browser or every one)."""
+websocket handshake, revoked by log-out (one browser or every one), a password change or an
+admin's password reset. Guests have no login session; their log-outs are ``guest_signouts``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import utcnow
-from app.db.models import Account, LoginSession
+from app.db.models import Account, GuestSignout, LoginSession
 
 
 async def start(session: AsyncSession, *, account_id: int, expires_at: datetime) -> str:
@@ -61,3 +62,27 @@ async def _revoke(session: AsyncSession, which: ColumnElement[bool]) -> int:
         update(LoginSession).where(which, LoginSession.revoked_at.is_(None)).values(revoked_at=utcnow())
     )
     return int(result.rowcount)
+
+
+# ---------------------------------------------------------------------- guests
+
+
+async def sign_out_guest(session: AsyncSession, *, guest_id: str, expires_at: datetime) -> bool:
+    """Every cookie of the guest ``guest_id`` stops working until ``expires_at`` (its cookie's own
+    expiry, after which the cookie is refused anyway); ``False`` if it was signed out already.
+    Signed-out guests whose cookies have expired are forgotten on the way."""
+    await session.execute(delete(GuestSignout).where(GuestSignout.expires_at <= utcnow()))
+    if await session.get(GuestSignout, guest_id) is not None:
+        return False
+    session.add(GuestSignout(guest_id=guest_id, expires_at=expires_at))
+    await session.flush()
+    return True
+
+
+async def guest_signed_out(session: AsyncSession, *, guest_id: str) -> bool:
+    return await session.get(GuestSignout, guest_id) is not None
+
+
+async def signed_out_guests(session: AsyncSession, guest_ids: Collection[str]) -> set[str]:
+    """Which of ``guest_ids`` are signed out."""
+    return set(await session.scalars(select(GuestSignout.guest_id).where(GuestSignout.guest_id.in_(guest_ids))))

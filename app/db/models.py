@@ -69,7 +69,8 @@ class Account(Base):
 
 class LoginSession(Base):
     """One signed-in browser of an account: its session cookie names this row, and logging out
-    revokes it, so a copied cookie stops working when its owner signs out (guests have no row)."""
+    revokes it, so a copied cookie stops working when its owner signs out (guests have no row:
+    ``GuestSignout`` records their log-outs)."""
 
     __tablename__ = "login_sessions"
 
@@ -78,6 +79,18 @@ class LoginSession(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class GuestSignout(Base):
+    """A guest session signed out before its cookie expires. Guests have no login session: their
+    cookie carries a random guest id, and this row makes every cookie of that id stop working on
+    the server (a copy taken before the log-out included). Deleted once ``expires_at``, the
+    cookie's own expiry, has passed."""
+
+    __tablename__ = "guest_signouts"
+
+    guest_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
 class ThrottleHit(Base):

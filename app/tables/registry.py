@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from app.broker import Broker, BrokerError, Event, Gap
-from app.tables import channels, fanout
+from app.tables import channels, chat, fanout
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
@@ -536,6 +536,8 @@ class TableRegistry:
             await self.store.remove(code, actor.recorder.token)
         with contextlib.suppress(Exception):
             await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
+        with contextlib.suppress(Exception):  # its chat goes with it (nobody can read or report it now)
+            await self.broker.delete(chat.history_key(code))
         log.info("table %s: closed (%s)", code[:8], why)
 
     async def _supervise(self) -> None:

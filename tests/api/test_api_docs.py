@@ -3,11 +3,13 @@ each is in the document, and what the table routes really answer is declared fie
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -164,3 +166,97 @@ def test_what_the_table_routes_answer_is_declared(client: TestClient, openapi: d
     call("GET /api/matches/{match_id}/replay", match_id=match_id)
     table_routes = {label for label in operations if "/api/tables" in label or label == "GET /api/presets"}
     assert table_routes <= seen, table_routes - seen
+
+
+# --- every answer a route's code can give is listed (issue 35.19) -----------------------------------
+
+API_DIR = Path(__file__).resolve().parents[2] / "app" / "api"
+
+
+class _Raises:
+    """The HTTP statuses each function of app/api can raise (or build an ``HTTPException`` for),
+    directly or through the functions of app/api it calls, read from the source."""
+
+    def __init__(self) -> None:
+        self.functions: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.imports: dict[str, dict[str, tuple[str, str]]] = {}
+        for path in API_DIR.rglob("*.py"):
+            module = "app." + ".".join(path.relative_to(API_DIR.parent).with_suffix("").parts)
+            tree = ast.parse(path.read_text())
+            names: dict[str, tuple[str, str]] = {}
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    self.functions[(module, node.name)] = node
+                elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app.api"):
+                    for alias in node.names:
+                        names[alias.asname or alias.name] = (node.module, alias.name)
+            self.imports[module] = names
+        self.memo: dict[tuple[str, str], set[int]] = {}
+
+    def of(self, module: str, name: str) -> set[int]:
+        key = (module, name)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = set()  # a cycle adds nothing
+        function = self.functions.get(key)
+        found: set[int] = set()
+        if function is not None:
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee = node.func.id if isinstance(node.func, ast.Name) else None
+                if callee == "HTTPException":
+                    found |= self._status(function, node)
+                elif callee is not None:
+                    local = (module, callee)
+                    target = local if local in self.functions else self.imports[module].get(callee)
+                    if target is not None:
+                        found |= self.of(*target)
+        self.memo[key] = found
+        return found
+
+    def _status(self, function: ast.AST, call: ast.Call) -> set[int]:
+        arg = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "status_code")
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, int):
+            return {arg.value}
+        if isinstance(arg, ast.Attribute):
+            return {int(arg.attr.split("_")[1])}  # status.HTTP_409_CONFLICT
+        assert isinstance(arg, ast.Name), ast.dump(arg)
+        for node in ast.walk(function):  # http = {...}.get(code, 409)
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == arg.id for t in node.targets):
+                constants = [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)]
+                return {value for value in constants if isinstance(value, int)}
+        raise AssertionError(f"cannot tell the status of {ast.dump(call)}")
+
+
+def test_every_answer_a_route_can_give_is_listed(openapi: dict[str, Any]) -> None:
+    """What a route's own code raises (HTTPException, through its helpers too) is in its OpenAPI
+    responses; what the layers around the routes answer is added by app/api/answers.py."""
+    raises = _Raises()
+    app = create_app(Settings(database_url="sqlite+aiosqlite://", secret_key=SECRET))
+    missing = []
+    for context in iter_route_contexts(app.routes):
+        route = context.original_route
+        if not isinstance(route, APIRoute) or not route.include_in_schema:
+            continue
+        raised = raises.of(route.endpoint.__module__, route.endpoint.__name__)
+        for method in context.methods or ():
+            listed = {int(code) for code in openapi["paths"][context.path_format][method.lower()]["responses"]}
+            if raised - listed:
+                missing.append(f"{method} {context.path_format}: {sorted(raised - listed)}")
+    assert not missing, "\n".join(missing)
+
+
+def test_the_guards_answers_are_listed(openapi: dict[str, Any]) -> None:
+    operations = _operations(openapi)
+    for label, operation in operations.items():
+        responses = operation["responses"]
+        assert {"413", "422", "503"} <= set(responses), label
+        if label.split()[0] in ("POST", "PUT", "PATCH", "DELETE"):
+            assert "cross_site_request" in responses["403"]["description"], label
+            assert "unsupported_media_type" in responses["415"]["description"], label
+        if "{" in label:
+            assert "404" in responses, label
+    for label in ("POST /api/auth/signup", "POST /api/auth/login", "POST /api/auth/logout"):
+        assert "403" in operations[label]["responses"], label
+    assert "too_many_tables" in operations["POST /api/tables"]["responses"]["429"]["description"]

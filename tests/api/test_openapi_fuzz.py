@@ -58,7 +58,7 @@ def test_api_conforms_to_its_schema(target: tuple[schemathesis.BaseSchema, str])
         "GET /api/me/integrity",
         "POST /api/auth/guest/name",
     } <= labels
-    assert len(operations) == 22, labels
+    assert len(operations) == 24, labels
 
     for operation in operations:
         strategy = st.one_of(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -70,8 +71,7 @@ async def test_a_cross_site_join_is_refused_and_seats_nobody(api: Api, headers: 
     [
         {},  # a non-browser client: no Origin, no Sec-Fetch-Site
         {"Origin": OWN, "Sec-Fetch-Site": "same-origin"},  # the site's own pages
-        {"Origin": "http://127.0.0.1:8000"},  # one of Settings.allowed_origins
-        {"Origin": "HTTP://LOCALHOST:8000"},  # ... compared as origins, not as strings
+        {"Origin": "HTTP://TESTSERVER:80"},  # ... compared as origins, not as strings
         {"Sec-Fetch-Site": "none"},  # typed into the address bar
     ],
 )
@@ -83,6 +83,48 @@ async def test_same_origin_allowed_and_non_browser_requests_pass(api: Api, heade
     assert joined.status_code == 200, joined.text
     bob_id = (await bob.get("/api/me")).json()["id"]
     assert await _seated(alice, code) == [None, f"a:{bob_id}"]
+
+
+def test_no_other_origin_is_allowed_by_default() -> None:
+    """The server's own origin is the only one a default server trusts: a page on 127.0.0.1:8000 is
+    a stranger to a server on any other address or port."""
+    assert Settings().allowed_origins == []
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:8000", "http://localhost:8000"])
+async def test_a_default_server_refuses_the_old_default_origins(api: Api, origin: str) -> None:
+    code, alice, bob = await _waiting_table(api)
+
+    refused = await bob.post(f"/api/tables/{code}/join", json={"seat": 0}, headers={"Origin": origin})
+
+    _refused(refused, 403, "cross_site_request")
+    assert await _seated(alice, code) == [None, None]
+
+
+async def test_a_listed_origin_may_send_state_changing_requests_unless_marked_cross_site(
+    database_url: str, cheap_hashing: None
+) -> None:
+    """``DURAK_ALLOWED_ORIGINS`` names the server's public origin when a proxy passes another Host:
+    a page there may join; a request the browser marks same-site or cross-site may not, whatever
+    its Origin says (the list is compared as origins, not as strings)."""
+    settings = Settings(database_url=database_url, secret_key=SECRET, allowed_origins=["https://Durak.Example:443"])
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        api = Api(app=app, settings=settings)
+        code, alice, bob = await _waiting_table(api)
+        listed = {"Origin": "https://durak.example"}
+        _refused(
+            await bob.post(
+                f"/api/tables/{code}/join", json={"seat": 0}, headers={**listed, "Sec-Fetch-Site": "same-site"}
+            ),
+            403,
+            "cross_site_request",
+        )
+        assert await _seated(alice, code) == [None, None]
+        joined = await bob.post(
+            f"/api/tables/{code}/join", json={"seat": 0}, headers={**listed, "Sec-Fetch-Site": "same-origin"}
+        )
+        assert joined.status_code == 200, joined.text
 
 
 async def test_sign_up_log_in_and_log_out_refuse_a_foreign_origin(api: Api) -> None:
@@ -174,15 +216,17 @@ async def test_every_answer_carries_the_security_headers(api: Api) -> None:
         assert answer.headers["referrer-policy"] == "same-origin"
 
 
-async def test_the_api_docs_stay_public_and_may_load_swagger_ui(api: Api) -> None:
-    docs = await api.client().get("/docs")
-    assert docs.status_code == 200
-    assert "https://cdn.jsdelivr.net" in docs.headers["content-security-policy"]
-    assert "frame-ancestors 'none'" in docs.headers["content-security-policy"]
-    assert (await api.client().get("/openapi.json")).status_code == 200
-    # ... and only they: the game's own pages allow neither inline scripts nor other hosts.
-    page_policy = (await api.client().get("/")).headers["content-security-policy"]
-    assert "jsdelivr" not in page_policy and "unsafe-inline" not in page_policy
+async def test_no_page_loads_code_from_elsewhere_and_the_schema_stays_public(api: Api) -> None:
+    """Issue 35.18: /docs loaded an unpinned Swagger UI from a CDN, without SRI, under a policy that
+    allowed it and inline scripts, on the game's own origin. There are no such pages now: every
+    answer has the strict policy, and the OpenAPI schema is still public."""
+    for path in ("/docs", "/docs/oauth2-redirect", "/redoc"):
+        response = await api.client().get(path)
+        assert response.status_code == 404, path
+        policy = response.headers["content-security-policy"]
+        assert "jsdelivr" not in policy and "unsafe-inline" not in policy and "https:" not in policy, path
+    schema = await api.client().get("/openapi.json")
+    assert schema.status_code == 200 and schema.json()["info"]["title"] == "Durak Peak"
 
 
 async def test_personal_answers_are_not_stored_by_caches(api: Api) -> None:
@@ -322,3 +366,51 @@ def test_the_table_socket_accepts_the_servers_own_origin(client: TestClient) -> 
     ):
         pass
     assert refused.value.code == 1008
+
+
+# --- the table socket's handshake follows the REST guard's rule -------------------------------------
+
+
+def _handshake_refused(client: TestClient, url: str, headers: dict[str, str]) -> int:
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(url, headers=headers):
+        pass
+    return refused.value.code
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"origin": "http://127.0.0.1:8000"},  # the old default list, on a server at another port
+        {"origin": "http://localhost:8000"},
+        {"origin": "http://127.0.0.1:8000", "sec-fetch-site": "same-origin"},  # the Origin decides
+        {"sec-fetch-site": "same-site"},  # a sibling port or subdomain whose Origin went missing
+        {"sec-fetch-site": "cross-site"},
+        {"origin": "http://127.0.0.1:8001", "sec-fetch-site": "same-site"},  # a contradiction: refused
+    ],
+)
+def test_another_origins_page_cannot_open_the_players_socket(
+    migrated_template: Path, tmp_path: Path, extra: dict[str, str]
+) -> None:
+    """Served on port 8001 with the default settings, a page anywhere else, 127.0.0.1:8000 included,
+    cannot open the player's socket with his cookie (and so cannot send ``leave`` or chat as him)."""
+    path = tmp_path / "durak.sqlite3"
+    path.write_bytes(migrated_template.read_bytes())
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{path}", secret_key=SECRET)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8001") as client:
+        _cannot_open_the_players_socket(client, extra)
+
+
+def _cannot_open_the_players_socket(client: TestClient, extra: dict[str, str]) -> None:
+    headers = guest(client, "Gus")
+    headers["origin"] = "http://127.0.0.1:8001"
+    code = create_table(client, headers)["code"]
+    assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=headers).status_code == 200
+    cookie = {"cookie": headers["cookie"], "host": "127.0.0.1:8001"}
+
+    assert _handshake_refused(client, f"ws://127.0.0.1:8001/ws/tables/{code}", {**cookie, **extra}) == 1008
+
+    seats = client.get(f"/api/tables/{code}").json()["seats"]
+    assert seats[0]["player"] is not None and seats[0]["name"] == "Gus"  # still seated
+    own = {**cookie, "origin": "http://127.0.0.1:8001", "sec-fetch-site": "same-origin"}
+    with client.websocket_connect(f"ws://127.0.0.1:8001/ws/tables/{code}", headers=own) as ws:
+        assert Player(ws, "gus").hello()["seat"] == 0

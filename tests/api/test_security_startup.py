@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import secrets
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -17,13 +18,17 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 import app.__main__ as entry
+from app.api.deps import make_cookie
 from app.api.security import RedactCodes, redact_codes, secret_key_problem
 from app.config import DEFAULT_SECRET_KEY, Settings
+from app.db import migrate
+from app.main import create_app
 from tests.support.wait import wait_until
 from tests.web.support import free_port
 
@@ -338,3 +343,84 @@ def test_the_nginx_access_log_redacts_codes(uri: str, logged: str) -> None:
     assert "$durak_logged_uri" in TEMPLATE.read_text().split("log_format durak_redacted", 1)[1].split(";", 1)[0]
     for block in _server_blocks(TEMPLATE.read_text()):
         assert "access_log /var/log/nginx/access.log durak_redacted;" in block
+
+
+# --- the key, checked by the app itself against the address it is really reached on (issue 35.17) ---
+
+
+def _non_loopback_address() -> str | None:
+    """An address of this machine other than a loopback one (the one its default route uses)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))  # no packet is sent: this only picks the route
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def test_plain_uvicorn_on_every_address_with_the_default_key_serves_this_machine_only(tmp_path: Path) -> None:
+    """``uvicorn app.main:create_app --factory --host 0.0.0.0`` never runs ``python -m app``'s check.
+    Before: it served everyone with the default key, and a guest cookie forged with that key was
+    accepted. Now the app itself refuses every connection that arrives on another address than a
+    loopback one: 503 over HTTP, 403 at a socket's handshake; this machine is still served."""
+    outside = _non_loopback_address()
+    if outside is None:
+        pytest.skip("this machine has no address but loopback ones")
+    database = f"sqlite+aiosqlite:///{tmp_path / 'durak.sqlite3'}"
+    migrate.upgrade_sync(database)
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {name: value for name, value in os.environ.items() if not name.startswith("DURAK_")}
+    env |= {"DURAK_DATABASE_URL": database, "DURAK_BROKER_URL": "memory://"}  # and the default key
+    argv = ["-m", "uvicorn", "app.main:create_app", "--factory", "--host", "0.0.0.0", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/api/health", process)
+        forged, _ = make_cookie(Settings(), name="Mallory", guest_id="a-public-guest-id")
+        cookie = {"Cookie": f"durak_session={forged}"}
+        request = urllib.request.Request(f"http://{outside}:{port}/api/me", headers=cookie)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 503
+        assert json.loads(refused.value.read())["code"] == "weak_secret_key"
+        with pytest.raises(InvalidStatus) as handshake:
+            connect(f"ws://{outside}:{port}/ws/tables/anything", open_timeout=10).close()
+        assert handshake.value.response.status_code == 403
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=10) as local:
+            assert local.status == 200  # bash scripts/run.sh's case: this machine only
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    assert "refusing every connection from beyond this machine" in log.read_text()
+
+
+def _asgi_client(app: Any, server: str, client: str) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=(client, 40000))
+    return httpx.AsyncClient(transport=transport, base_url=f"http://{server}:8000")
+
+
+@pytest.mark.parametrize(
+    ("key", "server", "client", "status"),
+    [
+        (DEFAULT_SECRET_KEY, "127.0.0.1", "127.0.0.1", 200),  # bash scripts/run.sh
+        (DEFAULT_SECRET_KEY, "10.0.0.5", "10.0.0.9", 503),  # bound to 0.0.0.0, reached on the network
+        (DEFAULT_SECRET_KEY, "127.0.0.1", "203.0.113.9", 503),  # a proxy on this machine, forwarding
+        ("only-twenty-eight-bytes-long", "10.0.0.5", "10.0.0.9", 503),  # short
+        (secrets.token_hex(32), "10.0.0.5", "203.0.113.9", 200),
+    ],
+)
+async def test_the_app_serves_only_this_machine_with_a_weak_key(
+    tmp_path: Path, key: str, server: str, client: str, status: int
+) -> None:
+    database = f"sqlite+aiosqlite:///{tmp_path / 'durak.sqlite3'}"
+    await migrate.upgrade(database)
+    app = create_app(Settings(database_url=database, secret_key=key))
+    async with app.router.lifespan_context(app), _asgi_client(app, server, client) as http:
+        assert (await http.get("/api/health")).status_code == status
+
+
+def test_the_app_will_not_be_made_for_a_public_address_with_a_weak_key() -> None:
+    with pytest.raises(RuntimeError, match=r"refusing to serve on 0\.0\.0\.0"):
+        create_app(Settings(host="0.0.0.0", database_url="sqlite+aiosqlite://"))

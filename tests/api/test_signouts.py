@@ -87,14 +87,32 @@ def test_missed_announcements_are_caught_up_from_the_database(
         _still_open(players[1])
 
 
-def test_guests_and_spectators_are_not_affected_by_a_guest_logout(client: TestClient) -> None:
+def test_a_guest_logout_closes_that_guests_sockets_only(client: TestClient) -> None:
+    """Issue 35.16: a guest's log-out is a sign-out too. His sockets close (in every process: it is
+    announced), a copy of his cookie no longer opens one, and other guests and anonymous
+    spectators are not affected."""
     code, _, _ = started_table(client)
-    visitor = guest(client, "visitor")
-    with client.websocket_connect(f"/ws/tables/{code}", headers=visitor) as watching:
-        player = Player(watching, "v")
-        player.hello()
+    visitor, other = guest(client, "visitor"), guest(client, "other")
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=visitor) as watching,
+        client.websocket_connect(f"/ws/tables/{code}", headers=other) as also_watching,
+        client.websocket_connect(f"/ws/tables/{code}", headers={"origin": ORIGIN}) as anonymous,
+    ):
+        players = [Player(watching, "v"), Player(also_watching, "o"), Player(anonymous, "x")]
+        for player in players:
+            player.hello()
         assert client.post("/api/auth/logout", headers=visitor).status_code == 204
-        _still_open(player)
+        _signed_out(watching)
+        _still_open(players[1])
+        _still_open(players[2])
+    with (
+        pytest.raises(WebSocketDisconnect) as refused,
+        client.websocket_connect(f"/ws/tables/{code}", headers=visitor),
+    ):
+        pass
+    assert refused.value.code == 1008
+    assert client.get("/api/me", headers=visitor).status_code == 401
+    assert client.get("/api/me", headers=other).status_code == 200
 
 
 def test_a_database_outage_does_not_lock_players_out_of_their_tables(

@@ -143,14 +143,16 @@ async def test_every_server_process_counts_the_same_failures(api: Api) -> None:
         assert count == api.settings.login_failures
 
 
-async def test_names_postgres_cannot_store_are_throttled_too(api: Api) -> None:
-    """A NUL in the name (PostgreSQL text refuses it) is still counted and locked, not a 500."""
+async def test_names_postgres_cannot_store_are_refused_before_the_throttle_or_database(api: Api) -> None:
+    """A NUL in the name (PostgreSQL text refuses it) is a 422 naming the field, never a 500, and
+    neither reaches the database nor counts as a log-in attempt."""
     async with api.client() as client:
-        for _ in range(api.settings.login_failures):
-            wrong = await client.post("/api/auth/login", json={"name": "eve\x00", "password": "guess"})
-            assert wrong.status_code == 401
-        locked = await client.post("/api/auth/login", json={"name": "EVE\x00", "password": "guess"})
-        assert locked.status_code == 429
+        for _ in range(api.settings.login_failures + 1):
+            refused = await client.post("/api/auth/login", json={"name": "eve\x00", "password": "guess"})
+            assert refused.status_code == 422, refused.text
+            assert [error["loc"] for error in refused.json()["detail"]] == [["body", "name"]]
+    async with api.db.session() as session:
+        assert await session.scalar(select(func.count()).select_from(ThrottleHit)) == 0
 
 
 async def test_sign_ups_per_address_are_limited_and_grant_the_configured_coins(strict: Api) -> None:

@@ -35,6 +35,7 @@ TABLES = {
     "match_players",
     "admin_actions",
     "login_sessions",
+    "guest_signouts",
     "match_analyses",
     "throttle_hits",
     "ratings",

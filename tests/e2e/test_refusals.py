@@ -124,6 +124,40 @@ async def test_handshake_refusals(server: ServerProcess) -> None:
         await person.aclose()
 
 
+async def test_a_page_of_another_origin_cannot_play_for_the_player(server: ServerProcess) -> None:
+    """Issue 35.1: the real server on a port other than 8000, with the default origin settings. A
+    page on 127.0.0.1:8000 (or any sibling origin the browser marks same-site) holding the player's
+    cookie cannot open his socket during a staked match, so it cannot send ``leave`` for him: the
+    match goes on and his stake stays where it was."""
+    assert server.port != 8000
+    people, players, code = await _seated_pair(server, ("orgA", "orgB"), timer=0, stake=100)
+    victim = people[0]
+    try:
+        assert await victim.balance() == START - 100  # in escrow
+        for forged in (
+            {"origin": "http://127.0.0.1:8000"},
+            {"origin": "http://localhost:8000"},
+            {"origin": server.base_url, "sec-fetch-site": "same-site"},
+            {"sec-fetch-site": "cross-site"},
+        ):
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(
+                    f"{server.ws_url}/ws/tables/{code}",
+                    additional_headers={"cookie": f"durak_session={victim.cookie}", **forged},
+                ) as ws:
+                    await ws.send(json.dumps({"type": "leave", "id": "forged-leave"}))
+            assert refused.value.response.status_code == 403, forged
+        # The player's own page (the server's origin, same-origin) still plays.
+        await players[0].send({"type": "ping", "id": "own"})
+        assert (await players[0].until(lambda m: m["type"] == "pong"))["id"] == "own"
+        info = (await victim.http.get(f"/api/tables/{code}")).json()
+        assert info["status"] == "playing"
+        assert [seat["name"] for seat in info["seats"]] == ["orgA", "orgB"]
+        assert await victim.balance() == START - 100
+    finally:
+        await close_all(*players, *people)
+
+
 async def test_a_burst_over_the_rate_limit_is_refused_message_by_message(server: ServerProcess) -> None:
     """The server was started with DURAK_WS_BURST=200 (and 1000/s): a burst well past it gets one
     ``rate_limited`` error per message over the limit, with the wait; the connection stays open

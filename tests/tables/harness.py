@@ -34,7 +34,10 @@ def client(migrated_template: Path, tmp_path: Path) -> Iterator[TestClient]:
     path.write_bytes(migrated_template.read_bytes())
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
-        secret_key="test-secret-key-0123456789",
+        secret_key="test-secret-key-0123456789abcdef-32",
+        # The test client sends HTTP to 127.0.0.1:8000 but opens websockets at ws://testserver: the
+        # pages' origin is listed as the public origin a proxy would hide from the server.
+        allowed_origins=[ORIGIN],
         ws_rate_per_s=1000.0,
         **RELAXED_LIMITS,
     )

@@ -24,7 +24,7 @@ from app.tables.registry import TableClosed, TableLimits, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
 from tests.tables.actors import ALICE, BOB
-from tests.tables.harness import Player, create_table, signup
+from tests.tables.harness import ORIGIN, Player, create_table, signup
 
 CAROL = Principal("a:3", "carol", 3)
 RULES = Rules(deck=36, seats=2, timer=0)
@@ -220,7 +220,10 @@ def two_sockets_client(migrated_template: Path, tmp_path: Path) -> Iterator[Test
     path = tmp_path / "durak.sqlite3"
     path.write_bytes(migrated_template.read_bytes())
     settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{path}", secret_key="test-secret-key-0123456789", max_table_sockets_per_ip=2
+        database_url=f"sqlite+aiosqlite:///{path}",
+        secret_key="test-secret-key-0123456789abcdef-32",
+        max_table_sockets_per_ip=2,
+        allowed_origins=[ORIGIN],  # as tests/tables/harness.py: websockets go to ws://testserver
     )
     with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as test_client:
         yield test_client

@@ -225,7 +225,9 @@ async def lobby_app(migrated_template: Path, tmp_path: Path) -> AsyncIterator[An
     path = tmp_path / "durak.sqlite3"
     path.write_bytes(migrated_template.read_bytes())
     settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{path}", secret_key="test-secret-key-0123456789", max_lobby_streams_per_ip=2
+        database_url=f"sqlite+aiosqlite:///{path}",
+        secret_key="test-secret-key-0123456789abcdef-32",
+        max_lobby_streams_per_ip=2,
     )
     app = create_app(settings)
     async with app.router.lifespan_context(app):

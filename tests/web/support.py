@@ -86,7 +86,6 @@ def start_server(tmp: Path, **settings: str) -> Server:
         "DURAK_DATABASE_URL": database_url,
         "DURAK_BROKER_URL": "memory://",
         "DURAK_SECRET_KEY": secrets.token_hex(32),
-        "DURAK_ALLOWED_ORIGINS": json.dumps([base, f"http://localhost:{port}"]),
         "DURAK_LOG_LEVEL": "warning",
         **RELAXED_LIMITS_ENV,
         **settings,

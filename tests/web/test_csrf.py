@@ -6,6 +6,7 @@ seated and keeps his coins."""
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -28,24 +29,52 @@ ATTACK_PAGE = """<!doctype html>
 """
 
 
-@pytest.fixture
-def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
-    """An HTTP server on another port of 127.0.0.1 serving ``pages[path]``."""
+SOCKET_ATTACK_PAGE = """<!doctype html>
+<html><body>
+<script>
+  const ws = new WebSocket("{target}");
+  ws.onopen = () => {{
+    ws.send(JSON.stringify({{type: "hello"}}));
+    ws.send(JSON.stringify({{type: "chat", id: "c1", text: "I give up"}}));
+    ws.send(JSON.stringify({{type: "leave", id: "l1"}}));
+    document.title = "opened";
+  }};
+  ws.onclose = (event) => {{ if (document.title !== "opened") document.title = "refused " + event.code; }};
+</script>
+</body></html>
+"""
+
+
+def _listening(port: int) -> http.server.ThreadingHTTPServer | None:
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    except OSError:
+        return None
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
     pages: dict[str, str] = {}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = pages.get(self.path, "").encode()
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def do_GET(self) -> None:
+        body = self.pages.get(self.path, "").encode()
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+
+@pytest.fixture
+def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
+    """An HTTP server on another port of 127.0.0.1 serving ``pages[path]``: port 8000 when it is
+    free (the origin the server once trusted by default, issue 35.1), else any free port."""
+    pages: dict[str, str] = {}
+    httpd = _listening(8000) or _listening(free_port())
+    assert httpd is not None
+    _Handler.pages = pages
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -53,6 +82,34 @@ def attacker_site() -> Iterator[tuple[str, dict[str, str]]]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_sibling_port_cannot_open_the_players_table_socket(
+    new_context: Any, server: Server, attacker_site: tuple[str, dict[str, str]]
+) -> None:
+    """A page on another port of the host (127.0.0.1:8000 when free) opens the player's table socket:
+    Chromium sends his SameSite=Lax cookie along (same site) and the page's Origin; the server, on
+    its own port and default settings, refuses the handshake, so no ``leave`` or chat reaches it."""
+    creator = new_context()
+    sign_up_api(creator)
+    table = create_table_api(creator, seats=2, stake=100, name="Sit here")
+    code = table["code"]
+    victim_context = new_context()
+    victim = sign_up_api(victim_context)
+    api(victim_context, "POST", f"/api/tables/{code}/join", {"seat": 1})
+    base, pages = attacker_site
+    assert base != server.base
+    pages["/"] = SOCKET_ATTACK_PAGE.format(target=server.base.replace("http", "ws", 1) + f"/ws/tables/{code}")
+
+    page = victim_context.new_page()
+    handshakes: list[str] = []
+    page.on("websocket", lambda ws: handshakes.append(ws.url))
+    page.goto(f"{base}/")
+    expect(page).to_have_title(re.compile("^refused "))
+
+    assert handshakes  # the browser did try, with the victim's cookie
+    seats = api(victim_context, "GET", f"/api/tables/{code}")["seats"]
+    assert seats[1]["player"] == f"a:{victim['id']}"  # still seated: no leave arrived
 
 
 def test_a_sibling_port_cannot_seat_a_victim(
@@ -99,27 +156,46 @@ LEAVING = [
     "https://other.example/x",
     "javascript:alert(1)",
     "http://127.0.0.1:1/x",
+    # Dot segments that resolve to a protocol-relative "//other.example/x" (issue 35.12).
+    "/.//other.example/x",
+    "/%2e//other.example/x",
+    "/%2E%2e//other.example/x",
+    "/a/..//other.example/x",
+    "/./\\other.example/x",
+    "/\t/other.example/x",  # the URL parser drops tabs and newlines
+    "/\n/other.example/x",
 ]
 
 
 def test_log_in_never_redirects_off_site(new_context: Any, server: Server) -> None:
     context = new_context()
-    me = sign_up_api(context)
+    sign_up_api(context)
     api(context, "POST", "/api/auth/logout", ok=(204,))
     page = context.new_page()
     page.goto("/#/login")
     safe = page.evaluate(
         "async (nexts) => { const { safeNext } = await import('/js/pages/login.js');"
         " return nexts.map((next) => safeNext(next)); }",
-        [*LEAVING, "/t/abc?x=1#y", "/#/history", "", None],
+        [*LEAVING, f"{server.base}//other.example/x", f"{server.base}/t/abc", "/t/abc?x=1#y", "/#/history", "", None],
     )
-    assert safe == ["/#/"] * len(LEAVING) + ["/t/abc?x=1#y", "/#/history", "/#/", "/#/"]
+    # An absolute address is refused even when it names this site: only a path is a path.
+    assert safe == ["/#/"] * (len(LEAVING) + 2) + ["/t/abc?x=1#y", "/#/history", "/#/", "/#/"]
 
-    # The real thing: signing in with next=/\other.example/x stays on the site.
-    page.goto("/#/login?next=" + "/%5Cother.example/x")
+
+@pytest.mark.parametrize("next_", ["/%5Cother.example/x", "/.//other.example/x", "/%252e//other.example/x"])
+def test_signing_in_with_a_crafted_next_stays_on_the_site(new_context: Any, server: Server, next_: str) -> None:
+    """The real thing: log in from /#/login?next=... (the hash's query is URL-decoded once)."""
+    context = new_context()
+    me = sign_up_api(context)
+    api(context, "POST", "/api/auth/logout", ok=(204,))
+    page = context.new_page()
+    leaving: list[str] = []
+    page.on("request", lambda request: "other.example" in request.url and leaving.append(request.url))
+    page.goto("/#/login?next=" + next_)
     page.locator(".auth-form input[name=name]").fill(me["name"])
     page.locator(".auth-form input[name=password]").fill(PASSWORD)
     page.locator(".auth-form button[type=submit]").click()
     expect(page.locator("#user-name")).to_have_text(me["name"])
     page.wait_for_timeout(200)
     assert page.url.startswith(server.base + "/"), page.url
+    assert not leaving

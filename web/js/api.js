@@ -273,6 +273,10 @@ export function codeText(code) {
       return t('code.already_reversed');
     case 'nothing_to_reverse':
       return t('code.nothing_to_reverse');
+    case 'already_reported':
+      return t('code.already_reported');
+    case 'admin_account':
+      return t('admin.reset_admin');
     default:
       return null;
   }

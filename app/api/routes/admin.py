@@ -1,14 +1,17 @@
-"""Admin: search accounts, read a player's ledger, adjust a balance (audited, idempotent)."""
+"""Admin: search accounts, read a player's ledger, adjust a balance (audited, idempotent), reset a
+player's password (audited), read player reports."""
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Path, Query, status
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, status
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api import signouts
 from app.api.deps import AdminAccount, DatabaseDep, SessionDep
 from app.api.errors import responses
 from app.api.schemas import (
@@ -18,6 +21,8 @@ from app.api.schemas import (
     AdjustOut,
     LedgerEntryOut,
     LedgerPage,
+    PasswordResetIn,
+    PasswordResetOut,
     ReportOut,
     ReportPage,
     ReportPerson,
@@ -25,6 +30,7 @@ from app.api.schemas import (
 from app.db import accounts, admin, ledger
 from app.db.errors import IdempotencyConflict, InsufficientFunds, NoWallet
 from app.db.models import ChatReport, StakedPlayFreeze
+from app.db.passwords import hash_password
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -163,6 +169,49 @@ async def adjust_balance(
         created_at=result.created_at,
         replayed=result.replayed,
     )
+
+
+@router.post(
+    "/accounts/{account_id}/password-reset",
+    responses={
+        200: {"description": "The account's password is replaced by a temporary one, shown this once."},
+        **responses(
+            400,
+            401,
+            403,
+            404,
+            r403="Admins only; and another admin's password is never reset here (he changes his own, or the "
+            "operator runs `python -m app.cli reset-password`).",
+        ),
+    },
+)
+async def reset_password(
+    body: PasswordResetIn, account_id: AccountId, admin_user: AdminAccount, request: Request, db: DatabaseDep
+) -> PasswordResetOut:
+    """For a player who lost his password: a random temporary password replaces it, every session of
+    the account is signed out (its table sockets closed), and the reset is audited with the reason.
+    Hand the password to the player; he signs in with it and changes it."""
+    temporary = secrets.token_urlsafe(12)  # 16 characters, 96 random bits
+    password_hash = await hash_password(temporary)
+
+    async def run(session: AsyncSession) -> str | None:
+        account = await accounts.reset_password(
+            session,
+            account_id=account_id,
+            password_hash=password_hash,
+            admin_id=admin_user.account_id,
+            reason=body.reason,
+        )
+        return account.name if account is not None else None
+
+    try:
+        name = await db.write(run)
+    except accounts.PasswordResetRefused as exc:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail=f"admin_account: {exc}") from exc
+    if name is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no account {account_id}")
+    await signouts.announce(request.app.state.broker, account_id=account_id, session_id=None)
+    return PasswordResetOut(account_id=account_id, name=name, temporary_password=temporary)
 
 
 @router.get("/reports", responses={200: {"description": "Player reports, newest first."}, **responses(401, 403)})

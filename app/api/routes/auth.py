@@ -1,8 +1,7 @@
-"""Sign up, log in, guest sessions, log out."""
+"""Sign up, log in, guest sessions, log out, change a password."""
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from typing import Annotated
@@ -12,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api import signouts
 from app.api.deps import (
+    CurrentAccount,
     DatabaseDep,
     SessionInfo,
     SettingsDep,
@@ -25,8 +25,8 @@ from app.api.deps import (
 )
 from app.api.devices import device_of
 from app.api.errors import responses
-from app.api.schemas import GuestIn, LoginIn, MeOut, SignupIn
-from app.api.throttle import AuthThrottles, client_address
+from app.api.schemas import GuestIn, LoginIn, MeOut, PasswordChangeIn, SignupIn
+from app.api.throttle import AuthThrottles, client_address, retry_later
 from app.config import Settings
 from app.db import accounts, integrity, ledger, login_sessions
 from app.db.errors import NameTaken
@@ -56,7 +56,7 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
     throttles: AuthThrottles = request.app.state.auth_throttles
     wait = await throttles.signup.admit(db, client_address(request))
     if wait is not None:
-        raise _too_many(wait, "too many sign-ups from this address")
+        raise retry_later(wait, "too many sign-ups from this address")
     password_hash = await hash_password(body.password)
 
     issued = time.time()
@@ -101,14 +101,14 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
     address = client_address(request)
     wait = await throttles.login.admit(db, address)
     if wait is not None:
-        raise _too_many(wait, "too many log-ins from this address")
+        raise retry_later(wait, "too many log-ins from this address")
     # Wrong passwords count per name and address: a stranger cannot lock the player out.
     name_here = f"{address}:{body.name}"
     wait = await throttles.wrong_password.retry_after(db, name_here)
     if wait is not None:
-        raise _too_many(wait, "too many wrong passwords for this name")
+        raise retry_later(wait, "too many wrong passwords for this name")
     async with db.session() as session:
-        account = await accounts.get_by_name(session, body.name) if "\x00" not in body.name else None
+        account = await accounts.get_by_name(session, body.name)
         stored_hash = account.password_hash if account else None
     if not await verify_password(stored_hash, body.password) or account is None:
         await throttles.wrong_password.hit(db, name_here)
@@ -171,7 +171,7 @@ async def start_guest_session(
     # than sign-up can.
     wait = await throttles.guest.admit(db, client_address(request))
     if wait is not None:
-        raise _too_many(wait, "too many guest sessions from this address")
+        raise retry_later(wait, "too many guest sessions from this address")
     spares = [generated_guest_name() for _ in range(GUEST_NAME_TRIES)] if name is None or spare else []
     candidates = ([] if name is None else [name]) + spares
     async with db.session() as session:
@@ -228,7 +228,8 @@ async def rename_guest(body: GuestIn, request: Request, response: Response, sett
     responses={
         204: {
             "description": "Signed out: an account's login session is revoked (with everywhere=true, every "
-            "one of the account's sessions, on every device) and the session cookie is cleared."
+            "one of the account's sessions, on every device), a guest's session likewise, and the session "
+            "cookie is cleared."
         }
     },
 )
@@ -239,8 +240,17 @@ async def logout(
     settings: SettingsDep,
     everywhere: Annotated[bool, Query(description="Also sign out the account's other browsers and devices.")] = False,
 ) -> None:
-    """Sign out. The cookie stops working on the server too, so a copy of it is useless afterwards."""
+    """Sign out, an account or a guest. The cookie stops working on the server too, so a copy of it
+    is useless afterwards, and the session's table sockets are closed."""
     info = account_from_cookie(read_session_cookie(request, settings), settings)
+    if info is not None and info.guest_id is not None:
+        guest_id, expires_at = info.guest_id, info.expires_at
+
+        async def sign_out(session: AsyncSession) -> bool:
+            return await login_sessions.sign_out_guest(session, guest_id=guest_id, expires_at=expires_at)
+
+        if await db.write(sign_out):
+            await signouts.announce_guest(request.app.state.broker, guest_id=guest_id)
     if info is not None and info.account_id is not None and info.session_id is not None:
         account_id, session_id = info.account_id, info.session_id
 
@@ -260,13 +270,61 @@ async def logout(
     clear_session_cookie(response, request, settings)
 
 
-def _too_many(wait: float, what: str) -> HTTPException:
-    seconds = max(1, math.ceil(wait))
-    return HTTPException(
-        status.HTTP_429_TOO_MANY_REQUESTS,
-        detail=f"{what}; try again in {seconds} s",
-        headers={"Retry-After": str(seconds)},
-    )
+@router.post(
+    "/password",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={
+        204: {
+            "description": "The password is changed. Every session of the account (other browsers, copies of "
+            "cookies, this one's table sockets) is signed out; this browser gets a new session cookie."
+        },
+        **responses(
+            400,
+            401,
+            403,
+            429,
+            r403="`wrong_password`: the current password is wrong; or a guest, who has no password.",
+            r429="Too many wrong passwords for this name from this address lately; Retry-After says when "
+            "to try again.",
+        ),
+    },
+)
+async def change_password(
+    body: PasswordChangeIn,
+    request: Request,
+    response: Response,
+    user: CurrentAccount,
+    db: DatabaseDep,
+    settings: SettingsDep,
+) -> None:
+    """Change your password, giving the current one. Wrong current passwords count against the
+    same limit as wrong passwords at log-in (per name and address)."""
+    assert user.account_id is not None
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    name_here = f"{client_address(request)}:{user.name}"
+    wait = await throttles.wrong_password.retry_after(db, name_here)
+    if wait is not None:
+        raise retry_later(wait, "too many wrong passwords for this name")
+    async with db.session() as session:
+        account = await accounts.get(session, user.account_id)
+        stored_hash = account.password_hash if account is not None else None
+    if not await verify_password(stored_hash, body.current_password):
+        await throttles.wrong_password.hit(db, name_here)
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="wrong_password: the current password is wrong")
+    await throttles.wrong_password.clear(db, name_here)
+    new_hash = await hash_password(body.new_password)
+    account_id, issued = user.account_id, time.time()
+
+    async def change(session: AsyncSession) -> str:
+        # Every session ends, this browser's too (a copy of its cookie may be why the password
+        # changes); this browser gets a new one at once.
+        await accounts.change_password(session, account_id=account_id, password_hash=new_hash)
+        return await _login_session(session, settings, account_id=account_id, issued=issued)
+
+    session_id = await db.write(change)
+    await signouts.announce(request.app.state.broker, account_id=account_id, session_id=None, keep=session_id)
+    value, _ = make_cookie(settings, account_id=account_id, session_id=session_id, name=user.name, now=issued)
+    set_session_cookie(response, request, value, settings)
 
 
 async def _start_session(db: Database, settings: Settings, *, account_id: int, name: str, device: str | None) -> str:

@@ -116,7 +116,8 @@ class ChallengeCreate(tables.TableCreate):
 
 
 def _refused(exc: friends.FriendError) -> HTTPException:
-    return HTTPException(exc.status, detail=f"{exc.code}: {exc.message}")
+    http = {403: 403, 404: 404, 422: 422}.get(exc.status, 409)  # the answers FriendError gives
+    return HTTPException(http, detail=f"{exc.code}: {exc.message}")
 
 
 async def _other(db: Database, name: str, me: SessionInfo) -> tuple[int, str]:

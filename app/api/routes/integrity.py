@@ -38,7 +38,7 @@ class FreezeIn(RequestBody):
     @classmethod
     def _reason(cls, value: str) -> str:
         value = value.strip()
-        if not value or "\x00" in value:
+        if not value:
             raise ValueError("reason must not be blank")
         return value
 

@@ -32,7 +32,7 @@ from app.api.limits import PerAddress, address_of
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import CLIENT_TYPES, client_message
 from app.api.routes.tables import principal_of
-from app.api.security import origin_allowed
+from app.api.security import cross_site_refusal
 from app.api.signouts import OpenSessions
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
@@ -128,10 +128,8 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
     app = websocket.app
     settings = app.state.settings
     registry: TableRegistry = app.state.tables
-    origin = websocket.headers.get("origin")
-    if origin is not None and not origin_allowed(
-        origin, scheme=websocket.url.scheme, host_header=websocket.headers.get("host"), settings=settings
-    ):
+    # The REST guard's rule (app/api/security.py): another origin's page may not use the player's cookie.
+    if cross_site_refusal(websocket.headers, scheme=websocket.url.scheme, settings=settings) is not None:
         await websocket.close(code=1008, reason="origin not allowed")  # before accept: HTTP 403
         return
     cookie = read_session_cookie(websocket, settings)
@@ -141,6 +139,8 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
     claimed = account_from_cookie(cookie, settings)
     if claimed is not None and claimed.account_id is not None and claimed.session_id is not None:
         open_sessions.add(websocket, account_id=claimed.account_id, session_id=claimed.session_id)
+    elif claimed is not None and claimed.guest_id is not None:
+        open_sessions.add_guest(websocket, guest_id=claimed.guest_id)
     try:
         user = await _session_of(app.state.db, claimed)
         if cookie and (user is None or open_sessions.signed_out(websocket)):

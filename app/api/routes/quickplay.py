@@ -245,7 +245,7 @@ async def _create(registry: TableRegistry, spec: TableSpec, request: Request) ->
     "/bot",
     responses={
         200: {"description": "A private 2-seat table: you and a bot of that level; the match has started."},
-        **responses(401, 503),
+        **responses(401, 409, 503, r409="`not_seated`: you left the new table before the answer."),
         429: {"description": "`too_many_tables` or `too_many_bot_tables`."},
         422: {"description": "A parameter is invalid; `loc` names it."},
     },

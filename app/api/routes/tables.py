@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import Field
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.deps import CurrentUser, DatabaseDep, SessionDep, SessionInfo
+from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
 from app.api.devices import device_of
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
@@ -29,6 +31,7 @@ from app.api.schemas import (
     TableOut,
     TableWithLinks,
 )
+from app.api.throttle import AuthThrottles, client_address, retry_later
 from app.broker import BrokerError
 from app.db import accounts, friends, integrity, ratings
 from app.db.models import ChatReport
@@ -40,7 +43,10 @@ from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
 
+BOT_TABLES = "`too_many_bot_tables`: you have the limit of matches of bots only running."
 LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
+MAX_LIVE_TABLES = 10_000_000  # far more tables than one server holds: the lobby's largest offset
+MAX_STAKE = 1_000_000
 LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
 # At most two writes a second per lobby feed: the first change after a quiet spell goes out at once,
 # a wave of changes (many matches ending) in one text per half second (docs/performance.md).
@@ -69,7 +75,7 @@ class TableCreate(RequestBody):
     transfer: bool | None = None
     draws: bool | None = None
     timer: int = Field(default=30, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
-    stake: int = Field(default=0, ge=0, le=1_000_000)
+    stake: int = Field(default=0, ge=0, le=MAX_STAKE)
     cheating: bool = False
     private: bool = False
     chat: bool = Field(default=True, description="The table's chat; false turns it off for everyone.")
@@ -156,7 +162,15 @@ async def presets() -> list[Preset]:
     status_code=201,
     responses={
         201: {"description": "The table is open. Its creator is not seated: he joins it like anyone else."},
-        **responses(401, 403, 409),
+        **responses(
+            401,
+            403,
+            409,
+            429,
+            r403="Guests open free tables only; `staked_play_frozen`: your staked play is frozen.",
+            r409="`insufficient_funds`: the stake is above your balance.",
+            r429="`too_many_tables`: you, or your address, have the limit of tables waiting for players.",
+        ),
         422: {"description": "A parameter is invalid; `loc` names it."},
     },
 )
@@ -202,12 +216,12 @@ async def create_table(
 )
 async def list_tables(
     registry: RegistryDep,
-    offset: Annotated[int, Query(ge=0, description="Tables to skip.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_LIVE_TABLES, description="Tables to skip.")] = 0,
     limit: Annotated[int, Query(ge=1, le=LOBBY_PAGE_MAX, description="Tables in the page.")] = 50,
-    deck: Annotated[int | None, Query(description="24, 36 or 52")] = None,
+    deck: Annotated[int | None, Query(ge=24, le=52, description="24, 36 or 52")] = None,
     seats: Annotated[int | None, Query(ge=2, le=6)] = None,
-    stake_min: Annotated[int | None, Query(ge=0)] = None,
-    stake_max: Annotated[int | None, Query(ge=0)] = None,
+    stake_min: Annotated[int | None, Query(ge=0, le=MAX_STAKE)] = None,
+    stake_max: Annotated[int | None, Query(ge=0, le=MAX_STAKE)] = None,
     transfer: Annotated[bool | None, Query()] = None,
     circle: Annotated[Literal["neighbours", "all"] | None, Query()] = None,
 ) -> LobbyPage:
@@ -299,7 +313,7 @@ async def my_tables(user: CurrentUser, registry: RegistryDep) -> MyTables:
     status_code=status.HTTP_204_NO_CONTENT,
     responses={
         204: {"description": "The table is closed: its codes answer 410 table_closed from now on."},
-        **responses(401, 403, 404, 409),
+        **responses(401, 403, 404, 409, 410),
     },
 )
 async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> None:
@@ -325,11 +339,31 @@ async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> No
     await registry.close_table(table_code, "its creator closed it")
 
 
+async def _info(registry: TableRegistry, code: str, user: SessionInfo | None) -> dict[str, Any]:
+    """The table's ``info``, which refuses nobody: 404 or 410 for the code, 503 when the table does
+    not answer."""
+    try:
+        table_code, _ = await registry.resolve(code)
+    except TableGone as exc:
+        raise _gone(exc) from None
+    principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
+    try:
+        reply = await registry.call(table_code, "info", principal)
+    except (TimeoutError, TableGone):
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
+    if reply.get("type") == "error":
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail=f"{reply.get('code')}: {reply.get('message')}")
+    return reply
+
+
 @router.get(
-    "/tables/{code}", response_model=TableWithLinks, response_model_exclude_unset=True, responses=responses(404, 503)
+    "/tables/{code}",
+    response_model=TableWithLinks,
+    response_model_exclude_unset=True,
+    responses=responses(404, 410, 503),
 )
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
-    reply = await _call(registry, code, "info", None)
+    reply = await _info(registry, code, None)
     table: dict[str, Any] = reply["table"]
     _, watch_only = await registry.resolve(code)
     table["watch_only"] = watch_only
@@ -345,7 +379,7 @@ async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
     response_model=SeatAck,
     responses={
         200: {"description": "Seated; when this fills the last seat, the match starts."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 503),
         422: {"description": "Bad seat."},
     },
 )
@@ -385,7 +419,7 @@ async def join_table(
     return reply
 
 
-@router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 503))
+@router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 410, 503))
 async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     return await _call(registry, code, "leave", user)
 
@@ -395,7 +429,7 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     response_model=SeatAck,
     responses={
         200: {"description": "The bot is seated; when it fills the last seat, the match starts."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
         422: {"description": "Bad seat or level."},
     },
 )
@@ -407,9 +441,14 @@ async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: Regi
 @router.delete(
     "/tables/{code}/bots/{seat}",
     response_model=TableAck,
-    responses={**responses(401, 403, 404, 409, 503), 422: {"description": "No bot there."}},
+    responses={**responses(401, 403, 404, 409, 410, 503), 422: {"description": "No bot there."}},
 )
-async def remove_bot(code: str, seat: int, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def remove_bot(
+    code: str,
+    seat: Annotated[int, Path(ge=0, le=5, description="The bot's seat.")],
+    user: CurrentUser,
+    registry: RegistryDep,
+) -> dict[str, Any]:
     return await _call(registry, code, "remove_bot", user, seat=seat)
 
 
@@ -418,7 +457,7 @@ async def remove_bot(code: str, seat: int, user: CurrentUser, registry: Registry
     response_model=StartAck,
     responses={
         200: {"description": "The match started with the players seated so far (at least 2)."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
     },
 )
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
@@ -429,7 +468,10 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
 @router.post(
     "/tables/{code}/rematch",
     response_model=TableAck,
-    responses={200: {"description": "The table reopens for the next match."}, **responses(401, 403, 404, 409, 503)},
+    responses={
+        200: {"description": "The table reopens for the next match."},
+        **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
+    },
 )
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     _check_bot_table(registry, code, user)
@@ -477,15 +519,25 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
     status_code=201,
     responses={
         201: {"description": "The report is stored with the table's recent chat lines, for the admins."},
-        **responses(401, 404, 422, 503),
+        **responses(
+            401,
+            404,
+            409,
+            410,
+            422,
+            429,
+            503,
+            r409="`already_reported`: you reported this player at this table before.",
+            r429="Too many reports from you, or from your address, lately; Retry-After says when to try again.",
+        ),
     },
 )
 async def report_player(
-    code: str, body: ReportIn, user: CurrentUser, registry: RegistryDep, session: SessionDep
+    code: str, body: ReportIn, request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep
 ) -> ReportCreated:
     """Report a player at the table (by invite or spectator code): a seated player, or anyone whose
     line is among the table's recent chat lines."""
-    reply = await _call(registry, code, "info", user)
+    reply = await _info(registry, code, user)
     table: dict[str, Any] = reply["table"]
     table_code, _ = await registry.resolve(code)
     reporter = principal_of(user)
@@ -499,6 +551,31 @@ async def report_player(
     names |= {seat["player"]: seat["name"] for seat in table["seats"] if seat.get("player")}
     if body.player not in names:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="nobody with that key plays or chats at this table")
+    reported = select(ChatReport.id).where(
+        ChatReport.table_code == table_code,
+        ChatReport.reporter_key == reporter.key,
+        ChatReport.reported_key == body.player,
+    )
+    async with db.session() as session:
+        if await session.scalar(reported.limit(1)) is not None:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, detail="already_reported: you reported this player at this table already"
+            )
+    # Each report keeps the table's last chat lines: a person, and an address, file only so many.
+    # Both limits are looked at before either counts: a report one of them refuses costs nothing.
+    throttles: AuthThrottles = request.app.state.auth_throttles
+    limits = (
+        (throttles.report, reporter.key, "too many reports from you"),
+        (throttles.report_ip, client_address(request), "too many reports from this address"),
+    )
+    for throttle, who, what in limits:
+        wait = await throttle.retry_after(db, who)
+        if wait is not None:
+            raise retry_later(wait, what)
+    for throttle, who, what in limits:
+        wait = await throttle.admit(db, who)
+        if wait is not None:
+            raise retry_later(wait, what)
     report = ChatReport(
         table_code=table_code,
         match_id=table.get("match_id"),
@@ -509,6 +586,10 @@ async def report_player(
         reason=body.reason.strip() or body.reason,
         lines=lines,
     )
-    session.add(report)
-    await session.commit()
-    return ReportCreated(id=report.id)
+
+    async def store(session: AsyncSession) -> int:
+        session.add(report)
+        await session.flush()
+        return report.id
+
+    return ReportCreated(id=await db.write(store))

@@ -1,4 +1,4 @@
-// Admin: search accounts, read a ledger, adjust a balance with a reason.
+// Admin: search accounts, read a ledger, adjust a balance with a reason, reset a player's password.
 import { adminTabs } from '../admintabs.js';
 import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
@@ -34,6 +34,9 @@ export function mount(root) {
   let error = '';
   let adjustError = '';
   const draft = { amount: '', reason: '' }; // survives re-renders
+  let resetError = '';
+  let resetReason = '';
+  let temporary = null; // {name, password}: shown once, until another account is opened
   let reports = null; // GET /api/admin/reports: player reports with the chat lines, newest first
 
   async function loadReports() {
@@ -96,7 +99,12 @@ export function mount(root) {
   }
 
   async function open(account) {
-    if (!selected || selected.id !== account.id) Object.assign(draft, { amount: '', reason: '' });
+    if (!selected || selected.id !== account.id) {
+      Object.assign(draft, { amount: '', reason: '' });
+      resetReason = '';
+      temporary = null;
+    }
+    resetError = '';
     selected = account;
     ledger = null;
     adjustError = '';
@@ -137,6 +145,44 @@ export function mount(root) {
       adjustError = failure instanceof ApiError && failure.code === 'insufficient_funds' ? t('admin.below_zero') : errorText(failure);
     }
     render();
+  }
+
+  async function resetPassword(event) {
+    event.preventDefault();
+    const reason = event.target.reason.value.trim();
+    resetError = reason ? '' : t('admin.reason_required');
+    if (!resetError) {
+      try {
+        const result = await post(`/api/admin/accounts/${selected.id}/password-reset`, { reason });
+        temporary = { name: result.name, password: result.temporary_password };
+        resetReason = '';
+      } catch (failure) {
+        resetError = errorText(failure);
+      }
+    }
+    render();
+  }
+
+  /** Reset a player's password: a reason, then the temporary password, shown this once. */
+  function resetPanel() {
+    if (selected.role === 'admin') return h('p', { class: 'muted', id: 'reset-admin', text: t('admin.reset_admin') });
+    return h(
+      'form',
+      { class: 'form reset-form', id: 'reset-form', novalidate: true, onsubmit: resetPassword },
+      h('h3', { text: t('admin.reset_title') }),
+      h('label', { class: 'field' }, h('span', { class: 'field-label', text: t('admin.reason_label') }), h('input', { name: 'reason', required: true, maxlength: '500', value: resetReason, oninput: (event) => { resetReason = event.target.value; } })),
+      resetError ? h('p', { class: 'form-error', role: 'alert', text: resetError }) : null,
+      temporary
+        ? h(
+            'div',
+            { class: 'notice', id: 'reset-result', role: 'status' },
+            h('p', { text: t('admin.reset_done', { name: temporary.name }) }),
+            h('p', {}, h('code', { class: 'temporary-password', id: 'temporary-password', text: temporary.password })),
+            h('p', { class: 'hint', text: t('admin.reset_hint') }),
+          )
+        : null,
+      h('button', { type: 'submit', class: 'btn', text: t('admin.reset_submit') }),
+    );
   }
 
   function render() {
@@ -211,6 +257,7 @@ export function mount(root) {
           adjustError ? h('p', { class: 'form-error', role: 'alert', text: adjustError }) : null,
           h('button', { type: 'submit', class: 'btn primary', text: t('admin.adjust') }),
         ),
+        resetPanel(),
         entries,
       );
     }

@@ -1,9 +1,11 @@
 // A player's profile (/#/u/<name>): rating and its history as an SVG chart, match counts by table
-// type, recent matches linking to their replays, member since. Guests have none.
+// type, recent matches linking to their replays, member since; on one's own, changing the password.
+// Guests have none.
 import { ApiError, errorText, get } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatSigned, t } from '../i18n.js';
 import { integritySlot } from '../integrity.js';
+import { passwordPanel } from '../password.js';
 import { ratingText } from '../rating.js';
 import { seasonName } from '../seasons.js';
 import { currentUser } from '../session.js';
@@ -173,7 +175,9 @@ export function mount(root, params) {
     }
     const me = currentUser();
     const mine = Boolean(me && me.kind === 'account' && me.name === (data ? data.name : name));
-    root.replaceChildren(h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), mine ? integritySlot() : null, body));
+    root.replaceChildren(
+      h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), mine ? integritySlot() : null, body, mine && data ? passwordPanel() : null),
+    );
   }
 
   render();
