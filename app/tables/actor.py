@@ -80,6 +80,7 @@ class TableActor:
         self.seating = Seating(table.seats, series=table.series)
         self.game, self.match_id, self.log = table.game, table.match_id, table.log  # log_entry() of each move
         self.next_dealer, self.results = table.next_dealer, table.results
+        self.started = table.started  # when the current (or last) match was dealt, epoch seconds
         ref = table_ref(spec.code)  # provably fair deals (docs/fairness.md), naming the table by this
         self.fair = FairDeals.from_json(ref, table.fair) if table.fair is not None else FairDeals(ref)
         self.answers = Answers(DEDUPE, table.done)
@@ -227,10 +228,13 @@ class TableActor:
     async def _start_match(self) -> None:
         self.rules = self.seating.for_match(self.rules)
         match_id = uuid.uuid4().hex
-        if self.rules.stake > 0:  # the stakes go into escrow here, and only here
-            await take_stakes(self.hooks, match_id, self.rules.stake, self.seating.stake_accounts())
+        # Every match's start is told (it counts toward the rated minimum, docs/integrity.md); a
+        # staked match's stakes go into escrow here, and only here.
+        accounts = self.seating.stake_accounts() if self.rules.stake > 0 else self.seating.account_ids()
+        await take_stakes(self.hooks, match_id, self.rules.stake, accounts)
         self.game = game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
         self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
+        self.started = time.time()  # the deal's wall-clock time, kept in the record (takeovers too)
         self.seating.match_started()
         self.bot_turns.new_match(self.seats)
         start = {"match_id": match_id, "dealer": game.dealer, "attacker": game.attacker, "defender": game.defender}
@@ -243,7 +247,9 @@ class TableActor:
         self.timers.deadline = self.timers.decision_since = None
         self.seating.gone_since.clear()
         actions, series = logged_actions(self.log), self.seating.series
-        end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
+        end = match_end(
+            game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed(), started_at=self.started
+        )
         self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         self._settle_task = asyncio.create_task(settle(self.hooks, end.record))
         renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
@@ -359,6 +365,7 @@ class TableActor:
         table = TableRecord(
             self.spec, self.rules, self.seats, self.status, self.version, self.match_id, self.seating.series,
             self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(),
+            started=self.started,
         )  # fmt: skip
         return record_json(table, self.info())
 

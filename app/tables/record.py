@@ -81,6 +81,7 @@ class TableRecord:
     log: list[str] = field(default_factory=list)  # log_entry() of each move of the match
     done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
     fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
+    started: float | None = None  # when the current (or last) match was dealt, epoch seconds
 
     @classmethod
     def new(cls, spec: TableSpec) -> TableRecord:
@@ -107,6 +108,7 @@ def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
         "next_dealer": table.next_dealer,
         "results": table.results,
         "created": table.created,
+        "started": table.started,
         "info": info,
     }
 
@@ -126,6 +128,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         created=record["created"],
         deadline=record["deadline"],
         fair=record.get("fair"),
+        started=record.get("started"),
     )
     if record["seed"] is not None and table.status in ("playing", "finished"):
         deal = (table.fair or {}).get("deal")

@@ -165,6 +165,10 @@ class Seating:
             raise Refused("guests_free_tables_only", "every seat at a staked table needs an account")
         return accounts
 
+    def account_ids(self) -> list[int]:
+        """The accounts seated (guests and bots have none)."""
+        return [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
+
     def match_started(self) -> None:
         """A match started: no rematch is open and nobody is gone yet."""
         self.rematch = None
