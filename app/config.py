@@ -73,7 +73,21 @@ class Settings(BaseSettings):
         default=3, ge=1, description="Tables one player (account or guest) may have open and waiting for players."
     )
     max_waiting_tables_per_ip: int = Field(
-        default=10, ge=1, description="Tables waiting for players that may be opened from one IP address."
+        default=10,
+        ge=1,
+        description="Tables waiting for players that may be opened from one IP address (IPv6: one /64).",
+    )
+    max_live_tables_per_account: int = Field(
+        default=5,
+        ge=1,
+        description="Tables one player (account or guest) may have opened that are waiting or playing, play-a-bot "
+        "tables included.",
+    )
+    max_live_tables_per_ip: int = Field(
+        default=30,
+        ge=1,
+        description="Tables waiting or playing that may be opened from one IP address (IPv6: one /64), play-a-bot "
+        "tables included.",
     )
     max_bot_tables_per_account: int = Field(
         default=1, ge=0, description="Matches of bots only (no person seated) one player may have running at once."
@@ -82,8 +96,12 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="A match of bots only that nobody watches for this long is stopped."
     )
     bot_match_max_s: float = Field(default=1800.0, gt=0, description="A match of bots only is stopped after this long.")
-    max_lobby_streams_per_ip: int = Field(default=8, ge=1, description="Open /api/lobby/stream feeds per IP address.")
-    max_table_sockets_per_ip: int = Field(default=32, ge=1, description="Open table websockets per IP address.")
+    max_lobby_streams_per_ip: int = Field(
+        default=8, ge=1, description="Open /api/lobby/stream feeds per IP address (IPv6: one /64)."
+    )
+    max_table_sockets_per_ip: int = Field(
+        default=32, ge=1, description="Open table websockets per IP address (IPv6: one /64)."
+    )
     gc_full_interval_s: float = Field(
         default=3600.0,
         gt=0,

@@ -796,7 +796,7 @@ CLOSE_CODES: dict[int, str] = {
     4008: "Rate limit abused: still over the limit after 10 s of rate_limited refusals (after bye rate_limited).",
     4010: "The table was closed (idle, finished and left, or a match of bots nobody watched); "
     "its finished matches are in the match history.",
-    4029: "Too many table connections from this IP address (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
+    4029: "Too many table connections from this IP address, or IPv6 /64 (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
 }
 
 

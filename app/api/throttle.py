@@ -23,7 +23,6 @@ are counted per /64 network (one host usually holds a whole /64).
 
 from __future__ import annotations
 
-import ipaddress
 import time
 import zlib
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
+from app.api.limits import network_of
 from app.config import Settings
 from app.db.models import ThrottleHit
 from app.db.session import Database
@@ -135,13 +135,4 @@ class AuthThrottles:
 def client_address(request: Request) -> str:
     """Whom the per-address limits count: the client's IP address (see the module), an IPv6
     address as its /64 network."""
-    host = request.client.host if request.client else ""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host or "unknown"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
+    return network_of(request.client.host if request.client else "")

@@ -73,6 +73,8 @@ class TableLimits:
 
     waiting_per_account: int = 3
     waiting_per_ip: int = 10
+    live_per_account: int = 5  # waiting or playing, play-a-bot tables too
+    live_per_ip: int = 30
     bot_tables_per_account: int = 1
     bot_table_unwatched_s: float = 60.0
     bot_match_max_s: float = 1800.0
@@ -84,6 +86,8 @@ class TableLimits:
         return cls(
             waiting_per_account=settings.max_waiting_tables_per_account,
             waiting_per_ip=settings.max_waiting_tables_per_ip,
+            live_per_account=settings.max_live_tables_per_account,
+            live_per_ip=settings.max_live_tables_per_ip,
             bot_tables_per_account=settings.max_bot_tables_per_account,
             bot_table_unwatched_s=settings.bot_table_unwatched_s,
             bot_match_max_s=settings.bot_match_max_s,
@@ -298,8 +302,9 @@ class TableRegistry:
     # ------------------------------------------------------------------ creating and finding tables
 
     async def create(self, spec: TableSpec, address: str | None = None) -> TableActor:
-        """Open a table; ``address`` is the IP address it is opened from. Raises ``TooMany`` when its
-        creator or that address has the limit of tables waiting for players already."""
+        """Open a table; ``address`` is whom the per-address limits count (``app.api.limits.address_of``:
+        an IPv6 client's /64). Raises ``TooMany`` when its creator or that address has the limit of
+        tables waiting for players, or of tables waiting or playing, already."""
         self._check_can_open(spec.creator.key, address)
         self._pending.append((spec.creator.key, address))
         self._opening.add(spec.code)
@@ -328,25 +333,42 @@ class TableRegistry:
         return actor
 
     def _check_can_open(self, creator: str, address: str | None) -> None:
-        waiting = [actor for actor in self.tables.values() if actor.status == "waiting"]
-        mine = sum(1 for actor in waiting if actor.spec.creator.key == creator)
-        mine += sum(1 for key, _ in self._pending if key == creator)
-        limit = self.table_limits.waiting_per_account
-        if mine >= limit:
+        """Refuse a new table when its creator, or the address it is opened from, has the limit of
+        tables waiting for players, or of live tables (waiting or playing: a match against a bot
+        runs from its first moment), counting the tables being opened right now."""
+        live = [actor for actor in self.tables.values() if actor.status in LISTED]
+        mine = [actor for actor in live if actor.spec.creator.key == creator]
+        opening = sum(1 for key, _ in self._pending if key == creator)
+        waiting = sum(1 for actor in mine if actor.status == "waiting") + opening
+        limits = self.table_limits
+        if waiting >= limits.waiting_per_account:
             raise TooMany(
                 "too_many_tables",
-                f"you have {mine} tables waiting for players and may have at most {limit}: "
+                f"you have {waiting} tables waiting for players and may have at most {limits.waiting_per_account}: "
                 "start one, or wait until one fills or is closed for idleness",
+            )
+        if len(mine) + opening >= limits.live_per_account:
+            raise TooMany(
+                "too_many_tables",
+                f"you have {len(mine) + opening} tables open (waiting or playing) and may have at most "
+                f"{limits.live_per_account}: finish or leave one first",
             )
         if address is None:
             return
-        from_there = sum(1 for actor in waiting if self.created_from.get(actor.code) == address)
-        from_there += sum(1 for _, where in self._pending if where == address)
-        limit = self.table_limits.waiting_per_ip
-        if from_there >= limit:
+        from_there = [actor for actor in live if self.created_from.get(actor.code) == address]
+        opening = sum(1 for _, where in self._pending if where == address)
+        waiting = sum(1 for actor in from_there if actor.status == "waiting") + opening
+        if waiting >= limits.waiting_per_ip:
             raise TooMany(
                 "too_many_tables",
-                f"{from_there} tables opened from your address are waiting for players; at most {limit} may",
+                f"{waiting} tables opened from your address are waiting for players; "
+                f"at most {limits.waiting_per_ip} may",
+            )
+        if len(from_there) + opening >= limits.live_per_ip:
+            raise TooMany(
+                "too_many_tables",
+                f"{len(from_there) + opening} tables opened from your address are open (waiting or playing); "
+                f"at most {limits.live_per_ip} may",
             )
 
     def check_bot_table(self, code: str, principal_key: str) -> None:
