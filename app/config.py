@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     login_ip_window_s: float = Field(default=60.0, gt=0, description="The window of logins_per_ip.")
     signups_per_ip: int = Field(default=5, ge=1, description="Sign-ups (each granting coins) per address per window.")
     signup_window_s: float = Field(default=3600.0, gt=0, description="The window of signups_per_ip.")
+    signups_per_56: int = Field(
+        default=10, ge=1, description="Sign-ups per IPv6 /56 (a household's or a small site's) per signup_window_s."
+    )
+    signups_per_48: int = Field(default=30, ge=1, description="Sign-ups per IPv6 /48 (a site's) per signup_window_s.")
     guests_per_ip: int = Field(default=30, ge=1, description="Guest sessions started per address per window.")
     guest_window_s: float = Field(default=3600.0, gt=0, description="The window of guests_per_ip.")
     challenge_window_s: float = Field(
@@ -144,6 +148,21 @@ class Settings(BaseSettings):
         "raise a flag."
     )
     private_staked_days: int = Field(default=7, ge=1, description="The window of private_staked_matches.")
+    new_account_matches: int = Field(
+        default=5,
+        ge=0,
+        description="Matches that count (rated_min_bouts and rated_min_seconds long, against people or bots) an "
+        "account plays before it may play for coins; until then its forfeits are not rated either.",
+    )
+    new_account_days: float = Field(
+        default=7.0, ge=0, description="An account younger than this (or in its first new_account_matches) is new."
+    )
+    new_inflow_accounts: int = Field(
+        default=5, ge=1, description="New accounts one account takes coins or wins from in a UTC day that raise a flag."
+    )
+    new_inflow_coins: int = Field(
+        default=1000, ge=1, description="Coins one account takes from new accounts in a UTC day that raise a flag."
+    )
 
     @field_validator("cookie_secure", mode="before")
     @classmethod

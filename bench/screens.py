@@ -308,8 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-screens-") as tmp:
         # Every account signs up from 127.0.0.1: the same-address rule of related accounts off, so
-        # that the farming scene's two accounts may share a staked table (docs/integrity.md).
-        server = durak_server(Path(tmp), extra_env={"DURAK_RELATED_SAME_IP": "false"}).start()
+        # that the farming scene's two accounts may share a staked table, and fresh accounts play
+        # for coins at once (docs/integrity.md).
+        env = {"DURAK_RELATED_SAME_IP": "false", "DURAK_NEW_ACCOUNT_MATCHES": "0"}
+        server = durak_server(Path(tmp), extra_env=env).start()
         try:
             failed = shoot(server, make_scenes(server), args.out.resolve(), set(args.only))
         finally:

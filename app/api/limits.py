@@ -44,6 +44,15 @@ def network_of(host: str, prefix: int = 64) -> str:
     return str(address)
 
 
+def is_ipv6(host: str) -> bool:
+    """Whether ``host`` is an IPv6 address (an IPv4-mapped one is IPv4)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None
+
+
 def address_of(client: tuple[str, int] | None) -> str:
     """Whom the per-address limits count for the peer as the server saw it (behind a trusted proxy,
     the client it names): its IPv4 address, or its IPv6 /64 (``network_of``)."""

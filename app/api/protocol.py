@@ -784,6 +784,8 @@ ERROR_CODES: dict[str, str] = {
     "coins between them (`DURAK_PAIR_DAILY_COIN_CAP`); staked tables between them open again at 00:00 UTC.",
     "staked_play_frozen": "REST join / quick play / a staked match's start: an admin froze this account's staked "
     "play; the message gives the reason.",
+    "new_account": "REST join / quick play / a staked match's start: the account has not yet played the matches that "
+    "count which an account plays before it plays for coins (`DURAK_NEW_ACCOUNT_MATCHES`); free tables are open.",
 }
 
 CLOSE_CODES: dict[int, str] = {

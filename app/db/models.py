@@ -59,6 +59,9 @@ class Account(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16), default=ROLE_PLAYER)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Matches that counted (docs/integrity.md, "New accounts"): recorded, and at least the rated
+    # minimum of bouts and seconds long. Until it has enough, the account may not play for coins.
+    counted_matches: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     wallet: Mapped[LedgerAccount | None] = relationship(back_populates="owner", lazy="raise")
 
@@ -314,7 +317,7 @@ class ChatReport(Base):
 
 # ---------------------------------------------------------------------- integrity (docs/integrity.md)
 
-FLAG_KINDS = ("quick_wins", "soft_play", "private_staked", "pair_cap")
+FLAG_KINDS = ("quick_wins", "soft_play", "private_staked", "pair_cap", "new_inflow")
 FLAG_OPEN = "open"
 FLAG_DISMISSED = "dismissed"
 FLAG_WARNED = "warned"
@@ -382,6 +385,22 @@ class PairDay(Base):
     quick_wins: Mapped[int] = mapped_column(Integer, default=0)
     coins: Mapped[int] = mapped_column(BigInteger, default=0)
     quick_matches: Mapped[list[str]] = mapped_column(Json, default=list)
+
+
+class InflowDay(Base):
+    """One account on one UTC day: what it took from new accounts (docs/integrity.md, "New
+    accounts"), whoever they were: the coins, the wins, which new accounts and in which matches."""
+
+    __tablename__ = "inflow_days"
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    coins: Mapped[int] = mapped_column(BigInteger, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    losers: Mapped[list[int]] = mapped_column(Json, default=list)  # the new accounts, each once
+    matches: Mapped[list[str]] = mapped_column(Json, default=list)
 
 
 class ThrowInCount(Base):

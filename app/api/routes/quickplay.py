@@ -88,12 +88,16 @@ async def _rating_of(db: Database, user: SessionInfo) -> dict[str, Any] | None:
         return await ratings.seat_rating(session, user.account_id)
 
 
-async def _check_stake(db: Database, user: SessionInfo, stake: int) -> None:
+async def _check_stake(db: Database, registry: TableRegistry, user: SessionInfo, stake: int) -> None:
     if stake <= 0:
         return
     if user.account_id is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can play only free tables; sign up")
     await require_balance(db, user.account_id, stake)
+    # What refuses the player at any staked table (a new account, docs/integrity.md), before a table
+    # is opened for him that would not seat him.
+    if refusal := await registry.hooks.may_sit(account_id=user.account_id, others=[], stake=stake):
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{refusal[0]}: {refusal[1]}")
 
 
 def _new_rules(body: QuickPlay | BotGame, seats: int, stake: int) -> Rules:
@@ -142,7 +146,7 @@ async def quickplay(
     request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep, body: QuickPlay | None = None
 ) -> QuickPlayOut:
     body = body or QuickPlay()
-    await _check_stake(db, user, body.stake)
+    await _check_stake(db, registry, user, body.stake)
     await saw_device(db, request, user)
     rules = _new_rules(body, body.seats or 2, body.stake)  # validates the preferences before any seat is taken
     rating = await _rating_of(db, user)
