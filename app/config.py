@@ -72,6 +72,17 @@ class Settings(BaseSettings):
     idle_limit_s: float = Field(
         default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
     )
+    ready_check_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="A staked match starts only when every human seated is connected and confirms: how long the "
+        "ready check waits before it frees the seats of those who have not.",
+    )
+    waiting_seat_away_s: float = Field(
+        default=180.0,
+        gt=0,
+        description="A player seated at a waiting table with no connection to it for this long loses his seat.",
+    )
     # Bounded resources (docs/architecture.md, "Limits and eviction"). Counted per server process.
     max_waiting_tables_per_account: int = Field(
         default=3, ge=1, description="Tables one player (account or guest) may have open and waiting for players."

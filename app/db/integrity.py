@@ -13,7 +13,7 @@ farming watch that files warnings and flags for the admins.
   of the soft-play signal and the private staked tables signal, and each account's take from new
   accounts (the ``new_inflow`` signal).
 * **New accounts**: an account that has not yet played ``new_account_matches`` matches that count
-  (``counted_matches``, bumped by ``count_matches``) may not play for coins (``new_account``), and a
+  (the table ``counted_matches``, bumped by ``count_matches``) may not play for coins (``new_account``), and a
   forfeit of its own is not rated (``may_rate``); one that is also younger than
   ``new_account_days`` is new to the inflow signal.
 """
@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,6 +37,7 @@ from app.db.base import utcnow
 from app.db.models import (
     FLAG_OPEN,
     Account,
+    CountedMatches,
     DeviceAccount,
     InflowDay,
     IntegrityFlag,
@@ -199,17 +200,20 @@ async def standings(session: AsyncSession, account_ids: Iterable[int]) -> dict[i
     if not wanted:
         return {}
     rows = await session.execute(
-        select(Account.id, Account.counted_matches, Account.created_at).where(Account.id.in_(wanted))
+        select(Account.id, func.coalesce(CountedMatches.matches, 0), Account.created_at)
+        .outerjoin(CountedMatches, CountedMatches.account_id == Account.id)
+        .where(Account.id.in_(wanted))
     )
     return {int(account): Standing(int(counted), created) for account, counted, created in rows.all()}
 
 
 async def count_matches(session: AsyncSession, account_ids: Iterable[int]) -> None:
     """One more match that counted for each account (in the recording transaction)."""
-    wanted = sorted(set(account_ids))
-    if wanted:
+    insert = insert_for(session)
+    for account in sorted(set(account_ids)):  # row locks in one order
+        statement = insert(CountedMatches).values(account_id=account, matches=1)
         await session.execute(
-            update(Account).where(Account.id.in_(wanted)).values(counted_matches=Account.counted_matches + 1)
+            statement.on_conflict_do_update(index_elements=["account_id"], set_={"matches": CountedMatches.matches + 1})
         )
 
 

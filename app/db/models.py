@@ -59,9 +59,6 @@ class Account(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16), default=ROLE_PLAYER)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    # Matches that counted (docs/integrity.md, "New accounts"): recorded, and at least the rated
-    # minimum of bouts and seconds long. Until it has enough, the account may not play for coins.
-    counted_matches: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     wallet: Mapped[LedgerAccount | None] = relationship(back_populates="owner", lazy="raise")
 
@@ -385,6 +382,19 @@ class PairDay(Base):
     quick_wins: Mapped[int] = mapped_column(Integer, default=0)
     coins: Mapped[int] = mapped_column(BigInteger, default=0)
     quick_matches: Mapped[list[str]] = mapped_column(Json, default=list)
+
+
+class CountedMatches(Base):
+    """How many matches counted for an account (docs/integrity.md, "New accounts"): recorded, and at
+    least the rated minimum of bouts and seconds long. Until it has enough, the account may not play
+    for coins. No row: none yet."""
+
+    __tablename__ = "counted_matches"
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    matches: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class InflowDay(Base):

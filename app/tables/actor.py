@@ -37,7 +37,15 @@ from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
 from app.tables.record import Recorder, TableRecord, log_entry, logged_actions, record_json, takeover_deadline
 from app.tables.results import match_end, settle, take_stakes
-from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
+from app.tables.seat_commands import (
+    SEAT_COMMANDS,
+    SeatChange,
+    SeatTable,
+    away_expired,
+    may_start,
+    ready_expired,
+    rematch_expired,
+)
 from app.tables.seating import Seating
 from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec
 from app.tables.store import TableStore
@@ -164,6 +172,8 @@ class TableActor:
             return
         principal = command.principal
         seat, arrived = self.seating.connect(command.conn, principal)
+        if self.status == "waiting":
+            self.seating.sync_away(self.clock())
         seat_no = seat.seat if seat else None
         table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
         reply = facts.welcome(table, self.history.versions(), command.last_version, seat_no)
@@ -174,6 +184,8 @@ class TableActor:
     async def _on_bye(self, command: Command) -> None:
         if command.conn:
             self.seating.disconnect(command.conn, self.status == "playing", self.clock())
+            if self.status == "waiting":
+                self.seating.sync_away(self.clock())
             await self._presence_changed()
 
     async def _presence_changed(self) -> None:
@@ -184,8 +196,9 @@ class TableActor:
             self.on_change(self, True)
 
     async def _on_seat_command(self, principal: Principal, command: Command) -> dict[str, Any]:
-        """join, leave between matches, add or remove a bot, a client seed, a rematch: the change
-        is made on the seats (seat_commands.py); here it is saved, told, and may start the match."""
+        """join, leave between matches, add or remove a bot, a client seed, a rematch, ready: the
+        change is made on the seats (seat_commands.py); here it is saved, told, and may start the
+        match."""
         change = await SEAT_COMMANDS[command.type](self._seat_table(), principal, command)
         await self._seats_changed(change)
         return {"type": "ack", **change.answer, "version": self.version}
@@ -204,6 +217,8 @@ class TableActor:
     async def _seats_changed(self, change: SeatChange) -> None:
         if change.waiting:
             self.status, self.rules = "waiting", self.spec.rules.with_changes(seats=len(self.seats))
+        if self.status == "waiting":
+            self.seating.sync_away(self.clock())
         if change.events or change.waiting:
             await self._changed(change.events)
         for principal in change.watching:  # tell a player's connections they watch now
@@ -211,9 +226,10 @@ class TableActor:
             frame = fanout.reply_frame(channels.person(self.code, principal.key), {"type": "welcome", **table})
             self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
-        if change.start != "no" and self.status == "waiting" and full:  # after a match: all agreed (§8)
+        checking = self.seating.ready is not None  # a ready check the creator opened early
+        if change.start != "no" and self.status == "waiting" and (full or checking):  # after a match: all agreed
             try:
-                await self._start_match()
+                await self._try_start(change.ready)
             except Refused:  # a player cannot cover the stake, ...: the table waits for players
                 if change.start == "if_ready_or_refuse":
                     raise
@@ -221,9 +237,37 @@ class TableActor:
     # ------------------------------------------------------------------ a match starts and ends
 
     async def _on_start(self, principal: Principal, command: Command) -> dict[str, Any]:
+        """The creator starts the match with the players seated so far; at a staked table that opens
+        the ready check (the answer's ``match_id`` is then null)."""
         may_start(self._seat_table(), principal)
-        await self._start_match()
-        return {"type": "ack", "version": self.version, "match_id": self.match_id}
+        mine = self.seating.seat_of(principal)
+        await self._try_start([mine.seat] if mine is not None else [])
+        started = self.status == "playing"
+        return {"type": "ack", "version": self.version, "match_id": self.match_id if started else None}
+
+    async def _try_start(self, ready: list[int]) -> None:
+        """Start the match now -- at a staked table only once every human seated is connected and
+        has confirmed (the ready check, §8). Until then the check is open: opened here with the
+        confirmations of ``ready`` (those connected), or, open already, joined by them."""
+        if self.rules.stake > 0:
+            seating = self.seating
+            seating.enough_players()
+            if seating.ready is None:
+                check = seating.open_ready_check(self.clock(), self.limits.ready_check_s, ready)
+                if not seating.everyone_ready():
+                    await self._changed([{"type": "ready_check", "ready": sorted(check.ready)}])
+                    return
+            else:
+                confirmed = seating.confirm(ready)
+                if not seating.everyone_ready():
+                    if confirmed:
+                        await self._changed([{"type": "ready", "seat": seat} for seat in confirmed])
+                    return
+        try:
+            await self._start_match()
+        except Refused:
+            self.seating.ready = None  # the table waits, everyone seated; a new start opens a new check
+            raise
 
     async def _start_match(self) -> None:
         self.rules = self.seating.for_match(self.rules)
@@ -326,16 +370,24 @@ class TableActor:
         return self.timers.own_limits(running, self.seats, self.seating.gone_since, self.limits)
 
     def _next_deadline(self) -> float | None:
-        rematch = self.seating.rematch
-        return self.timers.next(self._own_limits(), rematch.deadline if rematch is not None else None)
+        return self.timers.next(self._own_limits(), self.seating.due(self.limits.waiting_seat_away_s))
 
     async def _on_deadline(self) -> None:
-        """A deadline came: a rematch proposal's end, a seat's idle limit or grace (it forfeits a lead
-        or a defence and passes on a throw-in, §8), or the move timer."""
-        now, timers, game = self.clock(), self.timers, self.game
-        if self.seating.rematch is not None and self.seating.rematch.deadline <= now:
+        """A deadline came: a rematch proposal's or a ready check's end, a player away from a waiting
+        table too long, a seat's idle limit or grace (it forfeits a lead or a defence and passes on a
+        throw-in, §8), or the move timer."""
+        now, timers, game, seating = self.clock(), self.timers, self.game, self.seating
+        if seating.rematch is not None and seating.rematch.deadline <= now:
             if (change := rematch_expired(self._seat_table())) is not None:
                 await self._seats_changed(change)
+            return
+        if seating.ready is not None and seating.ready.deadline <= now:
+            if (change := ready_expired(self._seat_table())) is not None:
+                await self._seats_changed(change)
+            return
+        away = self.status == "waiting" and seating.away_since
+        if away and (change := away_expired(self._seat_table(), self.limits.waiting_seat_away_s)) is not None:
+            await self._seats_changed(change)
             return
         if game is None or self.status != "playing":
             timers.deadline = None

@@ -30,11 +30,18 @@ NEW_KINDS = "kind IN ('quick_wins', 'soft_play', 'private_staked', 'pair_cap', '
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("accounts") as batch:
-        batch.add_column(sa.Column("counted_matches", sa.Integer(), server_default="0", nullable=False))
+    op.create_table(
+        "counted_matches",
+        sa.Column("account_id", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("matches", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["account_id"], ["accounts.id"], name=op.f("fk_counted_matches_account_id_accounts"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("account_id", name=op.f("pk_counted_matches")),
+    )
     op.execute(
-        "UPDATE accounts SET counted_matches = "
-        "(SELECT count(*) FROM match_players WHERE match_players.account_id = accounts.id)"
+        "INSERT INTO counted_matches (account_id, matches) SELECT account_id, count(*) FROM match_players "
+        "WHERE account_id IS NOT NULL GROUP BY account_id"
     )
     op.create_table(
         "inflow_days",
@@ -59,8 +66,7 @@ def downgrade() -> None:
     op.execute("DELETE FROM integrity_flags WHERE kind = 'new_inflow'")
     _flag_kinds(OLD_KINDS)
     op.drop_table("inflow_days")
-    with op.batch_alter_table("accounts") as batch:
-        batch.drop_column("counted_matches")
+    op.drop_table("counted_matches")
 
 
 def _flag_kinds(new: str) -> None:

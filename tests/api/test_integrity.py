@@ -17,10 +17,10 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.config import Settings
 from app.db import ledger
-from app.db.models import Account, AdminAction, LedgerAccount, LedgerTransfer, Match, RatingChange
+from app.db.models import AdminAction, CountedMatches, LedgerAccount, LedgerTransfer, Match, RatingChange
 from app.engine import action_to_json, decision, legal_actions
 from app.main import create_app
-from tests.api.support import PASSWORD, SECRET, Api
+from tests.api.support import PASSWORD, SECRET, Api, at_table
 from tests.limits import RELAXED_LIMITS
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
@@ -81,10 +81,15 @@ async def recorded(api: Api, match_id: str) -> None:
 
 
 async def quick_win(api: Api, winner: httpx.AsyncClient, loser: httpx.AsyncClient, *, stake: int = 0) -> str:
-    """A match the loser leaves at once (a quick win: by leaving, and short). Its id, once recorded."""
+    """A match the loser leaves at once (a quick win: by leaving, and short). Its id, once recorded.
+    At a staked table both have it open and the winner confirms (the loser did, by filling it)."""
     code = await open_table(winner, stake=stake)
+    for client in (winner, loser) if stake > 0 else ():
+        await at_table(api, client, code)
     assert (await join(winner, code)).status_code == 200
     assert (await join(loser, code)).status_code == 200
+    if stake > 0:
+        assert (await winner.post(f"/api/tables/{code}/ready")).status_code == 200
     info = (await winner.get(f"/api/tables/{code}")).json()
     assert info["status"] == "playing", info
     assert (await loser.post(f"/api/tables/{code}/leave")).status_code == 200
@@ -137,12 +142,15 @@ async def test_accounts_of_one_device_may_not_share_a_staked_table(make_api: Mak
     await signup(api, "alice2", twin)
     stranger = await api.signed_up("stranger")
     code = await open_table(alice, stake=100)
+    for client in (alice, stranger):
+        await at_table(api, client, code)
     assert (await join(alice, code)).status_code == 200
     refused = await join(twin, code)
     assert refused.status_code == 409
     detail = refused.json()["detail"]
     assert detail.startswith("related_accounts: ") and "alice2" in detail and "same device" in detail
     assert (await join(stranger, code)).status_code == 200  # the seat went to someone unrelated
+    assert (await alice.post(f"/api/tables/{code}/ready")).status_code == 200
     assert (await alice.get(f"/api/tables/{code}")).json()["status"] == "playing"
     # free tables: allowed, and never rated between them
     await quick_win(api, alice, twin)
@@ -446,9 +454,7 @@ async def test_new_accounts_from_one_ipv6_56_cannot_feed_a_staked_table(make_api
     api = await make_api(new_account_matches=5, signups_per_56=5, signups_per_48=100_000)
     main = await signup(api, "main", api.client("2001:db8:aa:100::1"))
     async with api.db.session() as session:  # the main account is an old hand
-        account = await session.get(Account, (await me(main))["id"])
-        assert account is not None
-        account.counted_matches = 50
+        session.add(CountedMatches(account_id=(await me(main))["id"], matches=50))
         await session.commit()
     code = await open_table(main, stake=1000, private=True, seats=6)
     assert (await join(main, code)).status_code == 200

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import accounts, ledger
 from app.db.integrity import IntegrityRules
-from app.db.models import LedgerAccount
+from app.db.models import CountedMatches, LedgerAccount
 from app.db.session import Database
 
 FAKE_HASH = "$argon2id$v=19$m=65536,t=3,p=4$not-a-real-hash"
@@ -27,7 +27,7 @@ async def make_player(
             session, name=name, password_hash=FAKE_HASH, starting_balance=balance, role=role
         )
         if not new:
-            account.counted_matches = IntegrityRules().new_account_matches
+            session.add(CountedMatches(account_id=account.id, matches=IntegrityRules().new_account_matches))
             await session.flush()
         return account.id
 

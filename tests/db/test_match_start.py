@@ -39,9 +39,12 @@ async def table_of(
         registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
         async with registry:
             actor = await registry.create(TableSpec(Rules(deck=24, timer=0, stake=stake), people[0], bot_delay_ms=0))
-            for person in people:
+            for person in people:  # at the table (a staked match starts once both are there and ready)
+                await registry.call(actor.code, "hello", person, conn=f"conn-{person.key}")
                 reply = await registry.call(actor.code, "join", person)
                 assert reply["type"] == "ack", reply
+            if stake > 0:
+                assert (await registry.call(actor.code, "ready", people[0]))["type"] == "ack"
             yield registry, actor, people
 
 

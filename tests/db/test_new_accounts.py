@@ -23,7 +23,7 @@ from tests.db.test_integrity import Clock, act, left_at_once, play, rated, run_m
 
 async def counted(db: Database, account: int) -> int:
     async with db.session() as session:
-        return int(await session.scalar(select(Account.counted_matches).where(Account.id == account)) or 0)
+        return (await integrity.standings(session, [account]))[account].counted
 
 
 async def flags(db: Database, kind: str) -> list[IntegrityFlag]:
