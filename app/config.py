@@ -104,6 +104,18 @@ class Settings(BaseSettings):
         description="Tables waiting or playing that may be opened from one IP address (IPv6: one /64), play-a-bot "
         "tables included.",
     )
+    max_tables_opened_per_account: int = Field(
+        default=30,
+        ge=1,
+        description="Tables one player (account or guest) may open within tables_opened_window_s, whatever became "
+        "of them (a finished table stays in memory and its match in the history).",
+    )
+    max_tables_opened_per_ip: int = Field(
+        default=150, ge=1, description="Tables that may be opened from one IP address (IPv6: one /64) per window."
+    )
+    tables_opened_window_s: float = Field(
+        default=600.0, gt=0, description="The window of max_tables_opened_per_account and max_tables_opened_per_ip."
+    )
     max_bot_tables_per_account: int = Field(
         default=1, ge=0, description="Matches of bots only (no person seated) one player may have running at once."
     )

@@ -12,6 +12,8 @@ RELAXED_LIMITS = {
     # the tables' per-address limits (issue 14.4)
     "max_waiting_tables_per_ip": 100_000,
     "max_live_tables_per_ip": 100_000,
+    "max_tables_opened_per_ip": 100_000,
+    "max_tables_opened_per_account": 100_000,
     "max_lobby_streams_per_ip": 100_000,
     "max_table_sockets_per_ip": 100_000,
     # every test account signs up from one address: the same-address rule of related accounts off

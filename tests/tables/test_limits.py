@@ -278,6 +278,37 @@ async def test_an_address_may_have_only_so_many_tables_waiting_or_playing() -> N
         await registry.create(spec(CAROL), "2001:db8:0:2::/64")
 
 
+async def test_tables_opened_lately_are_counted_though_their_matches_ended() -> None:
+    """A match left at once is no longer live, but its table stays in memory (and its match in the
+    history): a player or an address may open only so many tables within the window."""
+    clock = Clock()
+    limits = TableLimits(opened_per_account=3, opened_per_ip=4, opened_window_s=600)
+    async with registry_with(limits, clock) as registry:
+        for _ in range(3):
+            actor = await registry.create(spec(ALICE), "2001:db8:0:3::/64")
+            await registry.call(actor.code, "join", ALICE)
+            await registry.call(actor.code, "join", BOB)
+            await registry.call(actor.code, "leave", ALICE)  # a forfeit: the match is over at once
+            assert actor.status == "finished"
+        with pytest.raises(TooMany) as refused:
+            await registry.create(spec(ALICE), "2001:db8:0:4::/64")
+        assert refused.value.code == "too_many_tables"
+        assert (
+            refused.value.message
+            == "you opened 3 tables in the last 10 minutes, the most that may be: the next one in 600 s"
+        )
+        await registry.create(spec(BOB), "2001:db8:0:3::/64")  # the address's fourth
+        with pytest.raises(TooMany, match="your address opened 4 tables"):
+            await registry.create(spec(CAROL), "2001:db8:0:3::/64")
+        clock.now += 599
+        with pytest.raises(TooMany, match="the next one in 1 s"):
+            await registry.create(spec(ALICE))
+        clock.now += 1
+        await registry.create(spec(ALICE))
+        await registry.sweep()
+        assert set(registry._opened) == {"a:a:1"}  # the counts older than the window are dropped
+
+
 @pytest.fixture
 async def strict_app(migrated_template: Path, tmp_path: Path) -> AsyncIterator[Any]:
     """An app with small per-player and per-address limits (the rest as shipped)."""
@@ -288,6 +319,7 @@ async def strict_app(migrated_template: Path, tmp_path: Path) -> AsyncIterator[A
         secret_key="test-secret-key-0123456789",
         max_live_tables_per_account=3,
         max_live_tables_per_ip=5,
+        max_tables_opened_per_account=5,
         max_table_sockets_per_ip=2,
     )
     app = create_app(settings)
@@ -326,6 +358,25 @@ async def test_play_a_bot_counts_toward_live_tables_per_player_and_per_ipv6_64(s
     # A match that ends (here by leaving: a forfeit) gives its place back.
     assert (await first.post(f"/api/tables/{codes[0]}/leave")).status_code == 200
     assert (await neighbours[2].post("/api/quickplay/bot", json={})).status_code == 200
+    # Leaving each match at once ends it, but does not open tables without end: five per window.
+    for _ in range(2):  # his fourth and fifth, each left at once
+        for code in registry_codes(strict_app, "first"):
+            assert (await first.post(f"/api/tables/{code}/leave")).status_code == 200
+        assert (await first.post("/api/quickplay/bot", json={})).status_code == 200
+    for code in registry_codes(strict_app, "first"):
+        assert (await first.post(f"/api/tables/{code}/leave")).status_code == 200
+    churn = await first.post("/api/quickplay/bot", json={})
+    assert churn.status_code == 429 and "you opened 5 tables in the last 10 minutes" in churn.json()["detail"]
+
+
+def registry_codes(app: Any, name: str) -> list[str]:
+    """The live tables the player called ``name`` opened (tables of this process)."""
+    registry: TableRegistry = app.state.tables
+    return [
+        code
+        for code, actor in registry.tables.items()
+        if actor.spec.creator.name == name and actor.status in ("waiting", "playing")
+    ]
 
 
 class RawSocket:
