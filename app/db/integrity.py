@@ -582,15 +582,15 @@ async def may_rate(
 ) -> bool:
     """Whether a match played at a table moves ratings (``accounts``: seat -> account of the seats
     that hold one; ``forfeit``: the seat that forfeited; ``standing`` of those accounts before this
-    match): long enough, or ended by a timer or disconnect forfeit of a player who had moved and is
-    past his first matches (a new account's forfeit is the quickest rated win to hand out); and
-    never between related accounts."""
+    match): long enough, or ended by a timer or disconnect forfeit of a player who had moved; never
+    when it ended by the forfeit of an account in its first matches (a new account's forfeit is the
+    quickest rated win to hand out), however long it was; and never between related accounts."""
     if not facts.may_rate:
         return False
-    if not facts.long_enough:  # rated only as the forfeit of a player who had moved
-        forfeiter = accounts.get(forfeit) if forfeit is not None else None
+    if forfeit is not None:
+        forfeiter = accounts.get(forfeit)
         found = standing.get(forfeiter) if forfeiter is not None else None
-        if found is None or found.in_first_matches(facts.rules):
+        if found is not None and found.in_first_matches(facts.rules):
             return False
     return await related_pair(session, list(accounts.values()), facts.rules) is None
 

@@ -49,6 +49,12 @@ def moved_then_disconnected(state: State, log: list[dict[str, Any]]) -> State:
     return act(state, log, Forfeit(log[0]["seat"], "disconnected"))
 
 
+def three_bouts_then_left(state: State, log: list[dict[str, Any]]) -> State:
+    """Three bouts played, then seat 0 leaves (a forfeit in a match long enough to count)."""
+    state = play(state, log, until=lambda s: sum(1 for a in log if a["type"] == "lead") >= 3)
+    return act(state, log, Forfeit(0, "left"))
+
+
 async def test_a_new_account_plays_for_coins_only_after_enough_matches_that_count(db: Database) -> None:
     rules = IntegrityRules()
     newcomer, other = await make_player(db, new=True), await make_player(db)
@@ -77,8 +83,9 @@ async def test_a_new_account_plays_for_coins_only_after_enough_matches_that_coun
 
 
 async def test_a_forfeit_of_an_account_in_its_first_matches_is_not_rated(db: Database) -> None:
-    """A one-move-then-disconnect account hands out no rated wins while it is new; the same
-    forfeit of an established account is rated, however short (docs/integrity.md)."""
+    """A one-move-then-disconnect account hands out no rated wins while it is new, nor does one that
+    plays a few bouts and leaves; the same forfeits of an established account are rated
+    (docs/integrity.md)."""
     newcomer, winner, established = await make_player(db, new=True), await make_player(db), await make_player(db)
     clock = Clock()
     hooks = DbHooks(db, now=clock)
@@ -88,7 +95,12 @@ async def test_a_forfeit_of_an_account_in_its_first_matches_is_not_rated(db: Dat
     assert await rated(
         db, await run_match(hooks, clock, [established, winner], seconds=5, ending=moved_then_disconnected)
     )
-    # A long match with the new account in it is rated as ever.
+    # Nor after three slow bouts: a new account's forfeit is never rated, however long the match.
+    slow = await run_match(hooks, clock, [newcomer, winner], seconds=300, ending=three_bouts_then_left)
+    assert not await rated(db, slow)
+    settled = await run_match(hooks, clock, [established, winner], seconds=300, ending=three_bouts_then_left)
+    assert await rated(db, settled)
+    # A long match played out with the new account in it is rated as ever.
     assert await rated(db, await run_match(hooks, clock, [newcomer, winner], seconds=300))
 
 
