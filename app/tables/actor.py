@@ -425,6 +425,8 @@ class TableActor:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
         self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
+        if self.status == "waiting":  # nobody is connected here yet: those who do not come back lose their seats
+            self.seating.sync_away(self.clock())
         if self.status == "finished" and self.game is not None and self.game.outcome is not None:
             self.status = "playing"
             await self._finish_match(bump=False)

@@ -15,10 +15,10 @@ from app.engine import Rules
 from app.tables.actor import TableActor
 from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
-from app.tables.registry import TableRegistry
+from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import MemoryStore
-from tests.tables.actors import ALICE, BOB, CAROL, FakeClock
+from tests.tables.actors import ALICE, BOB, CAROL, FakeClock, two_processes
 
 LIMITS = DecisionLimits(ready_check_s=30, waiting_seat_away_s=180)
 
@@ -193,3 +193,16 @@ async def test_a_player_away_from_a_waiting_table_too_long_loses_his_seat() -> N
         await call(registry, actor, "join", CAROL)
         await call(registry, actor, "join", BOB)
         assert actor.status == "playing" and actor.seating.away_since == {}  # a running match has graces
+
+
+async def test_after_a_takeover_the_seats_of_a_waiting_table_count_as_away_until_their_players_come_back() -> None:
+    async with two_processes() as (first, second):
+        actor = await first.create(TableSpec(rules=Rules(deck=36, seats=3, timer=0), creator=ALICE, bot_delay_ms=0))
+        await first.call(actor.code, "join", ALICE)
+        await first.call(actor.code, "join", BOB)
+        await first.broker.release_lease(lease_name(actor.code), "proc-a", actor.recorder.token)  # it lapsed
+        successor = await second.take_over(actor.code)
+        assert successor is not None and successor.status == "waiting"
+        assert set(successor.seating.away_since) == {0, 1}  # nobody is connected to the new owner yet
+        await second.call(actor.code, "hello", BOB, conn="bob-back")
+        assert set(successor.seating.away_since) == {0}
