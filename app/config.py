@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     login_ip_window_s: float = Field(default=60.0, gt=0, description="The window of logins_per_ip.")
     signups_per_ip: int = Field(default=5, ge=1, description="Sign-ups (each granting coins) per address per window.")
     signup_window_s: float = Field(default=3600.0, gt=0, description="The window of signups_per_ip.")
+    signups_per_56: int = Field(
+        default=10, ge=1, description="Sign-ups per IPv6 /56 (a household's or a small site's) per signup_window_s."
+    )
+    signups_per_48: int = Field(default=30, ge=1, description="Sign-ups per IPv6 /48 (a site's) per signup_window_s.")
     guests_per_ip: int = Field(default=30, ge=1, description="Guest sessions started per address per window.")
     guest_window_s: float = Field(default=3600.0, gt=0, description="The window of guests_per_ip.")
     reports_per_person: int = Field(
@@ -98,12 +102,49 @@ class Settings(BaseSettings):
         description="Play now: how long the web client searches for players before it offers to fill the "
         "table's empty seats with bots (free tables; GET /api/quickplay/settings).",
     )
+    ready_check_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="A staked match starts only when every human seated is connected and confirms: how long the "
+        "ready check waits before it frees the seats of those who have not.",
+    )
+    waiting_seat_away_s: float = Field(
+        default=180.0,
+        gt=0,
+        description="A player seated at a waiting table with no connection to it for this long loses his seat.",
+    )
     # Bounded resources (docs/architecture.md, "Limits and eviction"). Counted per server process.
     max_waiting_tables_per_account: int = Field(
         default=3, ge=1, description="Tables one player (account or guest) may have open and waiting for players."
     )
     max_waiting_tables_per_ip: int = Field(
-        default=10, ge=1, description="Tables waiting for players that may be opened from one IP address."
+        default=10,
+        ge=1,
+        description="Tables waiting for players that may be opened from one IP address (IPv6: one /64).",
+    )
+    max_live_tables_per_account: int = Field(
+        default=5,
+        ge=1,
+        description="Tables one player (account or guest) may have opened that are waiting or playing, play-a-bot "
+        "tables included.",
+    )
+    max_live_tables_per_ip: int = Field(
+        default=30,
+        ge=1,
+        description="Tables waiting or playing that may be opened from one IP address (IPv6: one /64), play-a-bot "
+        "tables included.",
+    )
+    max_tables_opened_per_account: int = Field(
+        default=30,
+        ge=1,
+        description="Tables one player (account or guest) may open within tables_opened_window_s, whatever became "
+        "of them (a finished table stays in memory and its match in the history).",
+    )
+    max_tables_opened_per_ip: int = Field(
+        default=150, ge=1, description="Tables that may be opened from one IP address (IPv6: one /64) per window."
+    )
+    tables_opened_window_s: float = Field(
+        default=600.0, gt=0, description="The window of max_tables_opened_per_account and max_tables_opened_per_ip."
     )
     max_bot_tables_per_account: int = Field(
         default=1, ge=0, description="Matches of bots only (no person seated) one player may have running at once."
@@ -112,8 +153,12 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="A match of bots only that nobody watches for this long is stopped."
     )
     bot_match_max_s: float = Field(default=1800.0, gt=0, description="A match of bots only is stopped after this long.")
-    max_lobby_streams_per_ip: int = Field(default=8, ge=1, description="Open /api/lobby/stream feeds per IP address.")
-    max_table_sockets_per_ip: int = Field(default=32, ge=1, description="Open table websockets per IP address.")
+    max_lobby_streams_per_ip: int = Field(
+        default=8, ge=1, description="Open /api/lobby/stream feeds per IP address (IPv6: one /64)."
+    )
+    max_table_sockets_per_ip: int = Field(
+        default=32, ge=1, description="Open table websockets per IP address (IPv6: one /64)."
+    )
     gc_full_interval_s: float = Field(
         default=3600.0,
         gt=0,
@@ -158,6 +203,21 @@ class Settings(BaseSettings):
         description="Staked matches of a pair at private tables within private_staked_days that raise a flag.",
     )
     private_staked_days: int = Field(default=7, ge=1, description="The window of private_staked_matches.")
+    new_account_matches: int = Field(
+        default=5,
+        ge=0,
+        description="Matches that count (rated_min_bouts and rated_min_seconds long, against people or bots) an "
+        "account plays before it may play for coins; until then its forfeits are not rated either.",
+    )
+    new_account_days: float = Field(
+        default=7.0, ge=0, description="An account younger than this (or in its first new_account_matches) is new."
+    )
+    new_inflow_accounts: int = Field(
+        default=5, ge=1, description="New accounts one account takes coins or wins from in a UTC day that raise a flag."
+    )
+    new_inflow_coins: int = Field(
+        default=1000, ge=1, description="Coins one account takes from new accounts in a UTC day that raise a flag."
+    )
 
     # Seasons (app/db/seasons.py, docs/api.md "Seasons"): ratings per season beside the all-time one.
     season_length: str = Field(

@@ -83,7 +83,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             app.state.broker = broker
             store = open_store(settings.broker_url, settings.redis_prefix)
             node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
-            limits = DecisionLimits(settings.disconnect_grace_s, settings.idle_limit_s, settings.challenge_window_s)
+            limits = DecisionLimits(
+                settings.disconnect_grace_s,
+                settings.idle_limit_s,
+                settings.challenge_window_s,
+                ready_check_s=settings.ready_check_s,
+                waiting_seat_away_s=settings.waiting_seat_away_s,
+            )
             registry = TableRegistry(
                 broker,
                 DbHooks(db, IntegrityRules.from_settings(settings), season_rules=SeasonRules.from_settings(settings)),

@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
+import json
 import struct
 import subprocess
 import sys
@@ -33,6 +35,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from websockets.sync.client import ClientConnection
+from websockets.sync.client import connect as ws_connect
 
 from bench._server import ROOT, ServerProcess, durak_server
 from bench.web import (
@@ -195,6 +200,21 @@ def sign_in(base: str, name: str) -> Player:
     return Player(name, "; ".join(f"{k}={v}" for k, v in http.cookies.items()), http)
 
 
+def at_table(sockets: contextlib.ExitStack, server: ServerProcess, player: Player, code: str) -> ClientConnection:
+    """``player`` has the table open (until ``sockets`` closes): a table socket that has said hello
+    and got its welcome."""
+    socket = sockets.enter_context(
+        ws_connect(
+            f"{server.ws_url}/ws/tables/{code}",
+            additional_headers={"Cookie": player.cookie, "Origin": server.base_url},
+        )
+    )
+    socket.send(json.dumps({"type": "hello"}))
+    while json.loads(socket.recv(timeout=10))["type"] != "welcome":
+        pass
+    return socket
+
+
 def farmed_flag(server: ServerProcess, admin: Player) -> None:
     """The fair-play review's pages (docs/integrity.md): "farmer" wins 4 quick staked matches from
     "feeder" (who leaves each at once), so the server warns both and files a quick-wins flag; the
@@ -203,8 +223,13 @@ def farmed_flag(server: ServerProcess, admin: Player) -> None:
     for index in range(4):
         body = {"name": f"Farm {index + 1}", "deck": 24, "seats": 2, "stake": 50, "timer": 60}
         code = farmer.http.post("/api/tables", json=body).json()["code"]
+        # A staked match starts once both are at the table and ready (rules §8): each has it open.
+        sockets = contextlib.ExitStack()
+        for player in (farmer, feeder):
+            at_table(sockets, server, player, code)
         for player in (farmer, feeder):
             player.http.post(f"/api/tables/{code}/join", json={}).raise_for_status()
+        farmer.http.post(f"/api/tables/{code}/ready").raise_for_status()  # the feeder, by filling it
         deadline = time.monotonic() + 20
         while farmer.http.get(f"/api/tables/{code}").json().get("status") != "playing":
             if time.monotonic() > deadline:
@@ -216,6 +241,7 @@ def farmed_flag(server: ServerProcess, admin: Player) -> None:
                 raise RuntimeError("the farming match is not in the history")
             time.sleep(0.2)
         farmer.http.post(f"/api/tables/{code}/leave", json={})
+        sockets.close()
     deadline = time.monotonic() + 20
     while not (flags := admin.http.get("/api/admin/integrity/flags?status=open").json()["flags"]):
         if time.monotonic() > deadline:
@@ -375,8 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-screens-") as tmp:
         # Every account signs up from 127.0.0.1: the same-address rule of related accounts off, so
-        # that the farming scene's two accounts may share a staked table (docs/integrity.md).
-        server = durak_server(Path(tmp), extra_env={"DURAK_RELATED_SAME_IP": "false"}).start()
+        # that the farming scene's two accounts may share a staked table, and fresh accounts play
+        # for coins at once (docs/integrity.md).
+        env = {"DURAK_RELATED_SAME_IP": "false", "DURAK_NEW_ACCOUNT_MATCHES": "0"}
+        server = durak_server(Path(tmp), extra_env=env).start()
         try:
             failed = shoot(server, make_scenes(server), args.out.resolve(), set(args.only))
         finally:

@@ -109,6 +109,14 @@ class RematchCmd(_Command):
     type: Literal["rematch"]
 
 
+class ReadyCmd(_Command):
+    """Before a staked match: confirm you are ready while ``table.ready_check`` is open (see Ready
+    check). The match starts, and the stakes are taken, once every human seated is connected and has
+    confirmed. Refused with ``no_ready_check`` when none is open."""
+
+    type: Literal["ready"]
+
+
 class ClientSeedCmd(_Command):
     """A seated player's own randomness for the next deal (docs/fairness.md): 128 bits made in the
     browser (``crypto.getRandomValues``), sent only after the table's commitment and naming it.
@@ -165,6 +173,7 @@ ClientMessage = Annotated[
     | ExchangeTrumpCmd
     | LeaveCmd
     | RematchCmd
+    | ReadyCmd
     | ClientSeedCmd
     | ChatCmd
     | ChatPhraseCmd
@@ -404,6 +413,13 @@ class RematchProposalInfo(_Shape):
     deadline_ms: int = Field(description="Milliseconds left to agree, as of sending.")
 
 
+class ReadyCheckInfo(_Shape):
+    """``table.ready_check``: a staked match is about to start (see Ready check)."""
+
+    ready: list[Seat] = Field(description="The seats that confirmed (each connected).")
+    deadline_ms: int = Field(description="Milliseconds left to confirm, as of sending.")
+
+
 class TableInfo(_Shape):
     """The table's public facts (``welcome.table``, ``update.table``, ``presence.table``)."""
 
@@ -432,6 +448,10 @@ class TableInfo(_Shape):
     )
     rematch: RematchProposalInfo | None = Field(
         default=None, description="An open rematch proposal (see Rematch); null when there is none."
+    )
+    ready_check: ReadyCheckInfo | None = Field(
+        default=None,
+        description="Before a staked match: the open ready check (see Ready check); null when there is none.",
     )
     fairness: TableFairness = Field(description="The commitment of the current deal (see Provably fair deals).")
     match_id: str | None = Field(description="The current or last match; its record is /api/matches/{id}.")
@@ -584,6 +604,20 @@ class RematchEvent(_Event):
     seat: Seat = Field(description="Who proposed or agreed.")
 
 
+class ReadyCheckEvent(_Event):
+    """A staked match is about to start: the ready check opened (see Ready check)."""
+
+    type: Literal["ready_check"]
+    ready: list[Seat] = Field(description="The seats that confirmed by what opened it (each connected).")
+
+
+class ReadyEvent(_Event):
+    """A seated player confirmed he is ready (see Ready check)."""
+
+    type: Literal["ready"]
+    seat: Seat
+
+
 class ResultsEvent(_Event):
     """The finished match's results (also in ``table.results`` from now on), with its deal revealed."""
 
@@ -635,6 +669,8 @@ Event = Annotated[
     | SeatEvent
     | MatchStartEvent
     | RematchEvent
+    | ReadyCheckEvent
+    | ReadyEvent
     | ResultsEvent
     | RatingsEvent
     | ClientSeedEvent
@@ -808,6 +844,8 @@ ERROR_CODES: dict[str, str] = {
     "not_enough_players": "REST start: a match needs at least 2 seated players.",
     "bad_rules": "REST start: the table's rules do not fit the seated players.",
     "no_match": "REST rematch: there is no finished match to rematch.",
+    "no_ready_check": "ready: no ready check is open (the match is not about to start, or has started).",
+    "not_connected": "ready: you have no connection to the table; open it, then confirm.",
     "stale_commitment": "client_seed / REST join: the client seed names a commitment that is not the table's "
     "current one.",
     # integrity (docs/integrity.md)
@@ -817,6 +855,8 @@ ERROR_CODES: dict[str, str] = {
     "coins between them (`DURAK_PAIR_DAILY_COIN_CAP`); staked tables between them open again at 00:00 UTC.",
     "staked_play_frozen": "REST join / quick play / a staked match's start: an admin froze this account's staked "
     "play; the message gives the reason.",
+    "new_account": "REST join / quick play / a staked match's start: the account has not yet played the matches that "
+    "count which an account plays before it plays for coins (`DURAK_NEW_ACCOUNT_MATCHES`); free tables are open.",
 }
 
 CLOSE_CODES: dict[int, str] = {
@@ -829,7 +869,7 @@ CLOSE_CODES: dict[int, str] = {
     4008: "Rate limit abused: still over the limit after 10 s of rate_limited refusals (after bye rate_limited).",
     4010: "The table was closed (idle, finished and left, or a match of bots nobody watched); "
     "its finished matches are in the match history.",
-    4029: "Too many table connections from this IP address (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
+    4029: "Too many table connections from this IP address, or IPv6 /64 (`DURAK_MAX_TABLE_SOCKETS_PER_IP`).",
 }
 
 
@@ -889,6 +929,7 @@ def examples() -> list[BaseModel]:
         ExchangeTrumpCmd(type="exchange_trump", id="c8", version=2),
         LeaveCmd(type="leave", id="c9"),
         RematchCmd(type="rematch", id="c10"),
+        ReadyCmd(type="ready", id="c12"),
         ClientSeedCmd(
             type="client_seed",
             id="c11",
@@ -1014,5 +1055,7 @@ def event_examples() -> list[_Event]:
         ),
         ClientSeedEvent(type="client_seed", seat=0, version=63),
         RematchEvent(type="rematch", seat=0, version=62),
+        ReadyCheckEvent(type="ready_check", ready=[1], version=3),
+        ReadyEvent(type="ready", seat=0, version=4),
         SeatEvent(type="seat", seat=1, name="bob", kind="human", version=2),
     ]

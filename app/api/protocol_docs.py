@@ -148,6 +148,31 @@ A rematch is a proposal; nobody's coins are staked without his own click.
   the players who agreed keep their seats and the match starts when the free seats fill.
 - `start` is refused after a match (`match_over`): only the players' own clicks start a rematch.
 
+## Ready check
+
+A staked match takes every seated player's coins, so it starts only when every human seated is
+connected and has confirmed he is ready (rule book §8); free tables start as before.
+
+- When a staked match would start -- its last seat fills, the creator sends `start` (or
+  `POST /api/tables/{code}/start`, which then answers `match_id: null`), or every seat agreed to a
+  rematch -- the table opens a **ready check** instead: a `ready_check` event
+  `{"type": "ready_check", "ready": [1]}`, and `table.ready_check` is `{"ready": [seats],
+  "deadline_ms": 30000}` until it ends. What opened it counts as the confirmation of whoever made
+  it, if connected: the player who filled the seat, the creator who started, the players who
+  agreed to the rematch.
+- Each other seated player sends `ready` (or `POST /api/tables/{code}/ready`) from a connected
+  table: a `ready` event `{"type": "ready", "seat": 0}`. A confirmation lapses when the player's
+  last connection closes (he confirms again when back).
+- The match starts (`match_start`; the stakes go into escrow now) the moment every human seated is
+  connected and has confirmed. A seat that changes (someone leaves or sits down) ends the check; a
+  full table opens a new one.
+- When the time is up (`DURAK_READY_CHECK_S`, 30 s), the seats of those who have not confirmed, or
+  are not connected, are freed (`seat` events) and the table waits for players again.
+
+Apart from that, at every waiting table (free or staked), a seated player who has had no
+connection to it for `DURAK_WAITING_SEAT_AWAY_S` (180 s) loses his seat (a `seat` event): nobody is
+dealt into a match he has left.
+
 ## Provably fair deals
 
 Every deal is committed to before the players add their own randomness and revealed after the last

@@ -12,6 +12,8 @@ made-up names and addresses cannot grow the table without bound.
   guessing from elsewhere cannot lock a player out; a success clears the name at that address;
 - log-in attempts per address (``logins_per_ip`` per ``login_ip_window_s``);
 - sign-ups per address (``signups_per_ip`` per ``signup_window_s``): each grants starting coins;
+  an IPv6 client's sign-ups count for its /64, and also for its /56 (``signups_per_56``) and its
+  /48 (``signups_per_48``), in the same window: one site hands its hosts many /64s;
 - guest sessions per address (``guests_per_ip`` per ``guest_window_s``);
 
 and of the player reports of ``app/api/routes/tables.py`` (each stores the table's last chat lines):
@@ -28,7 +30,6 @@ are counted per /64 network (one host usually holds a whole /64).
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import time
 import zlib
@@ -39,6 +40,7 @@ from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
+from app.api.limits import is_ipv6, network_of
 from app.config import Settings
 from app.db.models import ThrottleHit
 from app.db.session import Database
@@ -137,9 +139,30 @@ class AuthThrottles:
         self.wrong_password = Throttle("wrong-password", settings.login_failures, settings.login_window_s, now)
         self.login = Throttle("login", settings.logins_per_ip, settings.login_ip_window_s, now)
         self.signup = Throttle("signup", settings.signups_per_ip, settings.signup_window_s, now)
+        self.signup_56 = Throttle("signup", settings.signups_per_56, settings.signup_window_s, now)
+        self.signup_48 = Throttle("signup", settings.signups_per_48, settings.signup_window_s, now)
         self.guest = Throttle("guest", settings.guests_per_ip, settings.guest_window_s, now)
         self.report = Throttle("report", settings.reports_per_person, settings.report_window_s, now)
         self.report_ip = Throttle("report-ip", settings.reports_per_ip, settings.report_window_s, now)
+
+
+    async def admit_signup(self, db: Database, request: Request) -> float | None:
+        """Count a sign-up from the request's client for its address (an IPv6 client's /64) and, for
+        an IPv6 client, its /56 and /48 too: None when every limit allows it, else the seconds to
+        wait. A refused sign-up is counted nowhere, so one host cannot use up its site's allowance
+        with refused attempts."""
+        host = request.client.host if request.client else ""
+        limits = [(self.signup, network_of(host))]
+        if is_ipv6(host):
+            limits += [(self.signup_56, network_of(host, 56)), (self.signup_48, network_of(host, 48))]
+        waits = [await throttle.retry_after(db, network) for throttle, network in limits]
+        if any(wait is not None for wait in waits):
+            return max(wait for wait in waits if wait is not None)
+        for throttle, network in limits:
+            wait = await throttle.admit(db, network)  # a sign-up racing this one may fill it first
+            if wait is not None:
+                return wait
+        return None
 
 
 def retry_later(wait: float, what: str) -> HTTPException:
@@ -155,13 +178,4 @@ def retry_later(wait: float, what: str) -> HTTPException:
 def client_address(request: Request) -> str:
     """Whom the per-address limits count: the client's IP address (see the module), an IPv6
     address as its /64 network."""
-    host = request.client.host if request.client else ""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host or "unknown"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
+    return network_of(request.client.host if request.client else "")

@@ -10,7 +10,12 @@ farming watch that files warnings and flags for the admins.
   stake would pass ``pair_daily_coin_cap``).
 * ``after_match`` runs in the transaction that records a finished match (once per match): the pair
   counts of the UTC day (quick wins, coins), the automatic warnings and reports, the throw-in counts
-  of the soft-play signal and the private staked tables signal.
+  of the soft-play signal and the private staked tables signal, and each account's take from new
+  accounts (the ``new_inflow`` signal).
+* **New accounts**: an account that has not yet played ``new_account_matches`` matches that count
+  (the table ``counted_matches``, bumped by ``count_matches``) may not play for coins (``new_account``), and a
+  forfeit of its own is not rated (``may_rate``); one that is also younger than
+  ``new_account_days`` is new to the inflow signal.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from app.db.base import utcnow
 from app.db.models import (
     FLAG_OPEN,
     Account,
+    CountedMatches,
     DeviceAccount,
+    InflowDay,
     IntegrityFlag,
     IntegrityWarning,
     Match,
@@ -66,6 +73,10 @@ class IntegrityRules:
     soft_play_margin: float = 0.25
     private_staked_matches: int = 5
     private_staked_days: int = 7
+    new_account_matches: int = 5
+    new_account_days: float = 7.0
+    new_inflow_accounts: int = 5
+    new_inflow_coins: int = 1000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> IntegrityRules:
@@ -81,6 +92,10 @@ class IntegrityRules:
             soft_play_margin=settings.soft_play_margin,
             private_staked_matches=settings.private_staked_matches,
             private_staked_days=settings.private_staked_days,
+            new_account_matches=settings.new_account_matches,
+            new_account_days=settings.new_account_days,
+            new_inflow_accounts=settings.new_inflow_accounts,
+            new_inflow_coins=settings.new_inflow_coins,
         )
 
 
@@ -158,6 +173,58 @@ async def knows_device(session: AsyncSession, *, device: str | None, account_id:
 async def record_signup_address(session: AsyncSession, *, account_id: int, address: str) -> None:
     session.add(SignupAddress(account_id=account_id, address=address[:64], created_at=utcnow()))
     await session.flush()
+
+
+# ---------------------------------------------------------------------- new accounts
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """How far an account has come: the matches that counted for it, and when it signed up."""
+
+    counted: int
+    created_at: datetime
+
+    def in_first_matches(self, rules: IntegrityRules) -> bool:
+        """Still short of the matches an account plays before it may play for coins."""
+        return self.counted < rules.new_account_matches
+
+    def is_new(self, rules: IntegrityRules, now: datetime) -> bool:
+        """New to the inflow signal: in its first matches, or younger than ``new_account_days``."""
+        young = now - self.created_at < timedelta(days=rules.new_account_days)
+        return self.in_first_matches(rules) or young
+
+
+async def standings(session: AsyncSession, account_ids: Iterable[int]) -> dict[int, Standing]:
+    wanted = set(account_ids)
+    if not wanted:
+        return {}
+    rows = await session.execute(
+        select(Account.id, func.coalesce(CountedMatches.matches, 0), Account.created_at)
+        .outerjoin(CountedMatches, CountedMatches.account_id == Account.id)
+        .where(Account.id.in_(wanted))
+    )
+    return {int(account): Standing(int(counted), created) for account, counted, created in rows.all()}
+
+
+async def count_matches(session: AsyncSession, account_ids: Iterable[int]) -> None:
+    """One more match that counted for each account (in the recording transaction)."""
+    insert = insert_for(session)
+    for account in sorted(set(account_ids)):  # row locks in one order
+        statement = insert(CountedMatches).values(account_id=account, matches=1)
+        await session.execute(
+            statement.on_conflict_do_update(index_elements=["account_id"], set_={"matches": CountedMatches.matches + 1})
+        )
+
+
+def _new_account_refusal(who: str, standing: Standing, rules: IntegrityRules, *, yours: bool) -> Refusal:
+    whose = "your account" if yours else f"{who}'s account"
+    return Refusal(
+        "new_account",
+        f"{whose} may play for coins once it has played {rules.new_account_matches} matches that count "
+        f"({standing.counted} so far; a match counts from {rules.rated_min_bouts} bouts and "
+        f"{rules.rated_min_seconds:g} seconds, against people or bots): free tables are open until then",
+    )
 
 
 # ---------------------------------------------------------------------- related accounts
@@ -257,6 +324,9 @@ async def staked_seat_refusal(
     frozen = await freeze_of(session, account_id)
     if frozen is not None:
         return Refusal("staked_play_frozen", f"your staked play is frozen by an admin: {frozen.reason}")
+    standing = (await standings(session, [account_id])).get(account_id)
+    if standing is not None and standing.in_first_matches(rules):
+        return _new_account_refusal("", standing, rules, yours=True)
     return await _pair_refusal(session, account_id, [o for o in others if o != account_id], stake, rules, now)
 
 
@@ -278,6 +348,11 @@ async def staked_match_refusal(
         if frozen is not None:
             who = names.get(account, f"account {account}")
             return Refusal("staked_play_frozen", f"{who}'s staked play is frozen by an admin: {frozen.reason}")
+    found = await standings(session, account_ids)
+    for account in account_ids:
+        standing = found.get(account)
+        if standing is not None and standing.in_first_matches(rules):
+            return _new_account_refusal(names.get(account, f"account {account}"), standing, rules, yours=False)
     ids = list(account_ids)
     for i, account in enumerate(ids):
         refusal = await _pair_refusal(session, account, ids[i + 1 :], stake, rules, now)
@@ -498,27 +573,52 @@ async def _pair_day(session: AsyncSession, winner: int, loser: int, day: str) ->
     return row
 
 
-async def after_match(session: AsyncSession, match: Match, facts: MatchFacts) -> None:
+async def may_rate(
+    session: AsyncSession,
+    facts: MatchFacts,
+    accounts: Mapping[int, int],
+    forfeit: int | None,
+    standing: Mapping[int, Standing],
+) -> bool:
+    """Whether a match played at a table moves ratings (``accounts``: seat -> account of the seats
+    that hold one; ``forfeit``: the seat that forfeited; ``standing`` of those accounts before this
+    match): long enough, or ended by a timer or disconnect forfeit of a player who had moved; never
+    when it ended by the forfeit of an account in its first matches (a new account's forfeit is the
+    quickest rated win to hand out), however long it was; and never between related accounts."""
+    if not facts.may_rate:
+        return False
+    if forfeit is not None:
+        forfeiter = accounts.get(forfeit)
+        found = standing.get(forfeiter) if forfeiter is not None else None
+        if found is not None and found.in_first_matches(facts.rules):
+            return False
+    return await related_pair(session, list(accounts.values()), facts.rules) is None
+
+
+async def after_match(
+    session: AsyncSession, match: Match, facts: MatchFacts, standing: Mapping[int, Standing] | None = None
+) -> None:
     """The farming watch and the soft-play signals for a match just recorded (inside the recording
-    transaction, once per match)."""
+    transaction, once per match); ``standing`` of its accounts before the match (the inflow signal
+    needs it)."""
     rules = facts.rules
     account_of = {int(s["seat"]): int(s["account_id"]) for s in match.seats if s.get("account_id") is not None}
     if len(set(account_of.values())) < 2:
         return
     result = match.result
     day = utc_day(match.finished_at)
-    # Quick wins: the first place over the durak, in a match short of the minimum or left by the durak.
+    # Wins: the first place over the durak; quick ones in a match short of the minimum or left by the durak.
+    wins: list[tuple[int, int]] = []
     quick: list[tuple[int, int]] = []
     if not result.get("draw") and result.get("durak") is not None:
+        loser = account_of.get(int(result["durak"]))
+        firsts = result.get("places", [[]])[0] if result.get("places") else []
+        wins = [
+            (account_of[s], loser) for s in firsts if s in account_of and loser is not None and account_of[s] != loser
+        ]
         left = result.get("reason") == "left" and result.get("forfeit") == result.get("durak")
         if left or not facts.long_enough:
-            loser = account_of.get(int(result["durak"]))
-            firsts = result.get("places", [[]])[0] if result.get("places") else []
-            quick = [
-                (account_of[s], loser)
-                for s in firsts
-                if s in account_of and loser is not None and account_of[s] != loser
-            ]
+            quick = wins
     by_account: dict[int, int] = {}
     for seat, change in (match.coin_changes or {}).items():
         account = account_of.get(int(seat))
@@ -534,9 +634,71 @@ async def after_match(session: AsyncSession, match: Match, facts: MatchFacts) ->
             await session.flush()
             await _quick_wins_reached(session, row, rules)
     await session.flush()
+    if standing is not None:
+        await _inflow(session, match, day, set(wins), flows, standing, rules)
     await _count_throw_ins(session, match, account_of, facts)
     if match.private and match.stake > 0:
         await _private_staked(session, match, sorted(set(account_of.values())), rules)
+
+
+async def _inflow(
+    session: AsyncSession,
+    match: Match,
+    day: str,
+    wins: set[tuple[int, int]],
+    flows: Mapping[tuple[int, int], int],
+    standing: Mapping[int, Standing],
+    rules: IntegrityRules,
+) -> None:
+    """Each account's take from new accounts today, across all its opponents: a star of fresh
+    accounts each losing once to the same account trips no pair's watch, but it trips this one."""
+    taken: dict[int, tuple[int, int, list[int]]] = {}  # winner -> (coins, wins, new losers)
+    for winner, loser in sorted(wins | set(flows)):
+        found = standing.get(loser)
+        if found is None or not found.is_new(rules, match.finished_at):
+            continue
+        coins, won, losers = taken.get(winner, (0, 0, []))
+        taken[winner] = (coins + flows.get((winner, loser), 0), won + ((winner, loser) in wins), [*losers, loser])
+    if not taken:
+        return
+    insert = insert_for(session)
+    for winner, (coins, won, losers) in sorted(taken.items()):  # row locks in one order
+        await session.execute(
+            insert(InflowDay)
+            .values(account_id=winner, day=day, coins=0, wins=0, losers=[], matches=[])
+            .on_conflict_do_nothing(index_elements=["account_id", "day"])
+        )
+        row = await session.scalar(
+            select(InflowDay)
+            .where(InflowDay.account_id == winner, InflowDay.day == day)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        assert row is not None
+        row.coins += coins
+        row.wins += won
+        row.losers = list(dict.fromkeys([*row.losers, *losers]))
+        row.matches = [*row.matches, match.id]
+        await session.flush()
+        if len(row.losers) >= rules.new_inflow_accounts or row.coins >= rules.new_inflow_coins:
+            await _inflow_flag(session, row, rules, when=match.finished_at)
+
+
+async def _inflow_flag(session: AsyncSession, row: InflowDay, rules: IntegrityRules, *, when: datetime) -> None:
+    names = await names_of(session, [row.account_id, *row.losers])
+    losers = ", ".join(names.get(loser, f"account {loser}") for loser in row.losers)
+    await file_flag(
+        session,
+        kind="new_inflow",
+        dedupe=f"new_inflow:{row.account_id}:{row.day}",
+        a=row.account_id,
+        b=row.losers[-1],
+        summary=f"{names.get(row.account_id)} took {row.coins} coins and {row.wins} wins from {len(row.losers)} new "
+        f"accounts (younger than {rules.new_account_days:g} days or in their first {rules.new_account_matches} "
+        f"matches) on {row.day}: {losers}.",
+        match_ids=list(reversed(row.matches)),
+        when=when,
+    )
 
 
 async def _quick_wins_reached(session: AsyncSession, row: PairDay, rules: IntegrityRules) -> None:

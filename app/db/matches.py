@@ -136,8 +136,10 @@ def _validated(
 async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
     """Store a finished match and one ``match_players`` row per seat, and rate it when every seat is
     an account (``app.db.ratings``), all inside the caller's transaction. With ``record.integrity``
-    (a match played at a table), a match too short to count or between related accounts is not rated,
-    and the farming watch counts it (``app.db.integrity.after_match``).
+    (a match played at a table), a match too short to count or between related accounts is not rated
+    (``app.db.integrity.may_rate``), and the farming watch counts it (``app.db.integrity.after_match``);
+    a match long enough (or one recorded without ``integrity``) counts for each account's
+    ``counted_matches``.
 
     Idempotent by ``record.match_id``: recording the same match again returns the stored row;
     recording different data under the same id raises ``MatchConflict``. ``record.result`` is the
@@ -200,10 +202,9 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
         )
     await session.flush()
     facts = record.integrity
-    rated = facts is None or facts.may_rate
-    if rated and facts is not None:  # related accounts are never rated against each other
-        account_ids = [seat.account_id for seat in seat_rows if seat.account_id is not None]
-        rated = await integrity.related_pair(session, account_ids, facts.rules) is None
+    accounts = {seat.seat: seat.account_id for seat in seat_rows if seat.account_id is not None}
+    standing = await integrity.standings(session, accounts.values()) if facts is not None else {}
+    rated = facts is None or await integrity.may_rate(session, facts, accounts, result_row.forfeit, standing)
     if rated:
         await ratings.rate_match(
             session,
@@ -215,7 +216,9 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
             finished_at=finished,
         )
     if facts is not None:
-        await integrity.after_match(session, match, facts)
+        await integrity.after_match(session, match, facts, standing)
+    if facts is None or facts.long_enough:  # a match that counts (new accounts: docs/integrity.md)
+        await integrity.count_matches(session, accounts.values())
     return match
 
 

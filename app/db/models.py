@@ -327,7 +327,7 @@ class ChatReport(Base):
 
 # ---------------------------------------------------------------------- integrity (docs/integrity.md)
 
-FLAG_KINDS = ("quick_wins", "soft_play", "private_staked", "pair_cap")
+FLAG_KINDS = ("quick_wins", "soft_play", "private_staked", "pair_cap", "new_inflow")
 FLAG_OPEN = "open"
 FLAG_DISMISSED = "dismissed"
 FLAG_WARNED = "warned"
@@ -395,6 +395,35 @@ class PairDay(Base):
     quick_wins: Mapped[int] = mapped_column(Integer, default=0)
     coins: Mapped[int] = mapped_column(BigInteger, default=0)
     quick_matches: Mapped[list[str]] = mapped_column(Json, default=list)
+
+
+class CountedMatches(Base):
+    """How many matches counted for an account (docs/integrity.md, "New accounts"): recorded, and at
+    least the rated minimum of bouts and seconds long. Until it has enough, the account may not play
+    for coins. No row: none yet."""
+
+    __tablename__ = "counted_matches"
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class InflowDay(Base):
+    """One account on one UTC day: what it took from new accounts (docs/integrity.md, "New
+    accounts"), whoever they were: the coins, the wins, which new accounts and in which matches."""
+
+    __tablename__ = "inflow_days"
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    coins: Mapped[int] = mapped_column(BigInteger, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    losers: Mapped[list[int]] = mapped_column(Json, default=list)  # the new accounts, each once
+    matches: Mapped[list[str]] = mapped_column(Json, default=list)
 
 
 class ThrowInCount(Base):

@@ -46,7 +46,15 @@ from app.tables.record import (
     takeover_deadline,
 )
 from app.tables.results import match_end, settle, take_stakes
-from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
+from app.tables.seat_commands import (
+    SEAT_COMMANDS,
+    SeatChange,
+    SeatTable,
+    away_expired,
+    may_start,
+    ready_expired,
+    rematch_expired,
+)
 from app.tables.seating import Seating
 from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec
 from app.tables.store import TableStore
@@ -91,6 +99,7 @@ class TableActor:
         self.seating = Seating(table.seats, series=table.series)
         self.game, self.match_id, self.log = table.game, table.match_id, table.log  # log_entry() of each move
         self.next_dealer, self.results = table.next_dealer, table.results
+        self.started = table.started  # when the current (or last) match was dealt, epoch seconds
         ref = table_ref(spec.code)  # provably fair deals (docs/fairness.md), naming the table by this
         self.fair = FairDeals.from_json(ref, table.fair) if table.fair is not None else FairDeals(ref)
         self.answers = Answers(DEDUPE, table.done)
@@ -177,6 +186,8 @@ class TableActor:
             return
         principal = command.principal
         seat, arrived = self.seating.connect(command.conn, principal)
+        if self.status == "waiting":
+            self.seating.sync_away(self.clock())
         seat_no = seat.seat if seat else None
         table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
         reply = facts.welcome(table, self.history.versions(), command.last_version, seat_no)
@@ -187,6 +198,8 @@ class TableActor:
     async def _on_bye(self, command: Command) -> None:
         if command.conn:
             self.seating.disconnect(command.conn, self.status == "playing", self.clock())
+            if self.status == "waiting":
+                self.seating.sync_away(self.clock())
             await self._presence_changed()
             self.delivery.gone(command.conn)
 
@@ -198,8 +211,9 @@ class TableActor:
             self.on_change(self, True)
 
     async def _on_seat_command(self, principal: Principal, command: Command) -> dict[str, Any]:
-        """join, leave between matches, add or remove a bot, a client seed, a rematch: the change
-        is made on the seats (seat_commands.py); here it is saved, told, and may start the match."""
+        """join, leave between matches, add or remove a bot, a client seed, a rematch, ready: the
+        change is made on the seats (seat_commands.py); here it is saved, told, and may start the
+        match."""
         change = await SEAT_COMMANDS[command.type](self._seat_table(), principal, command)
         await self._seats_changed(change)
         return {"type": "ack", **change.answer, "version": self.version}
@@ -219,6 +233,8 @@ class TableActor:
     async def _seats_changed(self, change: SeatChange) -> None:
         if change.waiting:
             self.status, self.rules = "waiting", self.spec.rules.with_changes(seats=len(self.seats))
+        if self.status == "waiting":
+            self.seating.sync_away(self.clock())
         if change.events or change.waiting:
             await self._changed(change.events)
         for principal in change.watching:  # tell a player's connections they watch now
@@ -226,9 +242,10 @@ class TableActor:
             frame = fanout.reply_frame(channels.person(self.code, principal.key), {"type": "welcome", **table})
             self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
-        if change.start != "no" and self.status == "waiting" and full:  # after a match: all agreed (§8)
+        checking = self.seating.ready is not None  # a ready check the creator opened early
+        if change.start != "no" and self.status == "waiting" and (full or checking):  # after a match: all agreed
             try:
-                await self._start_match()
+                await self._try_start(change.ready)
             except Refused:  # a player cannot cover the stake, ...: the table waits for players
                 if change.start == "if_ready_or_refuse":
                     raise
@@ -236,17 +253,48 @@ class TableActor:
     # ------------------------------------------------------------------ a match starts and ends
 
     async def _on_start(self, principal: Principal, command: Command) -> dict[str, Any]:
+        """The creator starts the match with the players seated so far; at a staked table that opens
+        the ready check (the answer's ``match_id`` is then null)."""
         may_start(self._seat_table(), principal)
-        await self._start_match()
-        return {"type": "ack", "version": self.version, "match_id": self.match_id}
+        mine = self.seating.seat_of(principal)
+        await self._try_start([mine.seat] if mine is not None else [])
+        started = self.status == "playing"
+        return {"type": "ack", "version": self.version, "match_id": self.match_id if started else None}
+
+    async def _try_start(self, ready: list[int]) -> None:
+        """Start the match now -- at a staked table only once every human seated is connected and
+        has confirmed (the ready check, §8). Until then the check is open: opened here with the
+        confirmations of ``ready`` (those connected), or, open already, joined by them."""
+        if self.rules.stake > 0:
+            seating = self.seating
+            seating.enough_players()
+            if seating.ready is None:
+                check = seating.open_ready_check(self.clock(), self.limits.ready_check_s, ready)
+                if not seating.everyone_ready():
+                    await self._changed([{"type": "ready_check", "ready": sorted(check.ready)}])
+                    return
+            else:
+                confirmed = seating.confirm(ready)
+                if not seating.everyone_ready():
+                    if confirmed:
+                        await self._changed([{"type": "ready", "seat": seat} for seat in confirmed])
+                    return
+        try:
+            await self._start_match()
+        except Refused:
+            self.seating.ready = None  # the table waits, everyone seated; a new start opens a new check
+            raise
 
     async def _start_match(self) -> None:
         self.rules = self.seating.for_match(self.rules)
         match_id = uuid.uuid4().hex
-        if self.rules.stake > 0:  # the stakes go into escrow here, and only here
-            await take_stakes(self.hooks, match_id, self.rules.stake, self.seating.stake_accounts())
+        # Every match's start is told (it counts toward the rated minimum, docs/integrity.md); a
+        # staked match's stakes go into escrow here, and only here.
+        accounts = self.seating.stake_accounts() if self.rules.stake > 0 else self.seating.account_ids()
+        await take_stakes(self.hooks, match_id, self.rules.stake, accounts)
         self.game = game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
         self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
+        self.started = time.time()  # the deal's wall-clock time, kept in the record (takeovers too)
         self.seating.match_started()
         self.bot_turns.new_match(self.seats)
         start = {"match_id": match_id, "dealer": game.dealer, "attacker": game.attacker, "defender": game.defender}
@@ -259,7 +307,9 @@ class TableActor:
         self.timers.deadline = self.timers.decision_since = None
         self.seating.gone_since.clear()
         actions, series = logged_actions(self.log), self.seating.series
-        end = match_end(game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed())
+        end = match_end(
+            game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed(), started_at=self.started
+        )
         if bump:  # not when a takeover settles a finished match again: its record counts it already
             self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
         rated = self._ratings_told(match_id)
@@ -354,16 +404,24 @@ class TableActor:
         return self.timers.own_limits(running, self.seats, self.seating.gone_since, self.limits)
 
     def _next_deadline(self) -> float | None:
-        rematch = self.seating.rematch
-        return self.timers.next(self._own_limits(), rematch.deadline if rematch is not None else None)
+        return self.timers.next(self._own_limits(), self.seating.due(self.limits.waiting_seat_away_s))
 
     async def _on_deadline(self) -> None:
-        """A deadline came: a rematch proposal's end, a seat's idle limit or grace (it forfeits a lead
-        or a defence and passes on a throw-in, §8), or the move timer."""
-        now, timers, game = self.clock(), self.timers, self.game
-        if self.seating.rematch is not None and self.seating.rematch.deadline <= now:
+        """A deadline came: a rematch proposal's or a ready check's end, a player away from a waiting
+        table too long, a seat's idle limit or grace (it forfeits a lead or a defence and passes on a
+        throw-in, §8), or the move timer."""
+        now, timers, game, seating = self.clock(), self.timers, self.game, self.seating
+        if seating.rematch is not None and seating.rematch.deadline <= now:
             if (change := rematch_expired(self._seat_table())) is not None:
                 await self._seats_changed(change)
+            return
+        if seating.ready is not None and seating.ready.deadline <= now:
+            if (change := ready_expired(self._seat_table())) is not None:
+                await self._seats_changed(change)
+            return
+        away = self.status == "waiting" and seating.away_since
+        if away and (change := away_expired(self._seat_table(), self.limits.waiting_seat_away_s)) is not None:
+            await self._seats_changed(change)
             return
         if game is None or self.status != "playing":
             timers.deadline = None
@@ -394,6 +452,7 @@ class TableActor:
         table = TableRecord(
             self.spec, self.rules, self.seats, self.status, self.version, self.match_id, self.seating.series,
             self.next_dealer, self.results, self.created, epoch, self.game, fair=self.fair.to_json(), rematch=rematch,
+            started=self.started,
         )  # fmt: skip
         return record_json(table, self.info())
 
@@ -401,6 +460,8 @@ class TableActor:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
         self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
+        if self.status == "waiting":  # nobody is connected here yet: those who do not come back lose their seats
+            self.seating.sync_away(self.clock())
         if self.status in ("playing", "finished") and self.game is not None and self.game.outcome is not None:
             # The match is over: settle it again (idempotent). A record still "playing" lost its owner
             # between the last move and the match's end: the end (results, series) is made now.

@@ -87,9 +87,11 @@ class DbHooks:
             raise CannotStart("insufficient_funds", str(exc)) from exc
 
     async def _started_at(self, match: FinishedMatch) -> datetime | None:
-        """When the match was dealt: remembered here, or (a match taken over from another process)
-        when its escrow was opened; None for a free match taken over."""
+        """When the match was dealt: remembered here, else (a match taken over from another process)
+        as the table's record kept it, else when its escrow was opened; None when nothing knows."""
         started = self._started.get(match.match_id)
+        if started is None and match.started_at is not None:
+            started = datetime.fromtimestamp(match.started_at, UTC)
         if started is None and match.stake > 0:
             escrow = await stakes.get_escrow(self.db, match_id=match.match_id)
             started = escrow.opened_at if escrow is not None else None

@@ -35,7 +35,8 @@ def table_facts(
     version: int,
     you: str | None,
 ) -> dict[str, Any]:
-    """Public facts about the table (seats, status, series, spectators, deadlines, rematch).
+    """Public facts about the table (seats, status, series, spectators, deadlines, rematch, the
+    ready check before a staked match).
 
     ``shown`` holds, for each seat the match waits for, when its decision is due and why
     (:meth:`TableTimers.shown`): the seat's row carries ``deadline_ms`` (time left from ``now``) and
@@ -50,6 +51,9 @@ def table_facts(
     rematch = None
     if seating.rematch is not None:
         rematch = {"agreed": seating.agreed(), "deadline_ms": ms_until(seating.rematch.deadline, now)}
+    ready_check = None
+    if seating.ready is not None:
+        ready_check = {"ready": sorted(seating.ready.ready), "deadline_ms": ms_until(seating.ready.deadline, now)}
     return {
         "code": spec.code,
         "name": spec.name,
@@ -64,6 +68,7 @@ def table_facts(
         "deadline_ms": None if earliest is None else ms_until(earliest, now),
         "grace_s": grace_s,
         "rematch": rematch,
+        "ready_check": ready_check,
         "fairness": fairness,
         "match_id": match_id,
         "results": results,

@@ -35,6 +35,7 @@ class FinishedMatch:
     hands: list[list[str]]
     fairness: dict[str, Any] | None = None  # the revealed deal (docs/fairness.md)
     private: bool = False  # a private table: its history is shown only to its players and admins
+    started_at: float | None = None  # when the match was dealt (epoch seconds, kept across takeovers)
 
 
 class MatchHooks(Protocol):
@@ -43,7 +44,9 @@ class MatchHooks(Protocol):
         (a staked table: frozen staked play, related accounts, the pair's daily coin cap); None: it may."""
 
     async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
-        """Move every stake into the match's escrow, all or none; raise ``CannotStart``."""
+        """A match is dealt (every match, free ones too: ``account_ids`` are then the accounts
+        seated): note when; at a staked table move every stake into the match's escrow, all or
+        none; raise ``CannotStart``."""
 
     async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
         """Settle the escrow and record the match. Idempotent by ``match_id``. May answer what the
@@ -70,7 +73,7 @@ class MemoryHooks:
         return None
 
     async def match_started(self, *, match_id: str, stake: int, account_ids: list[int]) -> None:
-        if match_id in self.escrows:
+        if match_id in self.escrows or stake <= 0:
             return
         for account in account_ids:
             if self.balances.get(account, 0) < stake:

@@ -83,6 +83,7 @@ class TableRecord:
     fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
     rematch: dict[str, Any] | None = None  # an open rematch proposal: {"agreed": [seats], "deadline": epoch}
     saved_at: float | None = None  # when it was written (epoch): its owner was alive until then
+    started: float | None = None  # when the current (or last) match was dealt, epoch seconds
 
     @classmethod
     def new(cls, spec: TableSpec) -> TableRecord:
@@ -111,6 +112,7 @@ def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
         "created": table.created,
         "rematch": table.rematch,
         "saved_at": time.time(),
+        "started": table.started,
         "info": info,
     }
 
@@ -132,6 +134,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         fair=record.get("fair"),
         rematch=record.get("rematch"),
         saved_at=record.get("saved_at"),
+        started=record.get("started"),
     )
     if record["seed"] is not None and table.status in ("playing", "finished"):
         deal = (table.fair or {}).get("deal")

@@ -73,6 +73,13 @@ class TableLimits:
 
     waiting_per_account: int = 3
     waiting_per_ip: int = 10
+    live_per_account: int = 5  # waiting or playing, play-a-bot tables too
+    live_per_ip: int = 30
+    # Tables opened within ``opened_window_s`` (the time a finished table stays in memory): a table
+    # whose match is left at once is live no more, but it stays in memory and in the history.
+    opened_per_account: int = 30
+    opened_per_ip: int = 150
+    opened_window_s: float = 600.0
     bot_tables_per_account: int = 1
     bot_table_unwatched_s: float = 60.0
     bot_match_max_s: float = 1800.0
@@ -84,6 +91,11 @@ class TableLimits:
         return cls(
             waiting_per_account=settings.max_waiting_tables_per_account,
             waiting_per_ip=settings.max_waiting_tables_per_ip,
+            live_per_account=settings.max_live_tables_per_account,
+            live_per_ip=settings.max_live_tables_per_ip,
+            opened_per_account=settings.max_tables_opened_per_account,
+            opened_per_ip=settings.max_tables_opened_per_ip,
+            opened_window_s=settings.tables_opened_window_s,
             bot_tables_per_account=settings.max_bot_tables_per_account,
             bot_table_unwatched_s=settings.bot_table_unwatched_s,
             bot_match_max_s=settings.bot_match_max_s,
@@ -235,6 +247,7 @@ class TableRegistry:
         self.clock = clock
         self.created_from: dict[str, str] = {}  # table code -> the IP address it was opened from
         self._pending: list[tuple[str, str | None]] = []  # tables being opened: (creator key, address)
+        self._opened: dict[str, deque[float]] = {}  # "a:<key>" / "ip:<address>" -> when it opened tables
         self._opening: set[str] = set()  # their codes: stored already, not yet in ``tables``
         self._changed_at: dict[str, float] = {}  # table code -> its last change (clock)
         self._seen_at: dict[str, float] = {}  # table code -> when someone was last connected to it
@@ -299,8 +312,9 @@ class TableRegistry:
     # ------------------------------------------------------------------ creating and finding tables
 
     async def create(self, spec: TableSpec, address: str | None = None) -> TableActor:
-        """Open a table; ``address`` is the IP address it is opened from. Raises ``TooMany`` when its
-        creator or that address has the limit of tables waiting for players already."""
+        """Open a table; ``address`` is whom the per-address limits count (``app.api.limits.address_of``:
+        an IPv6 client's /64). Raises ``TooMany`` when its creator or that address has the limit of
+        tables waiting for players, or of tables waiting or playing, already."""
         self._check_can_open(spec.creator.key, address)
         self._pending.append((spec.creator.key, address))
         self._opening.add(spec.code)
@@ -330,25 +344,63 @@ class TableRegistry:
         return actor
 
     def _check_can_open(self, creator: str, address: str | None) -> None:
-        waiting = [actor for actor in self.tables.values() if actor.status == "waiting"]
-        mine = sum(1 for actor in waiting if actor.spec.creator.key == creator)
-        mine += sum(1 for key, _ in self._pending if key == creator)
-        limit = self.table_limits.waiting_per_account
-        if mine >= limit:
+        """Refuse a new table when its creator, or the address it is opened from, has the limit of
+        tables waiting for players, of live tables (waiting or playing: a match against a bot runs
+        from its first moment), counting the tables being opened right now, or of tables opened
+        lately (a match left at once is over, but its table stays in memory a while). When it
+        passes, the opening is counted."""
+        live = [actor for actor in self.tables.values() if actor.status in LISTED]
+        limits, now = self.table_limits, self.clock()
+        mine = [actor for actor in live if actor.spec.creator.key == creator]
+        opening = sum(1 for key, _ in self._pending if key == creator)
+        waiting = sum(1 for actor in mine if actor.status == "waiting") + opening
+        if waiting >= limits.waiting_per_account:
             raise TooMany(
                 "too_many_tables",
-                f"you have {mine} tables waiting for players and may have at most {limit}: "
+                f"you have {waiting} tables waiting for players and may have at most {limits.waiting_per_account}: "
                 "start one, or wait until one fills or is closed for idleness",
             )
-        if address is None:
-            return
-        from_there = sum(1 for actor in waiting if self.created_from.get(actor.code) == address)
-        from_there += sum(1 for _, where in self._pending if where == address)
-        limit = self.table_limits.waiting_per_ip
-        if from_there >= limit:
+        if len(mine) + opening >= limits.live_per_account:
             raise TooMany(
                 "too_many_tables",
-                f"{from_there} tables opened from your address are waiting for players; at most {limit} may",
+                f"you have {len(mine) + opening} tables open (waiting or playing) and may have at most "
+                f"{limits.live_per_account}: finish or leave one first",
+            )
+        counted = [(f"a:{creator}", limits.opened_per_account, "you opened")]
+        if address is not None:
+            from_there = [actor for actor in live if self.created_from.get(actor.code) == address]
+            opening = sum(1 for _, where in self._pending if where == address)
+            waiting = sum(1 for actor in from_there if actor.status == "waiting") + opening
+            if waiting >= limits.waiting_per_ip:
+                raise TooMany(
+                    "too_many_tables",
+                    f"{waiting} tables opened from your address are waiting for players; "
+                    f"at most {limits.waiting_per_ip} may",
+                )
+            if len(from_there) + opening >= limits.live_per_ip:
+                raise TooMany(
+                    "too_many_tables",
+                    f"{len(from_there) + opening} tables opened from your address are open (waiting or playing); "
+                    f"at most {limits.live_per_ip} may",
+                )
+            counted.append((f"ip:{address}", limits.opened_per_ip, "your address opened"))
+        for who, limit, whom in counted:
+            self._check_rate(who, limit, now, whom)
+        for who, _, _ in counted:
+            self._opened.setdefault(who, deque()).append(now)
+
+    def _check_rate(self, who: str, limit: int, now: float, whom: str) -> None:
+        """Refuse ``who`` (a creator or an address) a table when it opened ``limit`` within the window."""
+        window = self.table_limits.opened_window_s
+        opened = self._opened.get(who)
+        while opened and opened[0] <= now - window:
+            opened.popleft()
+        if opened and len(opened) >= limit:
+            wait = math.ceil(opened[0] + window - now)
+            raise TooMany(
+                "too_many_tables",
+                f"{whom} {len(opened)} tables in the last {_minutes(window)}, the most that may be: "
+                f"the next one in {wait} s",
             )
 
     def check_bot_table(self, code: str, principal_key: str) -> None:
@@ -492,6 +544,11 @@ class TableRegistry:
         timers end them."""
         now = self.clock()
         limits = self.table_limits
+        for who, opened in list(self._opened.items()):  # the opening counts of the window only
+            while opened and opened[0] <= now - limits.opened_window_s:
+                opened.popleft()
+            if not opened:
+                del self._opened[who]
         closing: list[tuple[str, str]] = []
         for code, actor in list(self.tables.items()):
             if connected(actor):

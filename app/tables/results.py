@@ -21,8 +21,9 @@ SETTLE_TRIES = 12
 
 
 async def take_stakes(hooks: MatchHooks, match_id: str, stake: int, account_ids: list[int]) -> None:
-    """Every seat's stake into the match's escrow, all or none, or ``Refused`` with the ledger's reason
-    (a player cannot cover the stake)."""
+    """A match is dealt: the hooks note its start (every match, free ones too) and move every seat's
+    stake into the match's escrow, all or none, or ``Refused`` with the ledger's reason (a player
+    cannot cover the stake)."""
     try:
         await hooks.match_started(match_id=match_id, stake=stake, account_ids=account_ids)
     except CannotStart as exc:
@@ -62,9 +63,12 @@ def match_end(
     match_id: str,
     actions: list[dict[str, Any]],
     fairness: dict[str, Any] | None = None,
+    *,
+    started_at: float | None = None,
 ) -> MatchEnd:
     """Everything that follows from a match's outcome (``game.outcome`` is set); ``fairness`` is the
-    revealed deal (docs/fairness.md), told to the players and stored with the match."""
+    revealed deal (docs/fairness.md), told to the players and stored with the match; ``started_at``
+    when it was dealt (epoch seconds)."""
     outcome = game.outcome
     assert outcome is not None
     n = len(seats)
@@ -95,6 +99,7 @@ def match_end(
         hands=[[str(c) for c in hand] for hand in game.hands],
         fairness=fairness,
         private=spec.private,
+        started_at=started_at,
     )
     return MatchEnd(results, scores, outcome.durak, record)
 

@@ -1,5 +1,6 @@
 """The seat commands on plain values: join, leave between matches, add and remove a bot, a client
-seed, a rematch -- and a rematch proposal that ran out.
+seed, a rematch, ready (before a staked match) -- and a rematch proposal or a ready check that ran
+out, and seats whose players were away from a waiting table too long.
 
 Each one checks the command against the table as it is (:class:`SeatTable`), changes the seats
 (``seating.py``) and the next deal's seeds (``fair.py``), and returns a :class:`SeatChange`: the
@@ -48,6 +49,9 @@ class SeatChange:
     # The table waits for players again (a new version, rules for all its seats): every seat agreed
     # to the rematch, or the proposal ran out.
     waiting: bool = False
+    # Seats that confirm, by this change, that they are ready for a staked match (the ready check):
+    # the player who fills the table, those who agreed to the rematch, a ``ready``.
+    ready: list[int] = field(default_factory=list)
 
 
 def seat_event(seat: int, name: str | None, kind: str) -> dict[str, Any]:
@@ -69,7 +73,8 @@ async def join(table: SeatTable, principal: Principal, command: Command) -> Seat
         fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
     last_vote = table.status == "finished" and _agree(table, seat.seat)
     event = seat_event(seat.seat, principal.name, "human")
-    return SeatChange([event], {"seat": seat.seat}, start="if_ready", waiting=last_vote)
+    ready = _human_seats(table) if last_vote else [seat.seat]
+    return SeatChange([event], {"seat": seat.seat}, start="if_ready", waiting=last_vote, ready=ready)
 
 
 async def leave(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
@@ -113,7 +118,27 @@ async def rematch(table: SeatTable, principal: Principal, command: Command) -> S
     if proposal is not None and seat.seat in proposal.agreed:
         return SeatChange([])  # asked again: nothing changes
     last_vote = _agree(table, seat.seat)
-    return SeatChange([{"type": "rematch", "seat": seat.seat}], start="if_ready_or_refuse", waiting=last_vote)
+    ready = _human_seats(table) if last_vote else []
+    return SeatChange(
+        [{"type": "rematch", "seat": seat.seat}], start="if_ready_or_refuse", waiting=last_vote, ready=ready
+    )
+
+
+async def ready(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+    """A seated player confirms he is ready for the staked match the ready check is about (§8); it
+    starts once every human seated has, each connected."""
+    seat = table.seating.seated(principal, "only a player seated at this table confirms he is ready")
+    if table.status != "waiting" or table.seating.ready is None:
+        raise Refused("no_ready_check", "there is no ready check to answer: the match is not about to start")
+    if not seat.connections:
+        raise Refused("not_connected", "open the table first: a player confirms he is ready with the table open")
+    if not table.seating.confirm([seat.seat]):
+        return SeatChange([])  # confirmed already
+    return SeatChange([{"type": "ready", "seat": seat.seat}], start="if_ready", ready=[seat.seat])
+
+
+def _human_seats(table: SeatTable) -> list[int]:
+    return [seat.seat for seat in table.seating.seats if seat.kind == "human"]
 
 
 def _agree(table: SeatTable, seat: int) -> bool:
@@ -138,6 +163,27 @@ def rematch_expired(table: SeatTable) -> SeatChange | None:
     return SeatChange([seat_event(seat_no, None, "empty") for seat_no, *_ in freed], watching=watching, waiting=True)
 
 
+def ready_expired(table: SeatTable) -> SeatChange | None:
+    """Nobody is pulled into a staked match he did not confirm: when the ready check runs out, the
+    seats of those who did not confirm (or are not connected) are freed; the table waits."""
+    return _freed(table, table.seating.expire_ready_check())
+
+
+def away_expired(table: SeatTable, away_s: float) -> SeatChange | None:
+    """The seats of the players who have been away from the waiting table (no connection) for
+    ``away_s`` are freed: nobody is dealt into a match he has left."""
+    return _freed(table, table.seating.free_away(table.now, away_s))
+
+
+def _freed(table: SeatTable, freed: list[tuple[int, Principal, bool]]) -> SeatChange | None:
+    if not freed:
+        return None
+    for _, principal, _ in freed:
+        table.fair.forget(principal.key)  # his seed does not count for the next deal
+    watching = [principal for _, principal, had_connections in freed if had_connections]
+    return SeatChange([seat_event(seat_no, None, "empty") for seat_no, *_ in freed], watching=watching)
+
+
 def may_start(table: SeatTable, principal: Principal) -> None:
     """The creator may start a waiting table before every seat is taken (a match needs two)."""
     require_creator(table.spec, principal)
@@ -155,4 +201,5 @@ SEAT_COMMANDS: dict[str, SeatCommand] = {
     "add_bot": add_bot,
     "remove_bot": remove_bot,
     "rematch": rematch,
+    "ready": ready,
 }

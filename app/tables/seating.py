@@ -1,9 +1,10 @@
 """Who sits where at a table and who is connected, on plain values.
 
 :class:`Seating` holds the seats, the connections (a seated player's in his seat, the others'
-as spectators), when each gone player left, and the rematch proposal (RULES §8). Its methods make
-the seat changes a command asks for, or refuse them with :class:`Refused`; the actor saves and
-announces what changed. Nothing here waits or talks to anyone.
+as spectators), when each gone player left, the rematch proposal and the ready check before a
+staked match (RULES §8), and since when each player seated at a waiting table has had no
+connection. Its methods make the seat changes a command asks for, or refuse them with
+:class:`Refused`; the actor saves and announces what changed. Nothing here waits or talks to anyone.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from app.engine import Rules, RulesError
 from app.tables.commands import Refused
-from app.tables.spec import BOT_LEVELS, Principal, RematchProposal, Seat, TableSpec
+from app.tables.spec import BOT_LEVELS, Principal, ReadyCheck, RematchProposal, Seat, TableSpec
 
 
 def require_creator(spec: TableSpec, principal: Principal) -> None:
@@ -32,6 +33,8 @@ class Seating:
     conn_owner: dict[str, str] = field(default_factory=dict)  # connection id -> principal key
     gone_since: dict[int, float] = field(default_factory=dict)  # seat -> when its player's last connection closed
     rematch: RematchProposal | None = None
+    ready: ReadyCheck | None = None  # before a staked match: who confirmed, until when
+    away_since: dict[int, float] = field(default_factory=dict)  # waiting table: seat -> no connection since
     series: dict[str, tuple[int, int]] = field(default_factory=dict)  # wins and losses at this table (series_key)
 
     def seat_of(self, principal: Principal) -> Seat | None:
@@ -63,7 +66,8 @@ class Seating:
         return seat, arrived
 
     def disconnect(self, conn: str, playing: bool, now: float) -> None:
-        """A connection closed; a player of a running match with none left is gone from ``now``."""
+        """A connection closed; a player of a running match with none left is gone from ``now``;
+        between matches his confirmation in a ready check no longer holds (he is not there)."""
         self.spectators.discard(conn)
         self.conn_owner.pop(conn, None)
         for seat in self.seats:
@@ -71,6 +75,8 @@ class Seating:
                 seat.connections.discard(conn)
                 if not seat.connections and playing:
                     self.gone_since[seat.seat] = now
+                elif not seat.connections and self.ready is not None:
+                    self.ready.ready.discard(seat.seat)
 
     def players(self) -> tuple[tuple[int, str], ...]:
         """(seat, principal key) of each seated player with a connection: who hears a change."""
@@ -95,6 +101,7 @@ class Seating:
         """Seat a player (``may_sit`` said yes) in the seat he asked for or the first free one; his
         connections stop watching. ``rating`` is kept for accounts only."""
         seat = self.free_seat(wanted)
+        self.ready = None  # a seat changed: a ready check open now is over (a new one may open)
         seat.kind, seat.principal, seat.level = "human", principal, None
         seat.rating = rating if isinstance(rating, dict) and principal.account_id is not None else None
         seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
@@ -120,6 +127,8 @@ class Seating:
         seat.kind, seat.principal, seat.connections, seat.rating = "empty", None, set(), None
         if self.rematch is not None:
             self.rematch.agreed.discard(seat.seat)
+        self.ready = None
+        self.away_since.pop(seat.seat, None)
         return bool(moved)
 
     def seat_bot(self, level: Any, wanted: Any, status: str, stake: int) -> Seat:
@@ -130,6 +139,7 @@ class Seating:
         if stake > 0:
             raise Refused("bots_free_tables_only", "bots hold no coins: they sit only at free tables")
         seat = self.free_seat(wanted)
+        self.ready = None
         seat.kind, seat.principal, seat.level = "bot", None, str(level)
         return seat
 
@@ -165,10 +175,93 @@ class Seating:
             raise Refused("guests_free_tables_only", "every seat at a staked table needs an account")
         return accounts
 
+    def account_ids(self) -> list[int]:
+        """The accounts seated (guests and bots have none)."""
+        return [s.principal.account_id for s in self.seats if s.principal and s.principal.account_id is not None]
+
     def match_started(self) -> None:
-        """A match started: no rematch is open and nobody is gone yet."""
+        """A match started: no rematch or ready check is open, nobody is gone or away yet."""
         self.rematch = None
+        self.ready = None
         self.gone_since.clear()
+        self.away_since.clear()
+
+    def enough_players(self) -> None:
+        """Refuse a match (or its ready check) with fewer than two seated."""
+        if sum(1 for seat in self.seats if seat.kind != "empty") < 2:
+            raise Refused("not_enough_players", "a match needs at least 2 seated players")
+
+    # ------------------------------------------------------------------ between matches (RULES §8)
+    # Before a staked match every human seated must be connected and confirm: the ready check opens
+    # when the match would start (the last seat fills, the creator starts early, every seat agreed
+    # to a rematch), with the confirmations that came with that (the player who filled the table,
+    # the creator who pressed start, the players who agreed to the rematch) if they are connected.
+    # A confirmation lapses when its player's last connection closes; any seat change ends the
+    # check. When it runs out, the seats of those who have not confirmed are freed.
+
+    def open_ready_check(self, now: float, window_s: float, ready: list[int]) -> ReadyCheck:
+        self.ready = ReadyCheck(deadline=now + window_s)
+        self.confirm(ready)
+        return self.ready
+
+    def confirm(self, seats: list[int]) -> list[int]:
+        """Seats confirm they are ready (those connected); the ones newly confirmed."""
+        check = self.ready
+        if check is None:
+            return []
+        new = [n for n in seats if n not in check.ready and self.seats[n].kind == "human" and self.seats[n].connections]
+        check.ready.update(new)
+        return new
+
+    def everyone_ready(self) -> bool:
+        """Every human seated is connected and has confirmed."""
+        check = self.ready
+        return check is not None and all(
+            seat.connections and seat.seat in check.ready for seat in self.seats if seat.kind == "human"
+        )
+
+    def expire_ready_check(self) -> list[tuple[int, Principal, bool]]:
+        """The check ran out: the seats of those who did not confirm (or are not connected) are
+        freed; for each, (seat, player, whether he had connections)."""
+        check, self.ready = self.ready, None
+        if check is None:
+            return []
+        freed: list[tuple[int, Principal, bool]] = []
+        for seat in self.seats:
+            confirmed = seat.seat in check.ready and seat.connections
+            if seat.kind == "human" and seat.principal is not None and not confirmed:
+                principal = seat.principal
+                freed.append((seat.seat, principal, self.vacate(seat)))
+        return freed
+
+    def sync_away(self, now: float) -> None:
+        """At a waiting table: since when each seated player has had no connection (from ``now``
+        for those just found without one)."""
+        for seat in self.seats:
+            if seat.kind == "human" and not seat.connections:
+                self.away_since.setdefault(seat.seat, now)
+            else:
+                self.away_since.pop(seat.seat, None)
+
+    def free_away(self, now: float, away_s: float) -> list[tuple[int, Principal, bool]]:
+        """Free the seats of the players away from a waiting table for ``away_s`` by ``now``."""
+        freed: list[tuple[int, Principal, bool]] = []
+        for seat in self.seats:
+            since = self.away_since.get(seat.seat)
+            if since is not None and since + away_s <= now and seat.principal is not None:
+                principal = seat.principal
+                freed.append((seat.seat, principal, self.vacate(seat)))
+        return freed
+
+    def due(self, away_s: float) -> float | None:
+        """The earliest deadline between matches: the rematch proposal's, the ready check's, or
+        when the first away player loses his seat."""
+        dues = [min(self.away_since.values()) + away_s] if self.away_since else []
+        if self.rematch is not None:
+            dues.append(self.rematch.deadline)
+        if self.ready is not None:
+            dues.append(self.ready.deadline)
+        return min(dues, default=None)
 
     # ------------------------------------------------------------------ rematch (RULES §8)
     # The first ``rematch`` after a match opens a proposal, every seated player agrees with his own

@@ -77,6 +77,11 @@ class DecisionLimits:
     disconnect_grace_s: float = 60.0
     idle_limit_s: float = 300.0
     challenge_window_s: float = 5.0
+    # Between matches (§8): how long a staked match's ready check waits for every seated player's
+    # confirmation, and how long a seated player may be away from a waiting table (no connection)
+    # before his seat is freed (``DURAK_READY_CHECK_S``, ``DURAK_WAITING_SEAT_AWAY_S``).
+    ready_check_s: float = 30.0
+    waiting_seat_away_s: float = 180.0
 
 
 @dataclass(slots=True)
@@ -87,6 +92,16 @@ class RematchProposal:
 
     deadline: float  # on the actor's clock
     agreed: set[int] = field(default_factory=set)  # seat numbers
+
+
+@dataclass(slots=True)
+class ReadyCheck:
+    """Before a staked match (RULES §8): it starts only when every human seated is connected and
+    has confirmed (``ready``, seat numbers); at ``deadline`` the seats of those who have not are
+    freed and the table waits for players again."""
+
+    deadline: float  # on the actor's clock
+    ready: set[int] = field(default_factory=set)
 
 
 @dataclass(slots=True)

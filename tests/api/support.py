@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from app.db import accounts, passwords
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 from app.main import create_app
+from app.tables.spec import Principal
 from tests.limits import RELAXED_LIMITS
 
 SECRET = "tests-secret-key-0123456789abcdef"
@@ -76,3 +78,12 @@ async def api(database_url: str, cheap_hashing: None) -> AsyncIterator[Api]:
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         yield Api(app=app, settings=settings)
+
+
+async def at_table(api: Api, client: httpx.AsyncClient, code: str) -> None:
+    """``client``'s account has the table open: a connection of his says hello to it, as the table
+    socket would (these clients speak HTTP only). A staked match starts only once everyone seated
+    is connected and has confirmed he is ready (RULES §8; ``POST /api/tables/{code}/ready``)."""
+    me = (await client.get("/api/me")).json()
+    principal = Principal(key=f"a:{me['id']}", name=me["name"], account_id=me["id"])
+    await api.app.state.tables.call(code, "hello", principal, conn=f"test-{uuid.uuid4().hex[:8]}")

@@ -16,7 +16,7 @@ from app.config import Settings
 from app.main import create_app
 from tests.api.support import SECRET
 from tests.support.wait import wait_until
-from tests.tables.harness import signup
+from tests.tables.harness import Player, signup
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
@@ -164,6 +164,16 @@ def test_what_the_table_routes_answer_is_declared(client: TestClient, openapi: d
     match_id = matches["items"][0]["id"]
     call("GET /api/matches/{match_id}", match_id=match_id)
     call("GET /api/matches/{match_id}/replay", match_id=match_id)
+    # A staked table: the match starts once both, at the table, have confirmed (the ready check).
+    staked = call("POST /api/tables", alice, {"stake": 10, "timer": 0, "bot_delay_ms": 0})["code"]
+    url = f"/ws/tables/{staked}"
+    with client.websocket_connect(url, headers=alice) as one, client.websocket_connect(url, headers=bob) as two:
+        Player(one, "alice").hello()
+        Player(two, "bob").hello()
+        call("POST /api/tables/{code}/join", alice, {}, code=staked)
+        call("POST /api/tables/{code}/join", bob, {}, code=staked)  # bob confirms by filling the table
+        assert call("POST /api/tables/{code}/ready", alice, code=staked)["type"] == "ack"
+        assert call("GET /api/tables/{code}", code=staked)["status"] == "playing"
     table_routes = {label for label in operations if "/api/tables" in label or label == "GET /api/presets"}
     assert table_routes <= seen, table_routes - seen
 

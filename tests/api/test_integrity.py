@@ -17,10 +17,10 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.config import Settings
 from app.db import ledger
-from app.db.models import AdminAction, LedgerAccount, LedgerTransfer, Match, RatingChange
+from app.db.models import AdminAction, CountedMatches, LedgerAccount, LedgerTransfer, Match, RatingChange
 from app.engine import action_to_json, decision, legal_actions
 from app.main import create_app
-from tests.api.support import PASSWORD, SECRET, Api
+from tests.api.support import PASSWORD, SECRET, Api, at_table
 from tests.limits import RELAXED_LIMITS
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
@@ -81,10 +81,15 @@ async def recorded(api: Api, match_id: str) -> None:
 
 
 async def quick_win(api: Api, winner: httpx.AsyncClient, loser: httpx.AsyncClient, *, stake: int = 0) -> str:
-    """A match the loser leaves at once (a quick win: by leaving, and short). Its id, once recorded."""
+    """A match the loser leaves at once (a quick win: by leaving, and short). Its id, once recorded.
+    At a staked table both have it open and the winner confirms (the loser did, by filling it)."""
     code = await open_table(winner, stake=stake)
+    for client in (winner, loser) if stake > 0 else ():
+        await at_table(api, client, code)
     assert (await join(winner, code)).status_code == 200
     assert (await join(loser, code)).status_code == 200
+    if stake > 0:
+        assert (await winner.post(f"/api/tables/{code}/ready")).status_code == 200
     info = (await winner.get(f"/api/tables/{code}")).json()
     assert info["status"] == "playing", info
     assert (await loser.post(f"/api/tables/{code}/leave")).status_code == 200
@@ -137,12 +142,15 @@ async def test_accounts_of_one_device_may_not_share_a_staked_table(make_api: Mak
     await signup(api, "alice2", twin)
     stranger = await api.signed_up("stranger")
     code = await open_table(alice, stake=100)
+    for client in (alice, stranger):
+        await at_table(api, client, code)
     assert (await join(alice, code)).status_code == 200
     refused = await join(twin, code)
     assert refused.status_code == 409
     detail = refused.json()["detail"]
     assert detail.startswith("related_accounts: ") and "alice2" in detail and "same device" in detail
     assert (await join(stranger, code)).status_code == 200  # the seat went to someone unrelated
+    assert (await alice.post(f"/api/tables/{code}/ready")).status_code == 200
     assert (await alice.get(f"/api/tables/{code}")).json()["status"] == "playing"
     # free tables: allowed, and never rated between them
     await quick_win(api, alice, twin)
@@ -434,3 +442,50 @@ async def test_bots_sit_only_at_free_tables(api: Api) -> None:
     recent = (await alice.get("/api/players/alice")).json()["recent_matches"][0]
     assert recent["bots"] == ["Bot (hard)"] and recent["rating_change"] is None
     assert await rating_rows(api) == 0
+
+
+# ---------------------------------------------------------------------- new accounts (issue 35.3)
+
+
+async def test_new_accounts_from_one_ipv6_56_cannot_feed_a_staked_table(make_api: MakeApi) -> None:
+    """Six fresh accounts, each from its own /64 of one /56 and its own cookie jar, try to join a
+    private table at stake 1000 to lose it to the main account: their coins are held until they
+    have played enough matches that count, so nothing moves; and sign-ups per /56 are limited."""
+    api = await make_api(new_account_matches=5, signups_per_56=5, signups_per_48=100_000)
+    main = await signup(api, "main", api.client("2001:db8:aa:100::1"))
+    async with api.db.session() as session:  # the main account is an old hand
+        session.add(CountedMatches(account_id=(await me(main))["id"], matches=50))
+        await session.commit()
+    code = await open_table(main, stake=1000, private=True, seats=6)
+    assert (await join(main, code)).status_code == 200
+    alts = [await signup(api, f"alt{n}", api.client(f"2001:db8:aa:1{n:02x}::1")) for n in range(1, 5)]
+    refused = await api.client("2001:db8:aa:1ff::1").post(
+        "/api/auth/signup", json={"name": "alt5", "password": PASSWORD}
+    )
+    assert refused.status_code == 429 and "Retry-After" in refused.headers  # the /56 had its 5 (main's too)
+    assert (await signup(api, "elsewhere", api.client("2001:db8:bb:100::1"))).cookies  # another /56
+    for alt in alts:
+        response = await join(alt, code)
+        assert response.status_code == 409, response.text
+        assert response.json()["detail"].startswith("new_account: your account may play for coins once")
+    assert (await me(main))["balance"] == 1000
+    assert [(await me(alt))["balance"] for alt in alts] == [1000] * len(alts)
+    tables = len(api.app.state.tables.tables)
+    quick = await alts[0].post("/api/quickplay", json={"stake": 100})
+    assert quick.status_code == 409 and quick.json()["detail"].startswith("new_account: ")
+    assert len(api.app.state.tables.tables) == tables  # no table was opened that would not seat him
+    assert (await alts[0].post("/api/quickplay", json={})).status_code == 200  # free tables are open
+
+
+async def test_sign_ups_are_counted_per_ipv6_48_too(make_api: MakeApi) -> None:
+    api = await make_api(signups_per_ip=2, signups_per_56=3, signups_per_48=4)
+    for n, address in enumerate(["2001:db8:cc:100::1", "2001:db8:cc:100::2", "2001:db8:cc:200::1"]):
+        await signup(api, f"site{n}", api.client(address))
+    same_64 = await api.client("2001:db8:cc:100:ffff::9").post(
+        "/api/auth/signup", json={"name": "site3", "password": PASSWORD}
+    )
+    assert same_64.status_code == 429  # that /64 had its 2
+    await signup(api, "site4", api.client("2001:db8:cc:300::1"))  # the 4th of the /48, another /56
+    over = await api.client("2001:db8:cc:400::1").post("/api/auth/signup", json={"name": "site5", "password": PASSWORD})
+    assert over.status_code == 429  # the /48 had its 4
+    await signup(api, "v4", api.client("203.0.113.50"))  # IPv4: its own address only

@@ -25,7 +25,7 @@ from app.config import Settings
 from app.db import integrity
 from app.db.models import Account, IntegrityFlag, LedgerAccount, LedgerTransfer, Match
 from app.main import create_app
-from tests.api.support import PASSWORD, SECRET, Api
+from tests.api.support import PASSWORD, SECRET, Api, at_table
 from tests.support.wait import eventually
 from tests.tables.harness import Player, started_table
 
@@ -193,8 +193,11 @@ async def _freeze(api: Api) -> Target:
 async def _reverse(api: Api) -> Target:
     alice, bob = await api.signed_up("alice"), await api.signed_up("bob")
     code = await _open_table(alice, stake=10)
+    for client in (alice, bob):  # both at the table: a staked match starts once both are ready
+        await at_table(api, client, code)
     await alice.post(f"/api/tables/{code}/join", json={})
     await bob.post(f"/api/tables/{code}/join", json={})
+    await alice.post(f"/api/tables/{code}/ready")
     match_id = (await alice.get(f"/api/tables/{code}")).json()["match_id"]
     await bob.post(f"/api/tables/{code}/leave")
 

@@ -256,6 +256,7 @@ class Player(PlayerCore):
         self.outcome: dict[str, Any] | None = None
         self.pending: dict[str, Any] | None = None
         self.holding = False  # a test holds the players' next moves for a while (they keep reading)
+        self.ready_sent_for: int | None = None  # the table version of the ready check last confirmed
 
     async def run(self, deadline_s: float = 90.0) -> None:
         stop_at = time.monotonic() + deadline_s
@@ -277,6 +278,17 @@ class Player(PlayerCore):
                 self.ports = self.ports[1:] + self.ports[:1]
                 await asyncio.sleep(0.2)  # a reconnecting client's pause before the next real server
         assert self.outcome is not None, f"seat {self.seat}: match did not finish (version {self.version})"
+
+    async def _confirm_ready(self, ws: Any, message: dict[str, Any]) -> None:
+        """Before a staked match, confirm once per ready check this seat has not confirmed yet (RULES
+        §8). Not one of the match's moves: it is neither ``pending`` nor counted as ``acked``."""
+        table = message.get("table") or {}
+        check = table.get("ready_check")
+        if check is None or self.seat is None or self.seat in check["ready"]:
+            return
+        if self.ready_sent_for != message.get("version"):
+            self.ready_sent_for = message.get("version")
+            await ws.send(json.dumps({"type": "ready", "id": f"ready-{self.name}-{self.ready_sent_for}"}))
 
     async def _await_ack(self, ws: Any, cmd_id: str) -> None:
         with contextlib.suppress(TimeoutError, websockets.ConnectionClosed):
@@ -305,6 +317,7 @@ class Player(PlayerCore):
                     await ws.send(json.dumps(self.resume_hello()))
                 continue
             message = self.take(json.loads(raw))
+            await self._confirm_ready(ws, message)
             if message["type"] in ("welcome", "update"):
                 if self.view is not None and self.view.get("outcome"):
                     self.outcome = self.view["outcome"]

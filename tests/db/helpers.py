@@ -8,20 +8,27 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import accounts, ledger
-from app.db.models import LedgerAccount
+from app.db.integrity import IntegrityRules
+from app.db.models import CountedMatches, LedgerAccount
 from app.db.session import Database
 
 FAKE_HASH = "$argon2id$v=19$m=65536,t=3,p=4$not-a-real-hash"
 
 
-async def make_player(db: Database, *, balance: int = 1000, name: str | None = None, role: str = "player") -> int:
-    """An account credited with ``balance`` from the mint; returns the account id."""
+async def make_player(
+    db: Database, *, balance: int = 1000, name: str | None = None, role: str = "player", new: bool = False
+) -> int:
+    """An account credited with ``balance`` from the mint; returns the account id. It has played the
+    matches an account needs before it may play for coins, unless ``new`` (docs/integrity.md)."""
     name = name or f"p{uuid.uuid4().hex[:10]}"
 
     async def create(session: AsyncSession) -> int:
         account = await accounts.create_account(
             session, name=name, password_hash=FAKE_HASH, starting_balance=balance, role=role
         )
+        if not new:
+            session.add(CountedMatches(account_id=account.id, matches=IntegrityRules().new_account_matches))
+            await session.flush()
         return account.id
 
     return await db.write(create)

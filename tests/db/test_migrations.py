@@ -46,6 +46,8 @@ TABLES = {
     "staked_play_freezes",
     "pair_days",
     "throw_in_counts",
+    "inflow_days",
+    "counted_matches",
     "integrity_flags",
     "integrity_warnings",
     "match_reversals",
@@ -141,6 +143,56 @@ async def test_0003_replaces_invite_codes_in_history_with_opaque_ids(empty_url: 
         async with db.session() as session:
             assert await session.scalar(sa.text("SELECT table_id FROM matches")) == table_ref(code)
             assert await session.scalar(sa.text("SELECT count(*) FROM login_failures")) == 0
+    finally:
+        await db.dispose()
+
+
+async def test_0013_credits_existing_accounts_with_their_matches_and_allows_the_new_flag(empty_url: str) -> None:
+    """Accounts that played before 0013 are not held back as new ones (every match on record
+    counts for them), and the flag kind ``new_inflow`` is accepted afterwards (not before)."""
+    await migrate.upgrade(empty_url, "0012")
+    db = Database(empty_url)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    flag = (
+        "INSERT INTO integrity_flags (kind, status, dedupe, account_a, account_b, summary, match_ids, created_at)"
+        " VALUES ('new_inflow', 'open', 'x', 1, 2, 's', '[]', :at)"
+    )
+    try:
+        async with db.session() as session:
+            for account in (1, 2):
+                await session.execute(
+                    sa.text(
+                        "INSERT INTO accounts (id, name, password_hash, role, created_at)"
+                        " VALUES (:id, :name, 'h', 'player', :at)"
+                    ),
+                    {"id": account, "name": f"p{account}", "at": at},
+                )
+            for match in ("m1", "m2"):
+                await session.execute(
+                    sa.text(
+                        "INSERT INTO matches (id, table_id, private, created_at, finished_at, rules, stake, cheating,"
+                        " seed, dealer, seats, actions, result, coin_changes) VALUES (:id, 't', false, :at, :at,"
+                        " '{}', 0, false, '1', 0, '[]', '[]', '{}', '{}')"
+                    ),
+                    {"id": match, "at": at},
+                )
+                await session.execute(
+                    sa.text(
+                        "INSERT INTO match_players (match_id, seat, account_id, display_name, coin_change, finished_at)"
+                        " VALUES (:id, 0, 1, 'p1', 0, :at)"
+                    ),
+                    {"id": match, "at": at},
+                )
+            await session.commit()
+        async with db.session() as session:
+            with pytest.raises(sa.exc.IntegrityError):
+                await session.execute(sa.text(flag), {"at": at})
+        await migrate.upgrade(empty_url)
+        async with db.session() as session:
+            rows = await session.execute(sa.text("SELECT account_id, matches FROM counted_matches"))
+            assert [tuple(row) for row in rows] == [(1, 2)]  # and none for account 2
+            await session.execute(sa.text(flag), {"at": at})
+            await session.commit()
     finally:
         await db.dispose()
 

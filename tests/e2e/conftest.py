@@ -23,6 +23,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             "DURAK_WS_BURST": "200",
             "DURAK_LOG_LEVEL": "warning",
             "DURAK_RELATED_SAME_IP": "false",  # every account signs up from 127.0.0.1 (docs/integrity.md)
+            "DURAK_NEW_ACCOUNT_MATCHES": "0",  # fresh accounts play for coins at once
         },
     )
     proc.start(timeout=60)

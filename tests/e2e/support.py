@@ -58,7 +58,14 @@ async def connect(server: ServerProcess, code: str, account: Account | None, nam
 
 
 async def until_dealt(players: list[Player], timeout: float = 10.0) -> None:
-    """Wait until every player's latest snapshot shows the running match with its own hand."""
+    """Wait until every player's latest snapshot shows the running match with its own hand. At a
+    staked table each player first confirms he is ready (the ready check, RULES §8): the match
+    starts with the last confirmation."""
+    for player in players:
+        table = player.last["table"] if player.last is not None else None
+        if table is not None and table["rules"]["stake"] > 0:
+            reply = await player.do({"type": "ready"}, timeout)
+            assert reply["type"] == "ack" or reply.get("code") == "no_ready_check", reply
 
     async def one(player: Player) -> None:
         if player.view is None or player.last is None or player.last["table"]["status"] != "playing":

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from app.broker import Broker, open_broker
 from app.engine import Rules, action_to_json, decision, legal_actions
 from app.tables.actor import TableActor
+from app.tables.commands import Command
 from app.tables.hooks import MatchHooks, MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal, TableSpec
@@ -20,7 +21,18 @@ from tests.support.clock import FakeClock
 ALICE = Principal("a:1", "alice", 1)
 BOB = Principal("a:2", "bob", 2)
 CAROL = Principal("a:3", "carol", 3)
-__all__ = ["ALICE", "BOB", "CAROL", "FakeClock", "advance", "play_moves", "seated_table", "two_processes"]
+__all__ = [
+    "ALICE",
+    "BOB",
+    "CAROL",
+    "FakeClock",
+    "advance",
+    "away",
+    "play_moves",
+    "seated_conn",
+    "seated_table",
+    "two_processes",
+]
 
 
 @asynccontextmanager
@@ -35,7 +47,9 @@ async def seated_table(
 ) -> AsyncIterator[tuple[Broker, TableRegistry, TableActor]]:
     """A table of ``rules`` created by alice, with alice in seat 0 and bob in seat 1 (so a full
     two-seat table has started). ``name`` is the in-process broker's URL, ``store`` its store;
-    ``clock`` replaces the table's clock before anyone sits down."""
+    ``clock`` replaces the table's clock before anyone sits down. A staked match starts only once
+    both are connected and ready (RULES §8): at a staked table each has a connection
+    (``seated_conn``) and confirms; ``away`` closes them."""
     name = name or f"memory://table-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
         registry = TableRegistry(
@@ -45,9 +59,25 @@ async def seated_table(
             actor = await registry.create(TableSpec(rules=rules, creator=ALICE, bot_delay_ms=0))
             if clock is not None:
                 actor.clock = clock
-            await registry.call(actor.code, "join", ALICE)
-            await registry.call(actor.code, "join", BOB)
+            for person in (ALICE, BOB):
+                if rules.stake > 0:
+                    await registry.call(actor.code, "hello", person, conn=seated_conn(person))
+                await registry.call(actor.code, "join", person)
+            if rules.stake > 0:
+                await registry.call(actor.code, "ready", ALICE)  # bob confirmed by filling the table
             yield broker, registry, actor
+
+
+def seated_conn(person: Principal) -> str:
+    """The connection ``seated_table`` opens for a player of a staked table."""
+    return f"{person.name}-seated"
+
+
+async def away(registry: TableRegistry, actor: TableActor, *people: Principal) -> None:
+    """Close the connections ``seated_table`` opened for ``people`` (and let the table take it in)."""
+    for person in people:
+        actor.post(Command("bye", conn=seated_conn(person)))
+    await registry.call(actor.code, "info", ALICE)
 
 
 async def advance(registry: TableRegistry, actor: TableActor, clock: FakeClock, seconds: float) -> dict:

@@ -131,12 +131,14 @@ def test_anonymous_spectators_cannot_chat(client: TestClient) -> None:
 def test_seated_players_do_not_see_the_spectators_chat_during_a_staked_match(client: TestClient) -> None:
     alice, bob, carol = signup(client, "alice"), signup(client, "bob"), guest(client, "carol")
     code = create_table(client, alice, timer=0, stake=10)["code"]
-    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)  # the match starts
     ctx_a, a = _open(client, code, alice, "a")
+    ctx_b, _ = _open(client, code, bob, "b")
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    client.post(f"/api/tables/{code}/ready", headers=alice)  # both there and ready: the match starts (§8)
     ctx_c, c = _open(client, code, carol, "c")
     try:
-        assert a.last is not None and a.last["table"]["status"] == "playing"
+        assert a.until(lambda m: m["type"] == "update" and m["table"]["status"] == "playing")
         assert _chat(c, type="chat", text="alice holds the trump ace")["type"] == "ack"
         assert _next_chat(c)["channel"] == "spectators"  # spectators see their own chat
         assert _chat(a, type="chat", text="good luck")["type"] == "ack"
@@ -151,6 +153,7 @@ def test_seated_players_do_not_see_the_spectators_chat_during_a_staked_match(cli
         assert not [m for m in a.messages if m["type"] == "chat" and m["channel"] == "spectators"]
     finally:
         ctx_a.__exit__(None, None, None)
+        ctx_b.__exit__(None, None, None)
         ctx_c.__exit__(None, None, None)
 
 

@@ -18,8 +18,8 @@ from app.tables.record import logged_actions
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal
 from tests.support.wait import wait_until
-from tests.tables.actors import ALICE, BOB, FakeClock, advance, seated_table
-from tests.tables.harness import create_table, signup
+from tests.tables.actors import ALICE, BOB, FakeClock, advance, away, seated_table
+from tests.tables.harness import Player, create_table, signup
 
 LIMITS = DecisionLimits(disconnect_grace_s=60.0, idle_limit_s=300.0)
 PEOPLE = (ALICE, BOB)
@@ -45,11 +45,13 @@ async def _lead(registry: TableRegistry, actor: TableActor, seat: int) -> None:
     assert reply["type"] == "ack", reply
 
 
-async def test_a_staked_match_nobody_connects_to_ends_after_the_grace_and_settles() -> None:
-    """The issue's repro: seats 2, timer 0, stake 10; both join by REST, nobody opens a socket."""
+async def test_a_staked_match_nobody_stays_at_ends_after_the_grace_and_settles() -> None:
+    """The issue's repro: seats 2, timer 0, stake 10; both confirm and the match starts (§8), then
+    both close their sockets at once."""
     clock, hooks = FakeClock(), MemoryHooks(balances={1: 100, 2: 100})
     async with seated_table(Rules(timer=0, stake=10), clock=clock, hooks=hooks, limits=LIMITS) as (_, registry, actor):
         assert actor.status == "playing" and hooks.balances == {1: 90, 2: 90}  # both stakes in escrow
+        await away(registry, actor, ALICE, BOB)
         leader = actor.game.attacker
         table = await advance(registry, actor, clock, 0)
         assert table["deadline_ms"] == 60_000  # shown to everyone like the move timer
@@ -69,12 +71,12 @@ async def test_a_staked_match_nobody_connects_to_ends_after_the_grace_and_settle
     assert actor.match_id in hooks.finished
 
 
-async def test_only_the_leader_connects_and_leads_the_absent_defender_forfeits_after_the_grace() -> None:
+async def test_only_the_leader_stays_and_leads_the_absent_defender_forfeits_after_the_grace() -> None:
     clock, hooks = FakeClock(), MemoryHooks(balances={1: 100, 2: 100})
     async with seated_table(Rules(timer=0, stake=10), clock=clock, hooks=hooks, limits=LIMITS) as (_, registry, actor):
         leader = actor.game.attacker
         defender = actor.game.defender
-        await _connect(registry, actor, PEOPLE[leader])
+        await away(registry, actor, PEOPLE[defender])  # he confirmed, the match started, he went
         table = await advance(registry, actor, clock, 30)  # the leader thinks for half a minute
         assert table["seats"][leader]["deadline_kind"] == "idle"
         assert table["seats"][leader]["deadline_ms"] == 270_000
@@ -167,16 +169,26 @@ async def test_at_a_table_with_a_long_move_timer_the_grace_of_an_absent_player_d
         assert (actor.game.outcome.forfeit, actor.game.outcome.reason) == (leader, "disconnected")
 
 
-def test_on_the_ledger_the_forfeit_of_a_seat_that_never_connected_settles_the_stakes(client: TestClient) -> None:
-    """The same repro through REST on a real database: nobody ever opens a socket, and after the
-    grace the escrow is paid out as for any forfeit (RULES §10)."""
+def test_on_the_ledger_the_forfeit_of_a_seat_that_went_settles_the_stakes(client: TestClient) -> None:
+    """The same repro through REST and sockets on a real database: both confirm (the match starts,
+    §8) and close their sockets; after the grace the escrow is paid out as for any forfeit (§10)."""
     alice, bob = signup(client, "alice"), signup(client, "bob")
     code = create_table(client, alice, seats=2, timer=0, stake=10)["code"]
     actor = client.app.state.tables.tables[code]
     clock = actor.clock = FakeClock()
-    assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice).status_code == 200
-    assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
-    assert actor.status == "playing"
+    url = f"/ws/tables/{code}"
+    with client.websocket_connect(url, headers=alice) as one, client.websocket_connect(url, headers=bob) as two:
+        Player(one, "alice").hello()
+        Player(two, "bob").hello()
+        assert client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice).status_code == 200
+        assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
+        assert client.post(f"/api/tables/{code}/ready", headers=alice).status_code == 200
+        assert actor.status == "playing"
+    wait_until(  # both sockets closed, and the table knows
+        lambda: not any(seat["connected"] for seat in client.get(f"/api/tables/{code}").json()["seats"]),
+        what="both players are gone",
+        every=0.05,
+    )
     assert [_balance(client, who) for who in (alice, bob)] == [990, 990]
     leader = actor.game.attacker
     clock.now += 60

@@ -4,12 +4,14 @@ table sockets per address; idle, finished and unwatched tables leave memory and 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
@@ -243,3 +245,198 @@ def test_table_sockets_per_address_are_limited(two_sockets_client: TestClient) -
     with client.websocket_connect(url, headers=alice) as again:  # closed sockets give their places back
         assert Player(again, "again").hello()["type"] == "welcome"
     assert dict(client.app.state.table_sockets.open) == {}  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- live tables (issue 35.4)
+
+
+async def test_a_player_may_have_only_so_many_tables_waiting_or_playing() -> None:
+    """Running matches count: a table that starts at once (a match against a bot) is no way past it."""
+    async with registry_with(TableLimits(waiting_per_account=10, live_per_account=2)) as registry:
+        running = []
+        for _ in range(2):
+            actor = await registry.create(spec(ALICE))
+            await registry.call(actor.code, "join", ALICE)
+            await registry.call(actor.code, "join", BOB)
+            assert actor.status == "playing"
+            running.append(actor)
+        with pytest.raises(TooMany) as refused:
+            await registry.create(spec(ALICE))
+        assert refused.value.code == "too_many_tables"
+        assert "2 tables open (waiting or playing)" in refused.value.message
+        await registry.create(spec(BOB))  # bob sits at alice's tables; he opened none
+        await registry.call(running[0].code, "leave", BOB)  # a forfeit ends one: it is live no more
+        assert running[0].status == "finished"
+        await registry.create(spec(ALICE))
+
+
+async def test_an_address_may_have_only_so_many_tables_waiting_or_playing() -> None:
+    async with registry_with(TableLimits(live_per_ip=2)) as registry:
+        actor = await registry.create(spec(ALICE), "2001:db8:0:1::/64")
+        await registry.call(actor.code, "join", ALICE)
+        await registry.call(actor.code, "join", BOB)
+        await registry.create(spec(BOB), "2001:db8:0:1::/64")
+        with pytest.raises(TooMany, match="open \\(waiting or playing\\)"):
+            await registry.create(spec(CAROL), "2001:db8:0:1::/64")
+        await registry.create(spec(CAROL), "2001:db8:0:2::/64")
+
+
+async def test_tables_opened_lately_are_counted_though_their_matches_ended() -> None:
+    """A match left at once is no longer live, but its table stays in memory (and its match in the
+    history): a player or an address may open only so many tables within the window."""
+    clock = Clock()
+    limits = TableLimits(opened_per_account=3, opened_per_ip=4, opened_window_s=600)
+    async with registry_with(limits, clock) as registry:
+        for _ in range(3):
+            actor = await registry.create(spec(ALICE), "2001:db8:0:3::/64")
+            await registry.call(actor.code, "join", ALICE)
+            await registry.call(actor.code, "join", BOB)
+            await registry.call(actor.code, "leave", ALICE)  # a forfeit: the match is over at once
+            assert actor.status == "finished"
+        with pytest.raises(TooMany) as refused:
+            await registry.create(spec(ALICE), "2001:db8:0:4::/64")
+        assert refused.value.code == "too_many_tables"
+        assert (
+            refused.value.message
+            == "you opened 3 tables in the last 10 minutes, the most that may be: the next one in 600 s"
+        )
+        await registry.create(spec(BOB), "2001:db8:0:3::/64")  # the address's fourth
+        with pytest.raises(TooMany, match="your address opened 4 tables"):
+            await registry.create(spec(CAROL), "2001:db8:0:3::/64")
+        clock.now += 599
+        with pytest.raises(TooMany, match="the next one in 1 s"):
+            await registry.create(spec(ALICE))
+        clock.now += 1
+        await registry.create(spec(ALICE))
+        await registry.sweep()
+        assert set(registry._opened) == {"a:a:1"}  # the counts older than the window are dropped
+
+
+@pytest.fixture
+async def strict_app(migrated_template: Path, tmp_path: Path) -> AsyncIterator[Any]:
+    """An app with small per-player and per-address limits (the rest as shipped)."""
+    path = tmp_path / "durak.sqlite3"
+    path.write_bytes(migrated_template.read_bytes())
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{path}",
+        secret_key="test-secret-key-0123456789",
+        max_live_tables_per_account=3,
+        max_live_tables_per_ip=5,
+        max_tables_opened_per_account=5,
+        max_table_sockets_per_ip=2,
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+async def guest_at(app: Any, address: str, name: str) -> httpx.AsyncClient:
+    """A guest with its own cookie jar, connecting from ``address``."""
+    transport = httpx.ASGITransport(app=app, client=(address, 50000))
+    client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+    assert (await client.post("/api/auth/guest", json={"name": name})).status_code == 200
+    return client
+
+
+async def test_play_a_bot_counts_toward_live_tables_per_player_and_per_ipv6_64(strict_app: Any) -> None:
+    first = await guest_at(strict_app, "2001:db8:0:1::1", "first")
+    codes = []
+    for _ in range(3):
+        response = await first.post("/api/quickplay/bot", json={})
+        assert response.status_code == 200, response.text
+        assert response.json()["table"]["status"] == "playing"
+        codes.append(response.json()["code"])
+    refused = await first.post("/api/quickplay/bot", json={})
+    assert refused.status_code == 429
+    assert refused.json()["detail"].startswith("too_many_tables: you have 3 tables open (waiting or playing)")
+    # Other guests from other addresses of the same /64 share its limit (5): two more, then no more.
+    neighbours = [await guest_at(strict_app, f"2001:db8:0:1:{n}::7", f"next{n}") for n in range(1, 4)]
+    for neighbour in neighbours[:2]:
+        assert (await neighbour.post("/api/quickplay/bot", json={})).status_code == 200
+    over = await neighbours[2].post("/api/quickplay/bot", json={})
+    assert over.status_code == 429 and "opened from your address" in over.json()["detail"]
+    assert (await neighbours[2].post("/api/tables", json={})).status_code == 429  # any table
+    elsewhere = await guest_at(strict_app, "2001:db8:0:2::1", "elsewhere")  # another /64
+    assert (await elsewhere.post("/api/quickplay/bot", json={})).status_code == 200
+    # A match that ends (here by leaving: a forfeit) gives its place back.
+    assert (await first.post(f"/api/tables/{codes[0]}/leave")).status_code == 200
+    assert (await neighbours[2].post("/api/quickplay/bot", json={})).status_code == 200
+    # Leaving each match at once ends it, but does not open tables without end: five per window.
+    for _ in range(2):  # his fourth and fifth, each left at once
+        for code in registry_codes(strict_app, "first"):
+            assert (await first.post(f"/api/tables/{code}/leave")).status_code == 200
+        assert (await first.post("/api/quickplay/bot", json={})).status_code == 200
+    for code in registry_codes(strict_app, "first"):
+        assert (await first.post(f"/api/tables/{code}/leave")).status_code == 200
+    churn = await first.post("/api/quickplay/bot", json={})
+    assert churn.status_code == 429 and "you opened 5 tables in the last 10 minutes" in churn.json()["detail"]
+
+
+def registry_codes(app: Any, name: str) -> list[str]:
+    """The live tables the player called ``name`` opened (tables of this process)."""
+    registry: TableRegistry = app.state.tables
+    return [
+        code
+        for code, actor in registry.tables.items()
+        if actor.spec.creator.name == name and actor.status in ("waiting", "playing")
+    ]
+
+
+class RawSocket:
+    """A table websocket straight through the ASGI app from ``address``, as far as its handshake."""
+
+    def __init__(self, app: Any, address: str, code: str) -> None:
+        self.sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.connected = False
+        scope = {
+            "type": "websocket",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "scheme": "ws",
+            "path": f"/ws/tables/{code}",
+            "raw_path": f"/ws/tables/{code}".encode(),
+            "root_path": "",
+            "query_string": b"",
+            "headers": [(b"host", b"testserver")],
+            "client": (address, 40000),
+            "server": ("testserver", 80),
+            "subprotocols": [],
+        }
+        self.task = asyncio.create_task(app(scope, self._receive, self.sent.put))
+
+    async def _receive(self) -> dict[str, Any]:
+        if not self.connected:
+            self.connected = True
+            return {"type": "websocket.connect"}
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def answers(self) -> list[dict[str, Any]]:
+        """What the server sent until it closed, or for a moment."""
+        out = []
+        with contextlib.suppress(TimeoutError):
+            while True:
+                out.append(await asyncio.wait_for(self.sent.get(), 0.5))
+                if out[-1]["type"] == "websocket.close":
+                    break
+        return out
+
+    async def close(self) -> None:
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+
+
+async def test_table_sockets_are_counted_per_ipv6_64(strict_app: Any) -> None:
+    registry: TableRegistry = strict_app.state.tables
+    actor = await registry.create(TableSpec(rules=RULES, creator=ALICE))
+    first = RawSocket(strict_app, "2001:db8:0:7::1", actor.code)
+    second = RawSocket(strict_app, "2001:db8:0:7:a::2", actor.code)
+    assert (await first.answers())[0]["type"] == "websocket.accept"
+    assert (await second.answers())[0]["type"] == "websocket.accept"
+    third = RawSocket(strict_app, "2001:db8:0:7:ffff::3", actor.code)  # the same /64, a third socket
+    answers = await third.answers()
+    assert answers[-1] == {"type": "websocket.close", "code": 4029, "reason": answers[-1]["reason"]}
+    other = RawSocket(strict_app, "2001:db8:0:8::1", actor.code)
+    assert (await other.answers())[0]["type"] == "websocket.accept"
+    for socket in (first, second, third, other):
+        await socket.close()

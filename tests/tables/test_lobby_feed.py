@@ -291,6 +291,19 @@ async def test_lobby_feeds_per_address_are_limited(lobby_app: Any) -> None:
     assert dict(lobby_app.state.lobby_streams.open) == {}
 
 
+async def test_lobby_feeds_are_counted_per_ipv6_64(lobby_app: Any) -> None:
+    """Every address of one /64 counts as one: a host holds the whole network."""
+    first, second = Stream(lobby_app, "2001:db8:3:4::1"), Stream(lobby_app, "2001:db8:3:4:ffff::2")
+    assert await first.status() == 200 and await second.status() == 200
+    third = Stream(lobby_app, "2001:db8:3:4:1234:5678:9abc:def0")
+    assert await third.status() == 429
+    other = Stream(lobby_app, "2001:db8:3:5::1")  # the next /64
+    assert await other.status() == 200
+    for stream in (first, second, third, other):
+        await stream.close()
+    assert dict(lobby_app.state.lobby_streams.open) == {}
+
+
 async def test_the_stream_carries_deltas_on_the_wire(lobby_app: Any) -> None:
     stream = Stream(lobby_app, "10.0.0.3")
     assert await stream.status() == 200

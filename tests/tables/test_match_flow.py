@@ -39,6 +39,8 @@ def test_staked_two_player_match_settles_and_is_recorded(client: TestClient) -> 
         assert pb.hello()["seat"] is None  # not seated yet: watching
         joined = client.post(f"/api/tables/{code}/join", json={}, headers=bob)
         assert joined.json()["seat"] == 1
+        # Both are at the table; bob confirmed by filling it, alice confirms (§8): the match starts.
+        pa.send({"type": "ready", "id": "ready-a"})
         actor = client.app.state.tables.tables[code]
         pb.until(lambda m: m["type"] == "update" and m["seat"] == 1 and m["view"] is not None)
         assert actor.status == "playing"
@@ -92,8 +94,13 @@ def test_rematch_keeps_series_score_and_previous_durak_deals(client: TestClient)
 def test_leaving_a_running_match_forfeits(client: TestClient) -> None:
     alice, bob = signup(client, "alice"), signup(client, "bob")
     code = create_table(client, alice, timer=0, stake=50)["code"]
-    client.post(f"/api/tables/{code}/join", json={}, headers=alice)
-    client.post(f"/api/tables/{code}/join", json={}, headers=bob)
+    url = f"/ws/tables/{code}"
+    with client.websocket_connect(url, headers=alice) as wa, client.websocket_connect(url, headers=bob) as wb:
+        Player(wa, "a").hello()
+        Player(wb, "b").hello()
+        client.post(f"/api/tables/{code}/join", json={}, headers=alice)
+        client.post(f"/api/tables/{code}/join", json={}, headers=bob)
+        client.post(f"/api/tables/{code}/ready", headers=alice)  # both there and ready (§8)
     actor = client.app.state.tables.tables[code]
     assert actor.status == "playing"
     response = client.post(f"/api/tables/{code}/leave", headers=bob)

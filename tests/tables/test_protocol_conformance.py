@@ -25,6 +25,7 @@ def test_every_message_of_a_match_and_its_rematch_is_documented(client: TestClie
             player.hello()
         assert client.post(f"/api/tables/{code}/join", json={}, headers=alice).status_code == 200
         assert client.post(f"/api/tables/{code}/join", json={}, headers=bob).status_code == 200
+        pa.send({"type": "ready", "id": "ready"})  # the ready check before a staked match (§8)
         actor = client.app.state.tables.tables[code]
         pb.until(lambda m: m["type"] == "update" and m["view"] is not None)
         pa.send({"type": "ping", "id": "p"})
@@ -53,7 +54,7 @@ def test_every_message_of_a_match_and_its_rematch_is_documented(client: TestClie
     kinds = {message["type"] for message in messages}
     assert kinds >= {"welcome", "update", "presence", "ack", "error", "pong"}
     table_events = {e["type"] for m in messages for e in m.get("events") or []}
-    assert table_events >= {"seat", "match_start", "results", "rematch", "move", "match_end"}
+    assert table_events >= {"seat", "match_start", "results", "rematch", "move", "match_end", "ready_check", "ready"}
     spectator_update = next(m for m in watcher.messages if m["type"] == "update" and m["view"] is not None)
     assert spectator_update["table"]["code"] is None and "hand" not in spectator_update["view"]
     finished = [m for m in messages if m["type"] == "update" and m["table"]["results"]]

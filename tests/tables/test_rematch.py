@@ -85,8 +85,12 @@ async def test_whoever_has_not_agreed_when_the_window_closes_loses_his_seat_and_
         # Bob's click comes too late: he has no seat now.
         late = await registry.call(actor.code, "rematch", BOB)
         assert (late["type"], late["code"]) == ("error", "not_seated")
-        # Someone else takes the free seat: sitting down is his agreement, and alice agreed.
+        # Someone else takes the free seat: sitting down is his agreement, and alice agreed. The
+        # table waits again, so the staked match starts once both are there and ready (§8).
+        await registry.call(actor.code, "hello", CAROL, conn="carol-1")
         await _call(registry, actor, "join", CAROL)
+        assert actor.status == "waiting" and hooks.balances == {1: 110, 2: 90, 3: 100}
+        await _call(registry, actor, "ready", ALICE)
         assert actor.status == "playing"
         assert hooks.escrows[actor.match_id] == {1: 10, 3: 10}
         assert hooks.balances == {1: 100, 2: 90, 3: 90}
@@ -102,6 +106,7 @@ async def test_leaving_declines_and_a_newcomer_who_sits_down_completes_the_remat
         assert table["status"] == "finished" and table["rematch"]["agreed"] == [1]
         assert table["seats"][0]["kind"] == "empty"
         balances = dict(hooks.balances)
+        await registry.call(actor.code, "hello", CAROL, conn="carol-1")  # she is at the table
         await _call(registry, actor, "join", CAROL)
         assert actor.status == "playing" and [s.principal for s in actor.seats] == [CAROL, BOB]
         assert hooks.balances == {**balances, 2: balances[2] - 10, 3: balances[3] - 10}
@@ -132,17 +137,23 @@ async def test_bots_agree_by_themselves() -> None:
 def test_over_the_socket_rematch_proposes_and_agrees(client: TestClient) -> None:
     alice, bob = signup(client, "alice"), signup(client, "bob")
     code = create_table(client, alice, timer=0, stake=10)["code"]
-    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
     actor = client.app.state.tables.tables[code]
-    client.post(f"/api/tables/{code}/leave", headers=bob)  # a forfeit: the match is over
     with (
         client.websocket_connect(f"/ws/tables/{code}", headers=alice) as wa,
         client.websocket_connect(f"/ws/tables/{code}", headers=bob) as wb,
     ):
         pa, pb = Player(wa, "a"), Player(wb, "b")
-        assert pa.hello()["table"]["rematch"] is None
+        pa.hello()
         pb.hello()
+        client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+        client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+        pa.send({"type": "ready", "id": "go"})  # the staked match starts once both are ready (§8)
+        assert pa.until(lambda m: m["type"] in ("ack", "error"))["type"] == "ack"
+        assert actor.status == "playing"
+        client.post(f"/api/tables/{code}/leave", headers=bob)  # a forfeit: the match is over
+        assert (
+            pa.until(lambda m: m["type"] == "update" and m["table"]["status"] == "finished")["table"]["rematch"] is None
+        )
         pa.send({"type": "rematch", "id": "r1"})
         assert pa.until(lambda m: m["type"] in ("ack", "error"))["type"] == "ack"
         proposed = pb.until(lambda m: m["type"] == "update" and m["table"]["rematch"] is not None)

@@ -37,8 +37,10 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
         try:
             spec = TableSpec(rules=Rules(stake=100, timer=30), creator=ALICE, bot_delay_ms=0)
             actor = await first.create(spec)
-            assert (await first.call(spec.code, "join", ALICE))["type"] == "ack"
-            assert (await first.call(spec.code, "join", BOB))["type"] == "ack"
+            for who in (ALICE, BOB):  # at the table: the staked match starts once both are ready (§8)
+                await first.call(spec.code, "hello", who, conn=f"{who.name}-1")
+                assert (await first.call(spec.code, "join", who))["type"] == "ack"
+            assert (await first.call(spec.code, "ready", ALICE))["type"] == "ack"
             assert actor.status == "playing" and hooks.balances == {1: 400, 2: 400}
             await play_moves(first, spec.code, 9, rng)
             before = state_to_json(actor.game)

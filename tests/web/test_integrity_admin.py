@@ -39,11 +39,17 @@ def balance(context: Any) -> int:
 
 
 def quick_win(winner: Any, loser: Any, index: int) -> None:
-    """A 2-seat staked match that the loser leaves at once (a forfeit: a quick win)."""
+    """A 2-seat staked match that the loser leaves at once (a forfeit: a quick win). Both have the
+    table open (a staked match starts once both are there and ready, rules §8)."""
     table = create_table_api(winner, deck=24, seats=2, stake=STAKE, name=f"Farm {index}")
     code = table["code"]
+    pages = [context.pages[0] if context.pages else context.new_page() for context in (winner, loser)]
+    for page in pages:
+        page.goto(table["invite_url"])
+        expect(page.locator("#waiting")).to_be_visible()
     api(winner, "POST", f"/api/tables/{code}/join", {})
-    api(loser, "POST", f"/api/tables/{code}/join", {})
+    api(loser, "POST", f"/api/tables/{code}/join", {})  # he confirms by filling the table
+    pages[0].locator("#ready-button").click()
     wait_for("the match to start", lambda: api(winner, "GET", f"/api/tables/{code}")["status"] == "playing")
     api(loser, "POST", f"/api/tables/{code}/leave", {})
     wait_for(
@@ -204,6 +210,8 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(ne
     sign_up_api(host_ctx, unique_name("host"))
     table = create_table_api(host_ctx, deck=36, seats=2, stake=STAKE, name="Honest game")
     api(host_ctx, "POST", f"/api/tables/{table['code']}/join", {})
+    host_page = host_ctx.new_page()  # the host waits at his table
+    host_page.goto(table["invite_url"])
     farmer_page.goto(table["invite_url"])
     farmer_page.locator("#join-button").click()
     expect(farmer_page.locator("#join-error")).to_have_text(
@@ -246,6 +254,7 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(ne
     farmer_page.goto(table["invite_url"])
     farmer_page.locator("#join-button").click()
     expect(farmer_page.locator("#join-error")).to_have_count(0)
+    host_page.locator("#ready-button").click()  # a staked match starts once both are ready (rules §8)
     expect(farmer_page.locator("#hand .card").first).to_be_visible()
 
 
@@ -288,10 +297,13 @@ def test_related_accounts_and_a_frozen_rematch_are_refused_with_clear_words(
     sign_up_api(alice_ctx)
     bob = sign_up_api(bob_ctx)
     table = create_table_api(alice_ctx, deck=24, seats=2, stake=STAKE, name="Once more")
+    alice_page, bob_page = alice_ctx.new_page(), bob_ctx.new_page()
+    for page in (alice_page, bob_page):  # both at the table: the match starts once both are ready
+        page.goto(table["invite_url"])
+        expect(page.locator("#waiting")).to_be_visible()
     api(alice_ctx, "POST", f"/api/tables/{table['code']}/join", {"seat": 0})
     api(bob_ctx, "POST", f"/api/tables/{table['code']}/join", {"seat": 1})
-    bob_page = bob_ctx.new_page()
-    bob_page.goto(table["invite_url"])
+    alice_page.locator("#ready-button").click()
     expect(bob_page.locator("#hand .card")).to_have_count(6)
     api(alice_ctx, "POST", f"/api/tables/{table['code']}/leave")  # alice forfeits, keeps her seat
     expect(bob_page.locator("#results")).to_be_visible()

@@ -51,10 +51,12 @@ def test_two_players_staked_match_by_clicking(new_context: Any, artifacts: Any) 
     alice.locator("#go-to-table").click()
     expect(alice.locator("#waiting")).to_contain_text("1/2")
 
-    # Bob follows the invite link and takes the free seat; the match starts by itself.
+    # Bob follows the invite link and takes the free seat; the match starts when alice is ready.
     bob.goto(invite)
     expect(bob.locator("#join-button")).to_contain_text(str(STAKE))
     bob.locator("#join-button").click()
+    # A staked match starts once both are there and ready (rules §8): bob confirmed by sitting down.
+    alice.locator("#ready-button").click()
     for page in (alice, bob):
         expect(page.locator("#hand .card")).to_have_count(6)
         expect(page.locator("#stock .stock-count")).to_have_attribute("data-stock", "12")

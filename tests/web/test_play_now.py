@@ -67,6 +67,8 @@ def test_two_browsers_play_now_meet_and_a_rated_match_moves_both_ratings(new_con
     bob.wait_for_url("**/t/*")
     assert alice.url == bob.url  # the same table
     alice.wait_for_function("(name) => document.title.includes(`${name} sat down at your table`)", arg=bob_me["name"])
+    for page in (alice, bob):  # a staked match starts once both are there and ready (rules §8)
+        page.locator("#ready-button").click()
     for page in (alice, bob):
         expect(page.locator("#hand .card")).to_have_count(6)
         expect(page.locator(".seat .seat-rating")).to_have_text(["1500?", "1500?"])

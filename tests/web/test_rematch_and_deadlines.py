@@ -37,8 +37,10 @@ def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any)
     api(alice_ctx, "POST", f"/api/tables/{code}/join", {"seat": 0})
     api(bob_ctx, "POST", f"/api/tables/{code}/join", {"seat": 1})
     alice, bob = alice_ctx.new_page(), bob_ctx.new_page()
-    for page in (alice, bob):
+    for page in (alice, bob):  # seated by REST: each confirms he is ready on his page (rules §8)
         page.goto(table["invite_url"])
+        page.locator("#ready-button").click()
+    for page in (alice, bob):
         expect(page.locator("#hand .card")).to_have_count(6)
 
     # A table without a move timer: whoever must lead sees the idle limit counting down.

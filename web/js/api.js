@@ -269,6 +269,12 @@ export function codeText(code) {
       return t('code.pair_cap');
     case 'staked_play_frozen':
       return t('code.staked_play_frozen');
+    case 'new_account':
+      return t('code.new_account');
+    case 'no_ready_check':
+      return t('code.no_ready_check');
+    case 'not_connected':
+      return t('code.not_connected');
     case 'already_reversed':
       return t('code.already_reversed');
     case 'nothing_to_reverse':

@@ -1,7 +1,7 @@
 // The player's side of the fair-play rules (docs/integrity.md): GET /api/me/integrity says whether an
 // admin froze his staked play (and why) and which warnings he was given. The lobby and his own
 // profile show a banner for each; a warning goes away for good once dismissed (remembered in this
-// browser, per account). Refusals at staked tables (related_accounts, pair_cap, staked_play_frozen)
+// browser, per account). Refusals at staked tables (related_accounts, pair_cap, staked_play_frozen, new_account)
 // are put in words here, the frozen one with the admin's reason.
 import { ApiError, errorText, get } from './api.js';
 import { h } from './dom.js';
@@ -12,7 +12,7 @@ const SEEN_KEY = 'durak.integrity.seen'; // {accountId: [warning id, ...]}
 const FRESH_MS = 30000;
 
 // The refusals a staked table answers with because of the fair-play rules.
-export const INTEGRITY_CODES = ['related_accounts', 'pair_cap', 'staked_play_frozen'];
+export const INTEGRITY_CODES = ['related_accounts', 'pair_cap', 'staked_play_frozen', 'new_account'];
 
 let cache = { account: null, at: 0, data: null };
 

@@ -52,9 +52,11 @@ router = APIRouter(prefix="/api/auth", tags=["auth"])
 )
 async def signup(body: SignupIn, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep) -> MeOut:
     """Create an account credited with the starting balance (`DURAK_STARTING_BALANCE`), and sign
-    in. Each address may sign up `DURAK_SIGNUPS_PER_IP` times per `DURAK_SIGNUP_WINDOW_S`."""
+    in. Each address may sign up `DURAK_SIGNUPS_PER_IP` times per `DURAK_SIGNUP_WINDOW_S` (an IPv6
+    /64 counts as one address; its /56 and /48 also have their limits, `DURAK_SIGNUPS_PER_56` and
+    `DURAK_SIGNUPS_PER_48`)."""
     throttles: AuthThrottles = request.app.state.auth_throttles
-    wait = await throttles.signup.admit(db, client_address(request))
+    wait = await throttles.admit_signup(db, request)
     if wait is not None:
         raise retry_later(wait, "too many sign-ups from this address")
     password_hash = await hash_password(body.password)

@@ -127,12 +127,16 @@ async def _rating_of(db: Database, user: SessionInfo) -> dict[str, Any] | None:
         return await ratings.seat_rating(session, user.account_id)
 
 
-async def _check_stake(db: Database, user: SessionInfo | None, stake: int) -> None:
+async def _check_stake(db: Database, registry: TableRegistry, user: SessionInfo | None, stake: int) -> None:
     if stake <= 0:
         return
     if user is None or user.account_id is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can play only free tables; sign up")
     await require_balance(db, user.account_id, stake)
+    # What refuses the player at any staked table (a new account, docs/integrity.md), before a table
+    # is opened for him that would not seat him.
+    if refusal := await registry.hooks.may_sit(account_id=user.account_id, others=[], stake=stake):
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{refusal[0]}: {refusal[1]}")
 
 
 async def _player(
@@ -201,7 +205,7 @@ async def quickplay(
     body: QuickPlay | None = None,
 ) -> QuickPlayOut:
     body = body or QuickPlay()
-    await _check_stake(db, signed_in, body.stake)
+    await _check_stake(db, registry, signed_in, body.stake)
     rules = _new_rules(body, body.seats or 2, body.stake)  # validates the preferences before any seat is taken
     user = await _player(signed_in, request, response, db, settings, body.guest_name)
     made_guest = signed_in is None

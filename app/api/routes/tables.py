@@ -1,4 +1,5 @@
-"""Lobby REST: open a table, list open tables, join, leave, bots, start, rematch; a live lobby feed."""
+"""Lobby REST: open a table, list open tables, join, leave, bots, start, rematch, ready; a live lobby
+feed."""
 
 from __future__ import annotations
 
@@ -476,6 +477,21 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     _check_bot_table(registry, code, user)
     return await _call(registry, code, "rematch", user)
+
+
+@router.post(
+    "/tables/{code}/ready",
+    response_model=TableAck,
+    responses={
+        200: {"description": "You confirmed you are ready for the staked match the ready check is about."},
+        **responses(401, 403, 404, 409, 503),
+    },
+)
+async def ready(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+    """Before a staked match (docs/protocol.md, "Ready check"): the match starts once every human
+    seated is connected to the table and has confirmed. 409 `no_ready_check`, `not_connected`
+    (no open connection to the table), `not_seated`."""
+    return await _call(registry, code, "ready", user)
 
 
 @router.get(

@@ -27,6 +27,8 @@ function kindText(kind) {
       return t('integrity.kind_private_staked');
     case 'pair_cap':
       return t('integrity.kind_pair_cap');
+    case 'new_inflow':
+      return t('integrity.kind_new_inflow');
     default:
       return kind;
   }

@@ -3,7 +3,7 @@
 // around the oval), hand.js (the hand and card clicks), area.js (stock, pairs, discard, prompt),
 // controls.js (title line, action bar, mute), log.js, results.js, waiting.js, motion.js (cards that
 // move), sound.js and turn.js (sounds, "● Your turn"), reasons.js (why a card cannot be played),
-// guard.js (leaving a running match asks first).
+// guard.js (leaving a running match asks first), ready.js (the ready check before a staked match).
 import { codeText, errorText, post } from '../api.js';
 import { h, replaceKeepingFocus } from '../dom.js';
 import { setSlimHeader } from '../header.js';
@@ -28,6 +28,7 @@ import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
 import { chatPanel } from '../table/chat.js';
 import { waitingPanel } from '../table/waiting.js';
+import { readyCheck } from '../table/ready.js';
 
 const DEFAULT_GRACE_S = 60;
 const MUST_DECIDE = ['lead', 'defend'];
@@ -94,6 +95,7 @@ export function mount(root, { code, watch }) {
   };
 
   chat = chatPanel(game, socket);
+  const ready = readyCheck(game);
 
   // ------------------------------------------------------------------ incoming
 
@@ -396,7 +398,7 @@ export function mount(root, { code, watch }) {
     const parts = [topBar(game), felt];
     if (view && status === 'finished') parts.push(resultsPanel(game), resultsReopen(game));
     else if (view && status === 'waiting') parts.push(waitingPanel(game));
-    parts.push(logPanel(st.log, previousLog ? previousLog.open : LOG_BESIDE.matches));
+    parts.push(logPanel(st.log, previousLog ? previousLog.open : LOG_BESIDE.matches), ready.panel());
     chat.update();
     parts.push(chat.el);
     replaceKeepingFocus(container, parts, '.hand .card.playable, .hand .card, #actions button');
@@ -491,6 +493,7 @@ export function mount(root, { code, watch }) {
     unmount() {
       socket.stop();
       guard.stop();
+      ready.stop();
       clearInterval(ticker);
       clearTimeout(st.busyTimer);
       document.removeEventListener('keydown', keys);
