@@ -69,6 +69,7 @@ from bench._server import (
     proc_switches,
     proc_syscalls,
 )
+from bench.harness import RedisServer, database, print_profile, speed_probe_note, wait_for_file
 from bench.reference import SpeedProbe
 
 PY = sys.executable
@@ -936,8 +937,6 @@ def _services(args: argparse.Namespace, workdir: Path) -> Any:
     """The database URL and broker URL the server runs on (and their own processes, if any)."""
     with contextlib.ExitStack() as stack:
         if args.database == "postgres":
-            from bench.scale import database
-
             database_url = stack.enter_context(database(workdir))
             if database_url.startswith("sqlite"):
                 raise SystemExit("bench.capacity --database postgres: PostgreSQL is not reachable on 127.0.0.1:5432")
@@ -948,9 +947,7 @@ def _services(args: argparse.Namespace, workdir: Path) -> Any:
             database_url = f"sqlite+aiosqlite:///{workdir / 'durak.sqlite3'}"
         redis_pid = None
         if args.broker == "redis":
-            from bench.scale import Redis
-
-            redis = stack.enter_context(Redis(workdir))
+            redis = stack.enter_context(RedisServer(workdir))
             broker_url = redis.url("unix")
             assert redis.proc is not None
             redis_pid = redis.proc.pid
@@ -1080,7 +1077,7 @@ def _drive(
             with contextlib.suppress(OSError):
                 (workdir / "loopstats.json").unlink()
             os.kill(server.pid, signal.SIGUSR2)
-            _wait_for_file(workdir / "loopstats.json")
+            wait_for_file(workdir / "loopstats.json")
             try:
                 stats = json.loads((workdir / "loopstats.json").read_text())
             except (OSError, ValueError) as exc:
@@ -1172,7 +1169,7 @@ def _measure_step(
         with contextlib.suppress(OSError):
             (workdir / "loopstats.json").unlink()
         os.kill(server.pid, signal.SIGUSR2)
-        _wait_for_file(workdir / "loopstats.json" if args.loopstats else None)
+        wait_for_file(workdir / "loopstats.json" if args.loopstats else None)
         if args.sample:
             _print_sample(workdir / "sample.json", result["players"])
         if args.loopstats:
@@ -1194,13 +1191,8 @@ def _measure_step(
     )
     _print_step(step)
     if args.cprofile is not None:
-        _print_profile(args.cprofile, f"the server at {step.players} players")
+        print_profile(args.cprofile, f"the server at {step.players} players")
     return step
-
-
-def _machine(ms: float | None) -> str:
-    """The speed probe's figure, as printed beside a window's CPU figures."""
-    return "speed probe n/a" if ms is None else f"speed probe {ms:.2f} ms per reference match"
 
 
 def _print_step(step: Step) -> None:
@@ -1224,7 +1216,7 @@ def _print_step(step: Step) -> None:
         + f"{r['matches_per_s']:.1f} matches/s, lobby {r['lobby_events_per_s'] / max(1, r['viewers']):.1f} events/s "
         f"per viewer; the server waited for its CPU {r['server_waited_pct'][0]:.0f}% of the window "
         f"(machine CPU pressure {'n/a' if pressure is None else f'{pressure:.0f}%'}; "
-        f"{_machine(r.get('machine_ms'))}) [{verdict}]",
+        f"{speed_probe_note(r.get('machine_ms'))}) [{verdict}]",
         flush=True,
     )
     database = r.get("database")
@@ -1251,33 +1243,6 @@ def _print_step(step: Step) -> None:
         by_type = step.loopstats.get("tracked_by_type") or {}
         kinds = ", ".join(f"{name} {count}" for name, count in by_type.items())
         print(f"         tracked by type: {kinds}", flush=True)
-
-
-def _print_profile(path: Path, what: str, top: int = 25) -> None:
-    """The functions that took most of the CPU in a cProfile dump (own time)."""
-    import pstats
-
-    try:
-        stats = pstats.Stats(str(path))
-    except OSError as exc:
-        print(f"  no profile of {what}: {exc}", file=sys.stderr)
-        return
-    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])  # type: ignore[attr-defined]
-    total = sum(row[2] for _, row in rows) or 1.0
-    print(f"  profile of {what}: {total:.1f} s of CPU, own time by function", file=sys.stderr)
-    for (filename, line, name), row in rows[:top]:
-        where = filename.split("site-packages/")[-1].split(str(ROOT) + "/")[-1]
-        share = 100 * row[2] / total
-        print(f"    {row[2]:7.2f} s {share:4.1f}% {row[1]:9d} calls  {where}:{line} {name}", file=sys.stderr)
-    sys.stderr.flush()
-
-
-def _wait_for_file(path: Path | None, timeout: float = 10.0) -> None:
-    """Until the instrumented server has written its report (it does so from a signal handler)."""
-    deadline = time.monotonic() + timeout
-    while path is not None and not path.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # written whole
 
 
 def _database_counters(args: argparse.Namespace) -> dict[str, int] | None:

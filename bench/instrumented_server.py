@@ -10,8 +10,8 @@ to ``app/`` would gain, can monkeypatch a few hot spots first (``BENCH_PATCHES``
   through ``asyncio.gather`` (a new task per publish).
 
 (Earlier patches, ``rules_json``, ``forward_raw``, ``shared_view``, ``no_persist`` and
-``one_subscription``, measured the changes that later landed in ``app/``; see
-``docs/performance.md``.)
+``one_subscription``, measured the changes that later landed in ``app/``; see the git history
+of ``docs/performance.md``.)
 
 cProfile (``$BENCH_CPROFILE`` set): SIGUSR1 starts profiling the event loop's thread, SIGUSR2 stops
 it and writes pstats to ``$BENCH_CPROFILE``. tracemalloc (``$BENCH_TRACEMALLOC`` set instead): SIGUSR1

@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'match_end.sqlite3'}"
             results["sqlite"] = report("sqlite", asyncio.run(play(url, matches, args.seed)))
     if which in ("postgres", "both"):
-        from bench.scale import database  # a scratch database, or a SQLite URL when PostgreSQL is not reachable
+        from bench.harness import database  # a scratch database, or a SQLite URL when PostgreSQL is not reachable
 
         with database(Path(tempfile.gettempdir())) as url:
             if url.startswith("sqlite"):

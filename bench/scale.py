@@ -33,79 +33,18 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 from bench._server import ServerProcess, durak_server, free_port, proc_cpu_split_s
-from bench.capacity import ClientProcess, _machine, _print_profile, _wait_for_file, measure_window
+from bench.capacity import ClientProcess, measure_window
+from bench.harness import RedisServer, database, print_profile, speed_probe_note, wait_for_file
 
 PY = sys.executable
-
-
-def _reachable(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-        return True
-    return False
-
-
-class Redis:
-    """A redis-server of the benchmark's own, on a free loopback port and a unix socket."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.socket = workdir / f"redis-{self.port}.sock"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, transport: str) -> str:
-        if transport == "unix":
-            return f"unix://{self.socket}?db=0"
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def __enter__(self) -> Redis:
-        self.proc = subprocess.Popen(
-            [
-                *("redis-server", "--port", str(self.port), "--bind", "127.0.0.1"),
-                *("--save", "", "--appendonly", "no", "--unixsocket", str(self.socket), "--unixsocketperm", "700"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(100):
-            if _reachable(self.port):
-                return self
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(10)
-
-
-@contextlib.contextmanager
-def database(workdir: Path) -> Any:
-    """A scratch PostgreSQL database when the server is reachable, else a SQLite file."""
-    if not _reachable(5432):
-        yield f"sqlite+aiosqlite:///{workdir / 'scale.sqlite3'}"
-        return
-    import psycopg
-
-    name = f"durak_scale_{uuid.uuid4().hex[:8]}"
-    admin = "postgresql://postgres@127.0.0.1:5432/test"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _servers(
@@ -153,7 +92,7 @@ def _postgres_cpu_s() -> float:
     return total
 
 
-def _redis_counters(redis: Redis) -> dict[str, int]:
+def _redis_counters(redis: RedisServer) -> dict[str, int]:
     """What redis-server has done so far: commands, PUBLISHes (plain and sharded), bytes in and out."""
     import redis as redis_py
 
@@ -186,7 +125,7 @@ def phase(
     processes: int,
     args: argparse.Namespace,
     database_url: str,
-    redis: Redis,
+    redis: RedisServer,
     round_no: int,
     *,
     split: bool = True,
@@ -224,8 +163,8 @@ def phase(
                 os.kill(server.pid, signal.SIGUSR2)
             for index in range(len(servers)):
                 path = folder / f"node{index}" / "window.prof"
-                _wait_for_file(path)
-                _print_profile(path, f"server {index + 1} of {processes}", top=18)
+                wait_for_file(path)
+                print_profile(path, f"server {index + 1} of {processes}", top=18)
     finally:
         client.stop()
         for server in servers:
@@ -277,7 +216,7 @@ def phase(
         f"refused {result['errors'] or 'none'}; the servers waited for a CPU "
         f"{' + '.join(f'{w:.0f}%' for w in result['server_waited_pct'])} of the window; CPU pressure "
         + ("n/a" if window.cpu_pressure_pct is None else f"{window.cpu_pressure_pct:.0f}%")
-        + f"; {_machine(window.machine_ms)}",
+        + f"; {speed_probe_note(window.machine_ms)}",
         file=sys.stderr,
         flush=True,
     )
@@ -338,12 +277,12 @@ def main(argv: list[str] | None = None) -> None:
             migrate.upgrade_sync(database_url)
             print(f"  database: {database_url.split(':', 1)[0]}", file=sys.stderr)
             for round_no in range(args.rounds):
-                with Redis(workdir) as redis:
+                with RedisServer(workdir) as redis:
                     ones.append(phase(workdir, 1, args, database_url, redis, round_no))
-                with Redis(workdir) as redis:
+                with RedisServer(workdir) as redis:
                     twos.append(phase(workdir, 2, args, database_url, redis, round_no))
                 if args.control:
-                    with Redis(workdir) as redis:
+                    with RedisServer(workdir) as redis:
                         controls.append(phase(workdir, 2, args, database_url, redis, round_no, split=False))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -16,4 +16,6 @@ DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/dock
 .venv/bin/hadolint --failure-threshold warning Dockerfile
 # A known vulnerability in a locked release fails; without advisories (offline) it says SKIPPED.
 .venv/bin/python scripts/audit_lock.py
-.venv/bin/python -m pytest "$@"
+# The tests in parallel workers (pytest-xdist; tests/conftest.py says how they are shared out).
+# DURAK_TEST_WORKERS=0 runs them in this one process; arguments after the script's name go to pytest.
+.venv/bin/python -m pytest -n "${DURAK_TEST_WORKERS:-3}" --dist loadgroup "$@"

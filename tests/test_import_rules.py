@@ -1,0 +1,58 @@
+"""The import rules of ``[tool.importlinter]`` in pyproject.toml, checked with import-linter.
+
+Enforced today (each holds on the code as it is):
+
+* ``engine-alone``: app.engine imports nothing of app outside itself;
+* ``bots-see-seats``: app.bots imports neither app.tables, app.api, app.db nor the broker and store;
+* ``no-cycles``: no import cycle between the sibling packages and modules of app and of bench, at
+  any depth, except the two cycles closed by a TYPE_CHECKING import that are named in the contract
+  (app.api.chat -> app.api.routes.play, app.db.matches -> app.db.stakes).
+
+Issue 34's refactor adds (written out, commented, at the end of the import rules in pyproject.toml);
+each fails today:
+
+* ``tables-behind-ports``: app.tables imports nothing of app.api, app.db or the Redis modules
+  (app.broker.redis, app.broker.redis_cluster, app.broker.redis_wire, app.store.redis). Today:
+  app.tables.actor -> app.db.matches; app.tables.db_hooks -> app.db.errors, .integrity, .matches,
+  .session, .stakes; app.tables.recovery -> app.db.session, .stakes; and the Redis modules through
+  the packages' ``__init__`` (app.tables.inbox -> app.broker -> app.broker.redis, app.tables.store ->
+  app.store -> app.store.redis);
+* ``routes-apart``: no route module imports another (today app.api.routes.play and
+  app.api.routes.quickplay import app.api.routes.tables);
+* ``no-cycles`` without its two ignored imports.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def contracts() -> dict[str, dict[str, object]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return {contract["id"]: contract for contract in config["contracts"]}
+
+
+def test_the_import_rules_hold() -> None:
+    lint_imports = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert lint_imports is not None, "import-linter is not installed (the dev extra)"
+    done = subprocess.run(
+        [lint_imports, "--no-cache", "pyproject.toml"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_the_engine_rule_names_every_other_module_of_app() -> None:
+    """A package added to app is forbidden to the engine without anyone remembering to list it."""
+    others = {f"app.{module.name}" for module in pkgutil.iter_modules(app.__path__)} - {"app.engine"}
+    assert set(contracts()["engine-alone"]["forbidden_modules"]) == others  # type: ignore[arg-type]
+
