@@ -9,7 +9,7 @@ pip=(.venv/bin/pip install -q --disable-pip-version-check)
 { "${pip[@]}" --require-hashes --only-binary :all: -r requirements-dev.lock \
   && "${pip[@]}" --no-deps --no-build-isolation -e .; } >.venv/install.log 2>&1 || { cat .venv/install.log; exit 1; }
 .venv/bin/ruff check app tests bench migrations
-.venv/bin/mypy app
+.venv/bin/mypy --strict app
 DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/docker-compose -f docker-compose.yml config -q
 DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/docker-compose \
   -f docker-compose.yml -f docker-compose.cluster.yml config -q
