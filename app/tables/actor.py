@@ -210,7 +210,8 @@ class TableActor:
             frame = fanout.reply_frame(channels.person(self.code, principal.key), {"type": "welcome", **table})
             self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
-        if change.start != "no" and self.status == "waiting" and full:  # after a match: all agreed (§8)
+        ready = full and self.fair.seeded(self.seats) if self.spec.deal_on_seed else full
+        if change.start != "no" and self.status == "waiting" and ready:  # after a match: all agreed (§8)
             try:
                 await self._start_match()
             except Refused:  # a player cannot cover the stake, ...: the table waits for players
