@@ -48,6 +48,7 @@ TABLES = {
     "integrity_flags",
     "integrity_warnings",
     "match_reversals",
+    "live_matches",
 }
 
 

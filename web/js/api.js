@@ -277,6 +277,14 @@ export function codeText(code) {
       return t('code.already_reversed');
     case 'nothing_to_reverse':
       return t('code.nothing_to_reverse');
+    case 'coach_players_only':
+      return t('code.coach_players_only');
+    case 'coach_busy':
+      return t('code.coach_busy');
+    case 'coach_quota':
+      return t('code.coach_quota');
+    case 'coach_full':
+      return t('code.coach_full');
     default:
       return null;
   }
