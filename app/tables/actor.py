@@ -36,7 +36,7 @@ from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
 from app.tables.record import Recorder, TableRecord, log_entry, logged_actions, record_json, takeover_deadline
-from app.tables.results import match_end, settle, take_stakes
+from app.tables.results import aborted_match, dealt_match, match_end, settle, take_stakes
 from app.tables.seat_commands import SEAT_COMMANDS, SeatChange, SeatTable, may_start, rematch_expired
 from app.tables.seating import Seating
 from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec
@@ -230,7 +230,18 @@ class TableActor:
         match_id = uuid.uuid4().hex
         if self.rules.stake > 0:  # the stakes go into escrow here, and only here
             await take_stakes(self.hooks, match_id, self.rules.stake, self.seating.stake_accounts())
-        self.game = game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
+        game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
+        revealed = self.fair.revealed()
+        assert revealed is not None
+        try:  # kept before anyone sees a card, so that the deal is revealed however the match ends
+            await self.hooks.match_dealt(dealt_match(game, self.rules, self.seats, self.spec, match_id, revealed))
+        except Exception as exc:
+            log.warning("table %s: the deal of match %s not kept (%s): not dealt", self.code[:8], match_id, exc)
+            if self.rules.stake > 0:
+                with contextlib.suppress(Exception):
+                    await self.hooks.match_abandoned(match_id=match_id)
+            raise unavailable() from exc
+        self.game = game
         self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
         self.seating.match_started()
         self.bot_turns.new_match(self.seats)
@@ -255,6 +266,22 @@ class TableActor:
             ],
             bump=bump,
         )
+
+    async def abort(self, reason: str) -> None:
+        """The table closes in the middle of a match (call it once the actor has stopped): the match
+        is recorded as aborted, its moves so far and its deal revealed, and every stake goes back
+        (retried in the background like a settlement; a restart finishes it otherwise)."""
+        game, match_id = self.game, self.match_id
+        if self.status != "playing" or game is None or match_id is None or game.outcome is not None:
+            return
+        self.status = "finished"
+        actions = logged_actions(self.log)
+        record = aborted_match(
+            game, self.rules, self.seats, self.spec, match_id, actions, self.fair.revealed(), reason
+        )
+        self._settle_task = task = asyncio.create_task(settle(self.hooks, record))
+        _aborting.add(task)
+        task.add_done_callback(_aborting.discard)
 
     # ------------------------------------------------------------------ play
 
@@ -415,6 +442,8 @@ class TableActor:
             self.on_change(self, lobby)
         self._schedule_bots()
 
+
+_aborting: set[asyncio.Task[bool]] = set()  # aborted matches being recorded after their table closed
 
 _HANDLERS: dict[str, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
     **dict.fromkeys(SEAT_COMMANDS, TableActor._on_seat_command),
