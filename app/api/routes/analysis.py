@@ -128,6 +128,7 @@ async def get_analysis(
     db: Database = request.app.state.db
     row = await analyses.get(session, match_id, seat)
     if row is not None and row.status == analyses.DONE:
+        _polled.pop((match_id, seat), None)
         return AnalysisOut(
             match_id=match_id, seat=seat, status="done", done=row.total, total=row.total, analysis=row.result
         )
