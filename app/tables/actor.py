@@ -230,6 +230,7 @@ class TableActor:
         match_id = uuid.uuid4().hex
         if self.rules.stake > 0:  # the stakes go into escrow here, and only here
             await take_stakes(self.hooks, match_id, self.rules.stake, self.seating.stake_accounts())
+        last_deal = self.fair.deal
         game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
         revealed = self.fair.revealed()
         assert revealed is not None
@@ -237,6 +238,7 @@ class TableActor:
             await self.hooks.match_dealt(dealt_match(game, self.rules, self.seats, self.spec, match_id, revealed))
         except Exception as exc:
             log.warning("table %s: the deal of match %s not kept (%s): not dealt", self.code[:8], match_id, exc)
+            self.fair.deal = last_deal  # nothing was dealt: its seed stays the secret of the next deal
             if self.rules.stake > 0:
                 with contextlib.suppress(Exception):
                     await self.hooks.match_abandoned(match_id=match_id)

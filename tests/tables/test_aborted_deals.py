@@ -155,6 +155,7 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
             assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"
             assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: the start fails
             assert actor.status == "waiting" and actor.game is None and actor.match_id is None
+            assert actor.fair.deal is None and actor.fair.revealed() is None  # its seed stays secret
             answer = await registry.call(actor.code, "start", ALICE)
             assert answer["type"] == "error" and answer["code"] == "unavailable"
     assert hooks.balances == {1: 500, 2: 500}  # the stakes taken for it went back
