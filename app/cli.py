@@ -8,9 +8,12 @@ database is migrated to head first.
 too, which the admin route refuses), prompting for it unless given; every session of the account
 is signed out. Audited as the operator's (no admin id).
 
-``python -m app.cli verify-deal MATCH_ID`` (from the database) or ``verify-deal --file match.json``
-(the answer of ``GET /api/matches/{id}``, or its ``fairness`` object alone) recomputes a match's
-commitment and deck (docs/fairness.md) and prints the deck and ``ok``, or what differs (exit 1).
+``python -m app.cli verify-deal MATCH_ID`` (from the database) or ``verify-deal --file match.json
+--replay replay.json`` (the answers of ``GET /api/matches/{id}`` — or its ``fairness`` object alone —
+and ``GET /api/matches/{id}/replay``) recomputes a match's commitment and deck and checks that the
+cards the replay deals and draws are that deck's (docs/fairness.md, "Verifying"). It prints the deck
+and ``ok``, or what differs (exit 1); without a replay the deck is checked but the game is not, and
+it says so (exit 2).
 """
 
 from __future__ import annotations
@@ -117,23 +120,43 @@ async def reset_password(database_url: str, broker_url: str, name: str, password
     return f"reset the password of {account.name!r} (id {account_id}); every session of it is signed out"
 
 
-def verify_deal(data: dict[str, Any]) -> tuple[bool, str]:
-    """Whether a match's published ``fairness`` checks out, and the report to print."""
+REPLAY_NOT_CHECKED = 2  # the exit status when the deck was checked but no replay was given
+
+
+def verify_deal(data: dict[str, Any], replay: Any = None) -> tuple[int, str]:
+    """Check a match's published ``fairness`` and, given its ``replay`` (the list of positions of
+    ``GET /api/matches/{id}/replay``), that the cards dealt and drawn in it came from that deck. The
+    exit status (0 verified, 1 something differs, 2 the replay was not checked) and the report."""
     from app.engine.cards import cards_text
-    from app.engine.fairness import verify
+    from app.engine.fairness import check_replay, verify
 
     fairness = data.get("fairness", data) if isinstance(data, dict) else None
     if not isinstance(fairness, dict):
-        return False, "no fairness record (a match dealt before provably fair deals, or not a match)"
+        return 1, "no fairness record (a match dealt before provably fair deals, or not a match)"
     if fairness.get("server_seed") is None:
-        return False, "the server seed is not revealed yet: the match is not over"
+        return 1, "the server seed is not revealed yet: the match is not over"
     problems, order = verify(fairness)
     lines = [f"deck: {cards_text(order)}"] if order is not None else []
-    lines.extend(problems or ["ok"])
-    return not problems, "\n".join(lines)
+    if order is not None and replay is not None:
+        if isinstance(replay, str):
+            problems.append(f"replay: {replay}")
+        elif not isinstance(replay, list):
+            problems.append("replay: not a list of positions (the answer of GET /api/matches/{id}/replay)")
+        else:
+            found = check_replay([str(card) for card in order], replay)
+            problems.extend(found)
+            if not found:
+                lines.append(f"replay: {len(replay)} positions, every card dealt and drawn is the deck's")
+    if problems:
+        return 1, "\n".join([*lines, *problems])
+    if replay is None:
+        lines.append("replay: NOT CHECKED (give --replay, the answer of GET /api/matches/{id}/replay)")
+        return REPLAY_NOT_CHECKED, "\n".join(lines)
+    return 0, "\n".join([*lines, "ok"])
 
 
-async def load_fairness(database_url: str, match_id: str) -> dict[str, Any]:
+async def load_match(database_url: str, match_id: str) -> tuple[dict[str, Any], list[dict[str, Any]] | str]:
+    """A stored match's fairness record and its replay, as the API would give them."""
     from app.db import matches as history
 
     db = Database(database_url)
@@ -147,7 +170,30 @@ async def load_fairness(database_url: str, match_id: str) -> dict[str, Any]:
     fairness = getattr(match, "fairness", None)
     if not fairness:
         raise SystemExit(f"match {match_id} has no fairness record (dealt before provably fair deals)")
-    return dict(fairness)
+    return dict(fairness), stored_replay(match.rules, match.seed, match.dealer, match.actions, fairness)
+
+
+def stored_replay(
+    rules: dict[str, Any], seed: str, dealer: int, actions: list[dict[str, Any]], fairness: dict[str, Any]
+) -> list[dict[str, Any]] | str:
+    """The replay of a stored match (every hand at every position), as ``/replay`` serves it, or why
+    its moves cannot be replayed from its stored deck."""
+    from app.engine.cards import Card
+    from app.engine.errors import IllegalAction
+    from app.engine.replay import replay_views
+
+    try:
+        order = [Card.parse(text) for text in fairness["deck"]]
+        return replay_views(rules, int(seed), dealer, actions, order, hands=True)
+    except (IllegalAction, KeyError, TypeError, ValueError) as exc:
+        return f"the stored moves cannot be replayed from the stored deck: {exc}"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"cannot read {path}: {exc}") from exc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,23 +205,25 @@ def main(argv: list[str] | None = None) -> int:
     reset = commands.add_parser("reset-password", help="set an account's password, signing out its sessions")
     reset.add_argument("name")
     reset.add_argument("--password", help="the new password (prompted for when omitted)")
-    check = commands.add_parser("verify-deal", help="recompute a finished match's deal (docs/fairness.md)")
+    check = commands.add_parser(
+        "verify-deal", help="recompute a finished match's deal and check its replay against it (docs/fairness.md)"
+    )
     check.add_argument("match_id", nargs="?", help="a match in the database")
     check.add_argument("--file", type=Path, help="a JSON file: GET /api/matches/{id}, or its fairness object")
+    check.add_argument("--replay", type=Path, help="with --file: a JSON file, GET /api/matches/{id}/replay")
     args = parser.parse_args(argv)
     if args.command == "verify-deal":
         if (args.match_id is None) == (args.file is None):
             parser.error("verify-deal takes a MATCH_ID or --file, one of the two")
+        if args.replay is not None and args.file is None:
+            parser.error("--replay goes with --file (a MATCH_ID's replay is read from the database)")
         if args.file is not None:
-            try:
-                data = json.loads(args.file.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise SystemExit(f"cannot read {args.file}: {exc}") from exc
+            data, replay = _read_json(args.file), (None if args.replay is None else _read_json(args.replay))
         else:
-            data = asyncio.run(load_fairness(get_settings().database_url, args.match_id))
-        ok, report = verify_deal(data)
+            data, replay = asyncio.run(load_match(get_settings().database_url, args.match_id))
+        status, report = verify_deal(data, replay)
         print(report)
-        return 0 if ok else 1
+        return status
     settings = get_settings()
     if args.command == "create-admin":
         message = asyncio.run(

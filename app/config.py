@@ -171,6 +171,22 @@ class Settings(BaseSettings):
         default=1800.0, gt=0, description="A waiting table unchanged and unvisited leaves memory after this long."
     )
 
+    # The coach (docs/api.md, "Coach"): who may start an analysis is fixed (the match's players and
+    # admins); how many, here. Counted in the database: every process shares them.
+    coach_runs_per_account: int = Field(
+        default=1, ge=1, description="Analyses one account may have being computed at once (more: 429)."
+    )
+    coach_starts_per_account: int = Field(
+        default=20, ge=1, description="Analyses one account may start per coach_window_s (more: 429)."
+    )
+    coach_window_s: float = Field(default=3600.0, gt=0, description="The window of coach_starts_per_account.")
+    coach_max_running: int = Field(
+        default=2, ge=1, description="Analyses the whole server computes at once (more: 503, try later)."
+    )
+    coach_unpolled_s: float = Field(
+        default=30.0, gt=0, description="An analysis nobody has asked about for this long is cancelled."
+    )
+
     # Integrity (docs/integrity.md): related accounts, matches that count, farming watch.
     related_same_ip: bool = Field(
         default=True,

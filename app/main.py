@@ -58,7 +58,7 @@ from app.db.session import Database
 from app.metrics import LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
-from app.tables.recovery import refund_abandoned_escrows
+from app.tables.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import DecisionLimits
 from app.tables.store import open_store
@@ -92,7 +92,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             )
             registry = TableRegistry(
                 broker,
-                DbHooks(db, IntegrityRules.from_settings(settings), season_rules=SeasonRules.from_settings(settings)),
+                DbHooks(
+                    db,
+                    IntegrityRules.from_settings(settings),
+                    season_rules=SeasonRules.from_settings(settings),
+                    secret=settings.secret_key,
+                ),
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
@@ -104,9 +109,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
                 try:
+                    await record_abandoned_deals(db, store, settings.secret_key)  # first: refunds with the record
                     await refund_abandoned_escrows(db, store)
                 except Exception:  # e.g. a database without its schema: serve anyway, say why
-                    log.exception("could not sweep abandoned escrows at start-up")
+                    log.exception("could not sweep abandoned matches and escrows at start-up")
                 collector.settle()  # the garbage collector's schedule (app/collector.py)
                 full_collections = asyncio.create_task(
                     collector.collect_old_garbage_forever(settings.gc_full_interval_s)

@@ -4,7 +4,15 @@ connections at the table (after their welcome, which the table's last lines foll
 
 One :class:`ChatHub` per table registry (per process). It keeps one broker subscription per table
 with connections here, whatever their number; the table facts a line needs (chat on or off, the
-sender's seat, whether a staked match runs) are asked from the table once per second at most.
+sender's seat, whether a staked match runs and who plays it) are asked from the table for each line,
+so that they are the table's real state when it is said.
+
+The spectators' chat said during a staked match is hidden from that match's players (the line
+names them: ``hidden_from``), and a player is a person, not a connection: a connection is taken for
+the persons its cookies stand for (``persons``: its session's account or guest, also on a socket
+opened with a watch link, and every account seen on its browser's device cookie), so a player's
+second socket — anonymous, another tab, a watch link, another account on his browser — does not
+see it either.
 """
 
 from __future__ import annotations
@@ -19,9 +27,15 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.api import blocks
+from app.api.deps import account_from_cookie, read_session_cookie
+from app.api.devices import device_cookie_name
 from app.broker import BrokerError, Event, Gap
+from app.db.integrity import valid_device
+from app.db.models import DeviceAccount
 from app.tables import chat
 from app.tables.registry import TableGone, TableRegistry
 
@@ -29,8 +43,6 @@ if TYPE_CHECKING:
     from app.api.routes.play import Connection
 
 log = logging.getLogger("durak.chat")
-
-INFO_TTL_S = 1.0
 
 
 class TableChat:
@@ -40,8 +52,6 @@ class TableChat:
         self.connections: dict[Connection, list[dict[str, Any]] | None] = {}  # -> lines held until history
         self.follow: asyncio.Task[None] | None = None
         self.live: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.info: dict[str, Any] | None = None
-        self.info_at = 0.0
 
 
 class ChatHub:
@@ -50,6 +60,7 @@ class ChatHub:
         self.tables: dict[str, TableChat] = {}
         self.rate = chat.RateLimit()
         self._order: dict[Connection, asyncio.Lock] = {}  # a connection's lines are published in order
+        self.persons: dict[Connection, frozenset[str]] = {}  # whom each connection's cookies stand for
 
     # --- receiving: one subscription per table, fanned out to the connections here
 
@@ -66,6 +77,7 @@ class ChatHub:
 
     def leave(self, connection: Connection) -> None:
         self._order.pop(connection, None)
+        self.persons.pop(connection, None)
         table = self.tables.get(connection.code)
         if table is None or table.connections.pop(connection, 0) == 0:
             return
@@ -89,10 +101,11 @@ class ChatHub:
             if held is not None:
                 held.append(line)
             else:
-                _send_line(self.registry, connection, line)
+                self._send_line(connection, line)
 
     async def _send_history(self, connection: Connection, table: TableChat) -> None:
         await blocks.warm(self.registry, connection.principal)  # whose lines this player blocked
+        self.persons[connection] = await persons_of(connection)  # before any line: hidden ones stay held
         lines: list[dict[str, Any]] = []
         try:
             async with asyncio.timeout(5):
@@ -106,23 +119,28 @@ class ChatHub:
             return  # gone meanwhile
         seen = {line.get("id") for line in lines}
         for line in lines:
-            _send_line(self.registry, connection, {**line, "history": True})
+            self._send_line(connection, {**line, "history": True})
         for line in held:
             if line.get("id") not in seen:
-                _send_line(self.registry, connection, line)
+                self._send_line(connection, line)
         table.connections[connection] = None
+
+    def _send_line(self, connection: Connection, line: dict[str, Any]) -> None:
+        if connection.closing is not None:
+            return
+        if not chat.visible(line, seated=connection.seated, persons=self.persons.get(connection)):
+            return
+        if blocks.hides(self.registry, connection.principal, line):  # never a blocked sender's lines
+            return
+        with contextlib.suppress(Exception):
+            connection.send(chat.public(line))
 
     # --- sending
 
     async def _table_info(self, code: str, connection: Connection) -> dict[str, Any]:
-        table = self.tables.get(code)
-        now = time.monotonic()
-        if table is not None and table.info is not None and now - table.info_at < INFO_TTL_S:
-            return table.info
+        """The table as it is now (never a copy kept from before: a match may have started since)."""
         reply = await self.registry.call(code, "info", connection.principal)
         info: dict[str, Any] = reply.get("table") or {}
-        if table is not None:
-            table.info, table.info_at = info, now
         return info
 
     def command(self, connection: Connection, message: Any) -> None:
@@ -188,7 +206,8 @@ class ChatHub:
                 }
             )
             return
-        seat = next((s["seat"] for s in info.get("seats", ()) if s.get("player") == principal.key), None)
+        seats = info.get("seats", ())
+        seat = next((s["seat"] for s in seats if s.get("player") == principal.key), None)
         staked_running = info.get("status") == "playing" and bool((info.get("rules") or {}).get("stake"))
         line: dict[str, Any] = {
             "type": "chat",
@@ -198,6 +217,8 @@ class ChatHub:
             "at": int(time.time() * 1000),
             "players_hidden": seat is None and staked_running,
         }
+        if line["players_hidden"]:
+            line["hidden_from"] = [s["player"] for s in seats if s.get("player")]
         if text is not None:
             line["text"] = text
         else:
@@ -235,13 +256,29 @@ def _finished(task: asyncio.Task[None]) -> None:
         log.error("chat: a task failed", exc_info=task.exception())
 
 
-def _send_line(registry: TableRegistry, connection: Connection, line: dict[str, Any]) -> None:
-    if connection.closing is not None or not chat.visible(line, seated=connection.seated):
-        return
-    if blocks.hides(registry, connection.principal, line):  # never a blocked sender's lines
-        return
-    with contextlib.suppress(Exception):
-        connection.send(chat.public(line))
+async def persons_of(connection: Connection) -> frozenset[str]:
+    """The persons a connection's cookies stand for: its principal; the session's account or guest
+    (a watch link opens an anonymous socket for a signed-in player); and every account seen on its
+    browser's device cookie (``device_accounts``). While the database cannot say, the device's
+    accounts are unknown: the connection is then taken for every player (``"*"``)."""
+    keys = {connection.principal.key}
+    ws = getattr(connection, "ws", None)
+    if ws is None:
+        return frozenset(keys)
+    state = ws.app.state
+    session = account_from_cookie(read_session_cookie(ws, state.settings), state.settings)
+    if session is not None:
+        keys.add(session.key)
+    device = ws.cookies.get(device_cookie_name(ws, state.settings))
+    if valid_device(device):
+        try:
+            async with state.db.session() as db:
+                accounts = await db.scalars(select(DeviceAccount.account_id).where(DeviceAccount.device == device))
+                keys.update(f"a:{account}" for account in accounts.all())
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("chat: the accounts of a device are unknown (%s): hiding as for a player", exc)
+            return frozenset({*keys, chat.EVERY_PLAYER})
+    return frozenset(keys)
 
 
 _hubs: weakref.WeakKeyDictionary[TableRegistry, ChatHub] = weakref.WeakKeyDictionary()

@@ -754,8 +754,10 @@ class ChatFrom(_Shape):
 
 class Chat(_Shape):
     """One chat line, or a quick phrase (``key`` instead of ``text``). Right after the first welcome
-    a connection gets the table's last 50 lines it may see, each with ``history: true``. Seated
-    players do not get the spectators' lines written while a staked match runs."""
+    a connection gets the table's last 50 lines it may see, each with ``history: true``. The players
+    of a staked match do not get the spectators' lines written while it runs (the table's state when
+    the line is written decides), on any of their connections: a socket whose cookies are a seated
+    player's (his session, or his browser's device, anonymous or through a watch link) counts as his."""
 
     model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
     type: Literal["chat"]

@@ -185,6 +185,11 @@ class MatchSummary(BaseModel):
     cheating: bool
     draw: bool
     durak: int | None
+    aborted: bool = Field(
+        default=False,
+        description="Stopped without an outcome (its table closed, or its server stopped, mid-match): no durak, "
+        "no places, no coins won or lost; its deal is revealed like any other (`result.reason` says why).",
+    )
     seats: list[SeatOut]
     rules: dict[str, Any] = Field(description="The table parameters of the match (rule book §1).")
 

@@ -3,23 +3,30 @@
 The history never holds a table's invite or watch code: ``table_id`` is ``table_ref(code)``, an
 opaque id that groups a table's matches. A private table's matches are visible only to the accounts
 that played them and to admins (``visible_to``).
+
+Every dealt match is recorded, however it ends (docs/fairness.md): its deal is written at the deal
+(``record_deal``: a ``live_matches`` row) and removed in the transaction that records the match, so
+a match that never ends — its table closed mid-match, its server restarted — is still there to be
+recorded as aborted with its deal revealed (``aborted_record``; ``app.tables.recovery``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from sqlalchemy import ColumnElement, exists, func, or_, select, true
+from sqlalchemy import ColumnElement, delete, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, selectinload
 
 from app.db import integrity, ratings
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
-from app.db.models import Match, MatchPlayer
+from app.db.models import LiveMatch, Match, MatchPlayer
 
 if TYPE_CHECKING:
     from app.db.stakes import MatchRecord
@@ -77,9 +84,14 @@ class ResultRecord(BaseModel):
     places: list[list[int]] = Field(default_factory=list)
     forfeit: int | None = None
     reason: str | None = None
+    aborted: bool = False  # stopped without an outcome (``reason`` says why): no durak, no places
 
     @model_validator(mode="after")
     def _consistent(self) -> ResultRecord:
+        if self.aborted:
+            if self.draw or self.durak is not None or self.places or self.forfeit is not None:
+                raise ValueError("an aborted match has no outcome: no draw, durak, places or forfeit")
+            return self
         if self.draw and self.durak is not None:
             raise ValueError("a draw has no durak")
         if not self.draw and self.durak is None:
@@ -181,11 +193,12 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
         dealer=int(record.dealer),
         seats=stored_seats,
         actions=[dict(action) for action in record.actions],
-        result=result_row.model_dump(),
+        result=result_row.model_dump(exclude=set() if result_row.aborted else {"aborted"}),
         coin_changes=stored_changes,
         fairness=dict(record.fairness) if record.fairness is not None else None,
     )
     session.add(match)
+    await session.execute(delete(LiveMatch).where(LiveMatch.match_id == match_id))  # recorded: no longer live
     await session.flush()
     places = result_row.place_of()
     for seat in seat_rows:
@@ -201,10 +214,12 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
             )
         )
     await session.flush()
-    facts = record.integrity
+    facts = None if result_row.aborted else record.integrity  # an aborted match counts for nothing
     accounts = {seat.seat: seat.account_id for seat in seat_rows if seat.account_id is not None}
     standing = await integrity.standings(session, accounts.values()) if facts is not None else {}
-    rated = facts is None or await integrity.may_rate(session, facts, accounts, result_row.forfeit, standing)
+    rated = not result_row.aborted and (
+        facts is None or await integrity.may_rate(session, facts, accounts, result_row.forfeit, standing)
+    )
     if rated:
         await ratings.rate_match(
             session,
@@ -263,4 +278,108 @@ async def get_match(
         select(Match)
         .where(Match.id == match_id, visible_to(viewer_id, is_admin=viewer_is_admin))
         .options(selectinload(Match.players))
+    )
+
+
+# ---------------------------------------------------------------------- matches dealt, not yet recorded
+
+ABORT_EVICTED = "table_closed"  # its table was closed mid-match (a match of bots only nobody watched...)
+ABORT_RESTART = "server_restart"  # its server stopped mid-match and the match could not go on
+
+
+def _deal_pad(secret: str, match_id: str) -> bytes:
+    return hmac.new(secret.encode(), b"durak-live-deal:" + match_id.encode(), hashlib.sha256).digest()
+
+
+def seal_deal(fairness: Mapping[str, Any], match_id: str, secret: str) -> dict[str, Any]:
+    """A running match's deal as ``live_matches`` keeps it: its public part (commitment, client
+    seeds, ...) and its server seed sealed with the server's secret key (XOR with a pad derived from
+    the key and the match id), without the deck: no log line, database dump or SQL console shows the
+    cards of a match being played."""
+    seed = bytes.fromhex(str(fairness["server_seed"]))
+    pad = _deal_pad(secret, match_id)
+    kept = {key: value for key, value in fairness.items() if key not in ("server_seed", "deck")}
+    return {**kept, "sealed_server_seed": bytes(a ^ b for a, b in zip(seed, pad, strict=True)).hex()}
+
+
+def unseal_deal(sealed: Mapping[str, Any], match_id: str, secret: str) -> dict[str, Any]:
+    """The revealed deal (docs/fairness.md) of a deal kept by ``seal_deal``; ``ValueError`` when the
+    key is not the one it was sealed with (the commitment would not match)."""
+    from app.engine import fairness
+
+    pad = _deal_pad(secret, match_id)
+    seed = bytes(a ^ b for a, b in zip(bytes.fromhex(str(sealed["sealed_server_seed"])), pad, strict=True))
+    table, number, size = str(sealed["table"]), int(sealed["match_number"]), int(sealed["deck_size"])
+    seeds = [fairness.parse_client_seed(str(text)) for text in sealed["client_seeds"]]
+    revealed = fairness.record(seed, table, number, size, seeds, fairness.deck_order(seed, table, number, size, seeds))
+    if revealed["commitment"] != sealed.get("commitment"):
+        raise ValueError(f"the deal of match {match_id} was sealed with another secret key")
+    return revealed
+
+
+class DealRecord(BaseModel):
+    """What is kept of a match from its deal until it is recorded: enough to record it as aborted,
+    its deal revealed. ``fairness`` is the deal as ``seal_deal`` keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    match_id: str = Field(min_length=1, max_length=64)
+    table_id: str = Field(min_length=1, max_length=64)
+    private: bool
+    started_at: datetime
+    rules: dict[str, Any]
+    seats: list[dict[str, Any]]
+    dealer: int
+    fairness: dict[str, Any]
+
+
+async def record_deal(session: AsyncSession, deal: DealRecord) -> None:
+    """Keep a match that was just dealt until it is recorded (idempotent by match id)."""
+    if await session.get(LiveMatch, deal.match_id) is not None:
+        return
+    if await session.get(Match, deal.match_id) is not None:
+        return  # recorded already (a deal written again after a takeover)
+    _validated(deal.seats, {"draw": True}, {})
+    session.add(LiveMatch(**deal.model_dump()))
+    await session.flush()
+
+
+async def record_if_missing(session: AsyncSession, record: MatchRecord) -> None:
+    """Record ``record`` unless a match with its id is recorded already (whatever it says)."""
+    if await session.get(Match, record.match_id) is None:
+        await record_match(session, record)
+
+
+async def live_deals(session: AsyncSession) -> list[LiveMatch]:
+    """Matches dealt and not recorded yet, oldest first."""
+    return list((await session.scalars(select(LiveMatch).order_by(LiveMatch.started_at, LiveMatch.match_id))).all())
+
+
+def aborted_result(reason: str) -> dict[str, Any]:
+    """The ``result`` of a match stopped without an outcome."""
+    return {"draw": False, "durak": None, "order": [], "places": [], "forfeit": None, "reason": reason, "aborted": True}
+
+
+def aborted_record(
+    live: LiveMatch, reason: str, secret: str, *, finished_at: datetime | None = None
+) -> MatchRecord:
+    """The history record of a dealt match that never ended: its deal revealed (``secret``: the key
+    it was sealed with), no moves (they were lost with the table), no outcome, no coins won or lost
+    (its stakes are refunded)."""
+    from app.db.stakes import MatchRecord
+
+    return MatchRecord(
+        match_id=live.match_id,
+        table_id=live.table_id,
+        rules=dict(live.rules),
+        seed=0,  # a fair deal's cards come from its deck
+        dealer=live.dealer,
+        seats=[dict(seat) for seat in live.seats],
+        actions=[],
+        result=aborted_result(reason),
+        created_at=live.started_at,
+        finished_at=finished_at or utcnow(),
+        coin_changes={int(seat["seat"]): 0 for seat in live.seats},
+        fairness=unseal_deal(live.fairness, live.match_id, secret),
+        private=live.private,
     )

@@ -219,6 +219,25 @@ class Match(Base):
     players: Mapped[list[MatchPlayer]] = relationship(back_populates="match", lazy="raise", order_by="MatchPlayer.seat")
 
 
+class LiveMatch(Base):
+    """A match dealt and not yet in the history, written at the deal (``app.db.matches.record_deal``)
+    and removed in the transaction that records the match. What it holds is enough to record the
+    match as aborted with its deal revealed, should it never end (``record_abandoned_deals``):
+    ``fairness`` is the whole deal, the secret server seed included, kept in the server's own
+    database as the table store keeps it."""
+
+    __tablename__ = "live_matches"
+
+    match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64))  # ``table_ref``, never the invite code
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    rules: Mapped[dict[str, Any]] = mapped_column(Json)
+    seats: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    dealer: Mapped[int] = mapped_column(Integer)
+    fairness: Mapped[dict[str, Any]] = mapped_column(Json)
+
+
 class MatchPlayer(Base):
     """One seat of a finished match, for listing a player's matches."""
 
@@ -303,6 +322,10 @@ class MatchAnalysis(Base):
     total: Mapped[int] = mapped_column(Integer, default=0)
     result: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True, default=None)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Who started the computation (his quota counts it), and when anyone last asked for its
+    # progress: a computation nobody asks about is cancelled (docs/api.md, "Coach").
+    requested_by: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    polled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True, default=None)
 
 
 class ChatReport(Base):

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from openskill.models import PlackettLuce
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -198,12 +198,16 @@ async def leaderboard(session: AsyncSession, *, offset: int, limit: int) -> tupl
     ], total
 
 
-async def rating_history(session: AsyncSession, account_id: int, *, limit: int = 200) -> list[dict[str, Any]]:
-    """The account's rating after each of its last ``limit`` rated matches, oldest first."""
+async def rating_history(
+    session: AsyncSession, account_id: int, *, limit: int = 200, visible: ColumnElement[bool] | None = None
+) -> list[dict[str, Any]]:
+    """The account's rating after each of its last ``limit`` rated matches, oldest first; only the
+    matches ``visible`` (a condition on ``Match``: ``app.db.matches.visible_to``) lets through."""
     rows = (
         await session.scalars(
             select(RatingChange)
-            .where(RatingChange.account_id == account_id)
+            .join(Match, Match.id == RatingChange.match_id)
+            .where(RatingChange.account_id == account_id, true() if visible is None else visible)
             .order_by(RatingChange.id.desc())
             .limit(limit)
         )
@@ -226,13 +230,16 @@ def table_type(rules: Mapping[str, Any]) -> str:
     return f"{kind}-staked" if int(rules.get("stake", 0) or 0) > 0 else kind
 
 
-async def match_stats(session: AsyncSession, account_id: int) -> dict[str, dict[str, int]]:
-    """Per table type: matches played, wins (first out, not a draw) and times durak."""
+async def match_stats(
+    session: AsyncSession, account_id: int, *, visible: ColumnElement[bool] | None = None
+) -> dict[str, dict[str, int]]:
+    """Per table type: matches played, wins (first out, not a draw) and times durak; of the matches
+    ``visible`` lets through (see ``rating_history``)."""
     rows = (
         await session.execute(
             select(MatchPlayer.seat, MatchPlayer.place, Match.rules, Match.result)
             .join(Match, Match.id == MatchPlayer.match_id)
-            .where(MatchPlayer.account_id == account_id)
+            .where(MatchPlayer.account_id == account_id, true() if visible is None else visible)
         )
     ).all()
     stats: dict[str, dict[str, int]] = {}
@@ -248,14 +255,22 @@ async def match_stats(session: AsyncSession, account_id: int) -> dict[str, dict[
     return dict(sorted(stats.items()))
 
 
-async def recent_matches(session: AsyncSession, account_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
-    """The account's last ``limit`` matches, newest first: its place, whether it was the durak, its
-    coins and rating change, who else sat at the table and which of them were bots."""
+async def recent_matches(
+    session: AsyncSession,
+    account_id: int,
+    *,
+    limit: int = 10,
+    visible: ColumnElement[bool] | None = None,
+    coins: bool = True,
+) -> list[dict[str, Any]]:
+    """The account's last ``limit`` matches that ``visible`` lets through (see ``rating_history``),
+    newest first: its place, whether it was the durak, its coins (None unless ``coins``) and rating
+    change, who else sat at the table and which of them were bots."""
     rows = (
         await session.execute(
             select(MatchPlayer, Match)
             .join(Match, Match.id == MatchPlayer.match_id)
-            .where(MatchPlayer.account_id == account_id)
+            .where(MatchPlayer.account_id == account_id, true() if visible is None else visible)
             .order_by(MatchPlayer.finished_at.desc(), MatchPlayer.match_id.desc())
             .limit(limit)
         )
@@ -280,7 +295,7 @@ async def recent_matches(session: AsyncSession, account_id: int, *, limit: int =
                 "place": player.place,
                 "draw": bool(match.result.get("draw")),
                 "durak": match.result.get("durak") == player.seat,
-                "coin_change": player.coin_change,
+                "coin_change": player.coin_change if coins else None,
                 "rating_change": None
                 if change is None
                 else display(change.mu, change.sigma) - display(change.mu_before, change.sigma_before),

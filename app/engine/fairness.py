@@ -199,3 +199,106 @@ def verify(data: dict[str, Any]) -> tuple[list[str], tuple[Card, ...] | None]:
         else:
             problems.append("deck differs: the published deck is not the recomputed one")
     return problems, order
+
+
+def check_replay(deck_cards: Sequence[str], views: Sequence[dict[str, Any]]) -> list[str]:
+    """Check that the cards a match's replay shows in the players' hands came from ``deck_cards`` (the
+    recomputed deck, first card dealt first) as docs/fairness.md, "The replay against the deck",
+    says: the hands as dealt, the turned trump, and every card drawn from the stock, in the deck's
+    order. ``views`` is the replay (``GET /api/matches/{id}/replay``): a position after the deal and
+    after every action, each with ``hands`` (every seat's cards), ``trump_card``, ``stock`` (how
+    many cards it holds), ``table``, ``dealer`` and ``rules``. Returns the differences (empty: the
+    replay came from that deck).
+
+    Written from the document alone, on the replay's own fields: it shares no code with the engine
+    that dealt the match, so a server that dealt other cards than it published cannot pass it."""
+    try:
+        return _check_replay([str(card) for card in deck_cards], list(views))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        return [f"replay: cannot read it ({type(exc).__name__}: {exc})"]
+
+
+def _check_replay(cards: list[str], views: list[dict[str, Any]]) -> list[str]:
+    if not views:
+        return ["replay: it is empty"]
+    first = views[0]
+    seats, dealer = int(first["rules"]["seats"]), int(first["dealer"])
+    top_turned = first["rules"].get("preset") == "durac1993"  # the top card is turned, and drawn first
+    dealt = 6 * seats
+    if int(first["rules"]["deck"]) != len(cards) or len(first["hands"]) != seats or dealt > len(cards):
+        return [f"replay: a {first['rules']['deck']}-card deal for {seats} seats does not fit a {len(cards)}-card deck"]
+    hands = [set[str]() for _ in range(seats)]
+    for index in range(dealt):  # one card at a time, starting on the dealer's left
+        hands[(dealer + 1 + index) % seats].add(cards[index])
+    if dealt == len(cards):
+        trump, stock = cards[dealt - 1], []
+    else:
+        trump = cards[dealt]
+        stock = cards[dealt:] if top_turned else [*cards[dealt + 1 :], cards[dealt]]
+    problems: list[str] = []
+    for seat in range(seats):
+        shown = set(first["hands"][seat])
+        if shown != hands[seat]:
+            problems.append(
+                f"replay: seat {seat} was dealt {' '.join(sorted(shown - hands[seat]))} instead of "
+                f"{' '.join(sorted(hands[seat] - shown))}"
+            )
+    if first["trump_card"] != trump:
+        problems.append(f"replay: the turned trump is {first['trump_card']}, the deck turns {trump}")
+    if int(first["stock"]) != len(stock):
+        problems.append(f"replay: the stock holds {first['stock']} cards after the deal, the deck leaves {len(stock)}")
+    if problems:
+        return problems
+    for step in range(1, len(views)):
+        before, after = views[step - 1], views[step]
+        problem = _check_step(before, after, stock)
+        if problem is not None:
+            return [f"replay: position {step}: {problem}"]
+    return []
+
+
+def _check_step(before: dict[str, Any], after: dict[str, Any], stock: list[str]) -> str | None:
+    """One action's change of the hands: what a hand gains comes from the table or another hand (a
+    card played in this very action and picked up with the table), or else from the stock, which
+    gives its cards in order (``stock`` is updated)."""
+    on_table = {card for pair in before["table"] for card in (pair["attack"], pair["cover"]) if card is not None}
+    on_table.update(card for hand in before["hands"] for card in hand)
+    gained = [set(now) - set(then) for then, now in zip(before["hands"], after["hands"], strict=True)]
+    if before["trump_card"] != after["trump_card"]:  # Durac 1993: the lowest trump swapped for the turned one
+        turned, low = before["trump_card"], after["trump_card"]
+        takers = [seat for seat, cards in enumerate(gained) if turned in cards]
+        if turned not in stock or len(takers) != 1 or low not in before["hands"][takers[0]]:
+            return f"the turned trump changed from {turned} to {low} without an exchange"
+        stock[stock.index(turned)] = low
+        gained[takers[0]].discard(turned)
+    drawn_count = len(stock) - int(after["stock"])
+    if drawn_count < 0:
+        return f"the stock grew from {len(stock)} to {after['stock']} cards"
+    drawn, rest = stock[:drawn_count], stock[drawn_count:]
+    from_stock = [cards - on_table for cards in gained]
+    if sorted(card for cards in from_stock for card in cards) != sorted(drawn):
+        shown = " ".join(sorted(card for cards in from_stock for card in cards)) or "nothing"
+        return f"the hands drew {shown}, the deck's next cards are {' '.join(drawn) or 'none'}"
+    runs: list[tuple[int, int]] = []  # (where its run starts in ``drawn``, seat)
+    for seat, cards in enumerate(from_stock):  # each seat draws a run of the deck's next cards
+        if cards:
+            places = sorted(drawn.index(card) for card in cards)
+            if places[-1] - places[0] + 1 != len(places):
+                return f"seat {seat} drew {' '.join(sorted(cards))}, not consecutive cards of the deck"
+            runs.append((places[0], seat))
+    order = [seat for _, seat in sorted(runs)]
+    expected = _refill_order(before, len(before["hands"]))
+    if len(order) > 1 and expected is not None and order != [seat for seat in expected if seat in order]:
+        return f"the seats drew in the order {order}, the rules say {[s for s in expected if s in order]}"
+    stock[:] = rest
+    return None
+
+
+def _refill_order(before: dict[str, Any], seats: int) -> list[int] | None:
+    """Who draws first after a bout (rule book §6): the main attacker, then clockwise from the
+    defender's left, the defender last. None when the position names no bout."""
+    attacker, defender = before.get("attacker"), before.get("defender")
+    if attacker is None or defender is None:
+        return None
+    others = [(defender + step) % seats for step in range(1, seats)]
+    return [attacker, *(seat for seat in others if seat not in (attacker, defender)), defender]

@@ -45,7 +45,7 @@ from app.tables.record import (
     rematch_json,
     takeover_deadline,
 )
-from app.tables.results import match_end, settle, take_stakes
+from app.tables.results import aborted_match, dealt_match, match_end, settle, take_stakes
 from app.tables.seat_commands import (
     SEAT_COMMANDS,
     SeatChange,
@@ -243,7 +243,8 @@ class TableActor:
             self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
         checking = self.seating.ready is not None  # a ready check the creator opened early
-        if change.start != "no" and self.status == "waiting" and (full or checking):  # after a match: all agreed
+        ready = full and self.fair.seeded(self.seats) if self.spec.deal_on_seed else full
+        if change.start != "no" and self.status == "waiting" and (ready or checking):  # after a match: all agreed
             try:
                 await self._try_start(change.ready)
             except Refused:  # a player cannot cover the stake, ...: the table waits for players
@@ -292,7 +293,20 @@ class TableActor:
         # staked match's stakes go into escrow here, and only here.
         accounts = self.seating.stake_accounts() if self.rules.stake > 0 else self.seating.account_ids()
         await take_stakes(self.hooks, match_id, self.rules.stake, accounts)
-        self.game = game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
+        last_deal = self.fair.deal
+        game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
+        revealed = self.fair.revealed()
+        assert revealed is not None
+        try:  # kept before anyone sees a card, so that the deal is revealed however the match ends
+            await self.hooks.match_dealt(dealt_match(game, self.rules, self.seats, self.spec, match_id, revealed))
+        except Exception as exc:
+            log.warning("table %s: the deal of match %s not kept (%s): not dealt", self.code[:8], match_id, exc)
+            self.fair.deal = last_deal  # nothing was dealt: its seed stays the secret of the next deal
+            if self.rules.stake > 0:
+                with contextlib.suppress(Exception):
+                    await self.hooks.match_abandoned(match_id=match_id)
+            raise unavailable() from exc
+        self.game = game
         self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
         self.started = time.time()  # the deal's wall-clock time, kept in the record (takeovers too)
         self.seating.match_started()
@@ -338,6 +352,21 @@ class TableActor:
             return
         self.results = {**results, "ratings": ratings}
         await self._changed([{"type": "ratings", "match_id": command.id, "ratings": ratings}])
+    async def abort(self, reason: str) -> None:
+        """The table closes in the middle of a match (call it once the actor has stopped): the match
+        is recorded as aborted, its moves so far and its deal revealed, and every stake goes back
+        (retried in the background like a settlement; a restart finishes it otherwise)."""
+        game, match_id = self.game, self.match_id
+        if self.status != "playing" or game is None or match_id is None or game.outcome is not None:
+            return
+        self.status = "finished"
+        actions = logged_actions(self.log)
+        record = aborted_match(
+            game, self.rules, self.seats, self.spec, match_id, actions, self.fair.revealed(), reason
+        )
+        self._settle_task = task = asyncio.create_task(settle(self.hooks, record))
+        _aborting.add(task)
+        task.add_done_callback(_aborting.discard)
 
     # ------------------------------------------------------------------ play
 
@@ -513,6 +542,8 @@ class TableActor:
             self.on_change(self, lobby)
         self._schedule_bots()
 
+
+_aborting: set[asyncio.Task[bool]] = set()  # aborted matches being recorded after their table closed
 
 _HANDLERS: dict[str, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
     **dict.fromkeys(SEAT_COMMANDS, TableActor._on_seat_command),

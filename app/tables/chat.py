@@ -85,12 +85,24 @@ async def history(broker: Broker, code: str) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in await broker.read_list(history_key(code))]
 
 
-def visible(line: dict[str, Any], *, seated: bool) -> bool:
-    """Whether a connection sees a line: spectators see everything; seated players do not see the
-    spectators' chat while a staked match runs (the line says so: ``players_hidden``)."""
-    return not (seated and line.get("channel") == SPECTATORS and line.get("players_hidden"))
+def visible(line: dict[str, Any], *, seated: bool, persons: frozenset[str] | None = frozenset()) -> bool:
+    """Whether a connection sees a line. Spectators see everything; the players of a staked match do
+    not see the spectators' chat said while it ran (the line says so: ``players_hidden``, and names
+    the players then seated: ``hidden_from``). A player is a person, not a connection: a connection
+    that is seated, or whose ``persons`` (the keys its cookies stand for: its session, and every
+    account seen on its browser's device) include one of those players, does not see it; nor does
+    one whose persons are not known yet (None)."""
+    if line.get("channel") != SPECTATORS or not line.get("players_hidden"):
+        return True
+    if seated or persons is None or EVERY_PLAYER in persons:
+        return False
+    return not persons.intersection(line.get("hidden_from") or ())
+
+
+EVERY_PLAYER = "*"  # in a connection's persons: taken for every player (who it is cannot be told now)
+ROUTING = ("players_hidden", "hidden_from")  # what a line carries for the servers, not for clients
 
 
 def public(line: dict[str, Any]) -> dict[str, Any]:
-    """The message a client gets (without the routing field)."""
-    return {k: v for k, v in line.items() if k != "players_hidden"}
+    """The message a client gets (without the routing fields)."""
+    return {k: v for k, v in line.items() if k not in ROUTING}

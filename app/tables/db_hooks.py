@@ -5,6 +5,7 @@ rules (docs/integrity.md) at staked seats, at a staked match's start and in the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,11 +15,12 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.db import integrity, seasons, stakes
-from app.db.errors import EscrowClosed, InsufficientFunds, NoWallet
+from app.db import matches as history
+from app.db.errors import EscrowClosed, EscrowNotFound, InsufficientFunds, NoWallet
 from app.db.integrity import IntegrityRules, MatchFacts, Refusal
 from app.db.matches import table_ref
 from app.db.session import Database
-from app.tables.hooks import CannotStart, FinishedMatch
+from app.tables.hooks import CannotStart, DealtMatch, FinishedMatch
 from app.tables.integrity import bouts_of, dealt_deck, forfeit_after_acting, throw_in_chances
 
 log = logging.getLogger("durak.table")
@@ -35,11 +37,14 @@ class DbHooks:
         rules: IntegrityRules | None = None,
         now: Callable[[], datetime] = _utc_now,
         season_rules: seasons.SeasonRules | None = None,
+        *,
+        secret: str = "",
     ) -> None:
         self.db = db
         self.rules = rules or IntegrityRules()
         self.now = now
         self.season_rules = season_rules or seasons.SeasonRules()
+        self.secret = secret  # seals the server seed of a running match kept in the database
         self._started: dict[str, datetime] = {}
 
     async def may_sit(self, *, account_id: int | None, others: list[int], stake: int) -> tuple[str, str] | None:
@@ -97,7 +102,50 @@ class DbHooks:
             started = escrow.opened_at if escrow is not None else None
         return started
 
+    async def match_dealt(self, deal: DealtMatch) -> None:
+        """The deal is kept (``live_matches``) before anyone sees a card: a match whose deal cannot
+        be kept is not dealt, so that none goes unrevealed (docs/fairness.md)."""
+        record = history.DealRecord(
+            match_id=deal.match_id,
+            table_id=table_ref(deal.table_code),
+            private=deal.private,
+            started_at=self._started.get(deal.match_id) or self.now(),
+            rules=deal.rules,
+            seats=deal.seats,
+            dealer=deal.dealer,
+            fairness=history.seal_deal(deal.fairness, deal.match_id, self.secret),
+        )
+        await self.db.write(lambda session: history.record_deal(session, record))
+
+    async def _aborted(self, match: FinishedMatch) -> None:
+        """A match stopped without an outcome: every stake back, and recorded with its deal."""
+        started = await self._started_at(match)
+        finished = self.now()
+        record = stakes.MatchRecord(
+            match_id=match.match_id,
+            table_id=table_ref(match.table_code),
+            rules=match.rules,
+            seed=match.seed,
+            dealer=match.dealer,
+            seats=match.seats,
+            actions=match.actions,
+            result=match.outcome,
+            created_at=started or finished,
+            finished_at=finished,
+            coin_changes=dict.fromkeys(match.coin_changes, 0),
+            fairness=match.fairness,
+            private=match.private,
+        )
+        if match.stake > 0:  # settled or refunded already: recorded below if it is not yet
+            with contextlib.suppress(EscrowClosed, EscrowNotFound):
+                await stakes.refund_escrow(self.db, match_id=match.match_id, record=record)
+        await self.db.write(lambda session: history.record_if_missing(session, record))
+        self._started.pop(match.match_id, None)
+
     async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+        if match.outcome.get("aborted"):
+            await self._aborted(match)
+            return None
         started = await self._started_at(match)
         finished = self.now()
         seconds = None if started is None else (finished - started).total_seconds()

@@ -52,6 +52,11 @@ class FairDeals:
             raise Refused("bad_message", "a client seed is 32 hex digits")
         return value
 
+    def seeded(self, seats: Sequence[Seat]) -> bool:
+        """Whether every seated player has sent a client seed for the current commitment."""
+        humans = [s.principal.key for s in seats if s.kind == "human" and s.principal is not None]
+        return all(key in self.client_seeds for key in humans)
+
     def forget(self, person: str) -> None:
         """A player left his seat: his seed does not count for the next deal."""
         self.client_seeds.pop(person, None)

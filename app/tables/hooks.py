@@ -38,6 +38,20 @@ class FinishedMatch:
     started_at: float | None = None  # when the match was dealt (epoch seconds, kept across takeovers)
 
 
+@dataclass(frozen=True, slots=True)
+class DealtMatch:
+    """A match just dealt: what keeps it from going unrevealed should it never end (docs/fairness.md).
+    ``fairness`` is its whole deal, the server seed included (the server's own record)."""
+
+    match_id: str
+    table_code: str
+    rules: dict[str, Any]
+    seats: list[dict[str, Any]]  # {seat, account_id, guest_name, bot_level, display_name}
+    dealer: int
+    fairness: dict[str, Any]
+    private: bool = False
+
+
 class MatchHooks(Protocol):
     async def may_sit(self, *, account_id: int | None, others: list[int], stake: int) -> tuple[str, str] | None:
         """Why this account may not sit down with the accounts seated already, as ``(code, message)``
@@ -48,10 +62,15 @@ class MatchHooks(Protocol):
         seated): note when; at a staked table move every stake into the match's escrow, all or
         none; raise ``CannotStart``."""
 
+    async def match_dealt(self, deal: DealtMatch) -> None:
+        """Keep the deal of a match that starts now until the match is recorded; raise when it
+        cannot be kept (the match is then not dealt)."""
+
     async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
-        """Settle the escrow and record the match. Idempotent by ``match_id``. May answer what the
-        match did to the seats' ratings (seat -> ``{rating, change, provisional, season_rating,
-        season_change}``), which the table adds to its results; None: nothing to tell."""
+        """Settle the escrow and record the match (an aborted one, its outcome ``aborted``: refund
+        every stake and record it). Idempotent by ``match_id``. May answer what the match did to the
+        seats' ratings (seat -> ``{rating, change, provisional, season_rating, season_change}``),
+        which the table adds to its results; None: nothing to tell."""
 
     async def match_abandoned(self, *, match_id: str) -> None:
         """Refund every stake of a match that cannot go on."""
@@ -66,6 +85,7 @@ class MemoryHooks:
     finished: dict[str, FinishedMatch] = field(default_factory=dict)
     refunded: set[str] = field(default_factory=set)
     related: set[frozenset[int]] = field(default_factory=set)  # pairs of related accounts
+    dealt: dict[str, DealtMatch] = field(default_factory=dict)  # dealt, not recorded yet
 
     async def may_sit(self, *, account_id: int | None, others: list[int], stake: int) -> tuple[str, str] | None:
         if stake > 0 and account_id is not None and any(frozenset((account_id, o)) in self.related for o in others):
@@ -82,8 +102,18 @@ class MemoryHooks:
             self.balances[account] = self.balances.get(account, 0) - stake
         self.escrows[match_id] = dict.fromkeys(account_ids, stake)
 
+    async def match_dealt(self, deal: DealtMatch) -> None:
+        if deal.match_id not in self.finished:
+            self.dealt[deal.match_id] = deal
+
     async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
         if match.match_id in self.finished or match.match_id in self.refunded:
+            return None
+        self.dealt.pop(match.match_id, None)
+        if match.outcome.get("aborted"):
+            for account, coins in self.escrows.get(match.match_id, {}).items():
+                self.balances[account] = self.balances.get(account, 0) + coins
+            self.finished[match.match_id] = match
             return None
         escrow = self.escrows.get(match.match_id, {})
         if sum(match.payouts.values()) != sum(escrow.values()):

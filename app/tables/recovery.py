@@ -1,17 +1,24 @@
-"""Stakes of matches that can no longer finish go back to their players.
+"""Matches that can no longer finish: recorded as aborted with their deal revealed, and their stakes
+given back.
 
-A match's escrow stays open while its table lives in the store (any process may take the table over
-and finish it). An escrow whose match is not live anywhere — its process died and the store lost it
-too, or the server ran with the in-process store and restarted — is refunded in full.
+A match stays live while its table lives in the store (any process may take the table over and
+finish it). A match dealt (``live_matches``) that is not live anywhere — its process died and the
+store lost it too, or the server ran with the in-process store and restarted — is recorded as
+aborted, its deal revealed and its stakes refunded in the same transaction
+(``record_abandoned_deals``). An escrow whose match is not live anywhere and was never dealt is
+refunded in full (``refund_abandoned_escrows``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from datetime import UTC, datetime, timedelta
 
 from app.broker import BrokerError
+from app.db import matches as history
 from app.db import stakes
+from app.db.errors import EscrowClosed, EscrowNotFound
 from app.db.session import Database
 from app.tables.store import MemoryStore, TableStore
 
@@ -25,6 +32,44 @@ async def live_match_ids(store: TableStore) -> set[str]:
         if loaded is not None and loaded[0].get("match_id") and loaded[0].get("status") != "waiting":
             ids.add(loaded[0]["match_id"])
     return ids
+
+
+async def record_abandoned_deals(
+    db: Database, store: TableStore, secret: str, min_age_s: float | None = None
+) -> list[str]:
+    """Record every dealt match that no table is playing as aborted (``server_restart``), its deal
+    revealed (``secret``: the key it was sealed with), refunding its stakes. Returns their ids.
+    ``min_age_s`` as for the escrows below."""
+    if min_age_s is None:
+        min_age_s = 0.0 if isinstance(store, MemoryStore) else 30.0
+    try:
+        live = await live_match_ids(store)
+    except BrokerError as exc:
+        log.warning("sweep of abandoned deals skipped: table store unreachable (%s)", exc)
+        return []
+    async with db.session() as session:
+        deals = await history.live_deals(session)
+    cutoff = datetime.now(UTC) - timedelta(seconds=min_age_s)
+    recorded = []
+    for deal in deals:
+        started = deal.started_at if deal.started_at.tzinfo else deal.started_at.replace(tzinfo=UTC)
+        if deal.match_id in live or started > cutoff:
+            continue
+        try:
+            await _record_aborted(db, history.aborted_record(deal, history.ABORT_RESTART, secret))
+        except Exception:  # one bad row must not stop the others; it is tried again at the next start
+            log.exception("could not record abandoned match %s", deal.match_id)
+            continue
+        recorded.append(deal.match_id)
+        log.warning("recorded match %s as aborted (its server stopped mid-match), its deal revealed", deal.match_id)
+    return recorded
+
+
+async def _record_aborted(db: Database, record: stakes.MatchRecord) -> None:
+    if int(record.rules.get("stake", 0) or 0) > 0:  # settled (then recorded) or refunded before: below
+        with contextlib.suppress(EscrowClosed, EscrowNotFound):
+            await stakes.refund_escrow(db, match_id=record.match_id, record=record)
+    await db.write(lambda session: history.record_if_missing(session, record))
 
 
 async def refund_abandoned_escrows(db: Database, store: TableStore, min_age_s: float | None = None) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from app.broker import Broker, BrokerError, Event, Gap
+from app.db.matches import ABORT_EVICTED
 from app.tables import channels, chat, fanout
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
@@ -589,6 +590,7 @@ class TableRegistry:
             self.closed.popitem(last=False)
         self._drop(code)
         await actor.stop()
+        await actor.abort(ABORT_EVICTED)  # a match cut short is recorded, its deal revealed (docs/fairness.md)
         with contextlib.suppress(Exception):
             await self.store.remove(code, actor.recorder.token)
         with contextlib.suppress(Exception):

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.engine import Rules, State, payout, series_update
 from app.tables.commands import Refused
-from app.tables.hooks import CannotStart, FinishedMatch, MatchHooks
+from app.tables.hooks import CannotStart, DealtMatch, FinishedMatch, MatchHooks
 from app.tables.spec import Seat, TableSpec
 
 log = logging.getLogger("durak.table")
@@ -102,6 +102,53 @@ def match_end(
         started_at=started_at,
     )
     return MatchEnd(results, scores, outcome.durak, record)
+
+
+def dealt_match(
+    game: State, rules: Rules, seats: list[Seat], spec: TableSpec, match_id: str, fairness: dict[str, Any]
+) -> DealtMatch:
+    """What is kept of a match from its deal (``fairness``: the deal with its server seed)."""
+    return DealtMatch(
+        match_id=match_id,
+        table_code=spec.code,
+        rules=rules.to_json(),
+        seats=[seat_record(seat) for seat in seats],
+        dealer=game.dealer,
+        fairness=fairness,
+        private=spec.private,
+    )
+
+
+def aborted_match(
+    game: State,
+    rules: Rules,
+    seats: list[Seat],
+    spec: TableSpec,
+    match_id: str,
+    actions: list[dict[str, Any]],
+    fairness: dict[str, Any] | None,
+    reason: str,
+) -> FinishedMatch:
+    """A match stopped without an outcome (its table closed mid-match): its moves so far and its
+    deal revealed, nobody's coins changed (every stake goes back)."""
+    from app.db.matches import aborted_result
+
+    return FinishedMatch(
+        match_id=match_id,
+        table_code=spec.code,
+        rules=rules.to_json(),
+        seed=str(game.seed),
+        dealer=game.dealer,
+        seats=[seat_record(seat) for seat in seats],
+        actions=actions,
+        outcome=aborted_result(reason),
+        stake=rules.stake,
+        payouts={},
+        coin_changes={seat.seat: 0 for seat in seats},
+        hands=[[str(c) for c in hand] for hand in game.hands],
+        fairness=fairness,
+        private=spec.private,
+    )
 
 
 async def settle(

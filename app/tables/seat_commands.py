@@ -94,7 +94,8 @@ async def client_seed(table: SeatTable, principal: Principal, command: Command) 
     if table.status == "playing":
         raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
     table.fair.client_seeds[principal.key] = table.fair.checked_client_seed(command.client_seed, command.commitment)
-    return SeatChange([{"type": "client_seed", "seat": seat.seat}])
+    start: StartWhen = "if_ready" if table.spec.deal_on_seed else "no"  # the seed this table waits for
+    return SeatChange([{"type": "client_seed", "seat": seat.seat}], start=start)
 
 
 async def add_bot(table: SeatTable, principal: Principal, command: Command) -> SeatChange:

@@ -114,6 +114,10 @@ class TableSpec:
     private: bool = False
     chat: bool = True  # the table's chat; the creator may turn it off
     bot_delay_ms: int = 600
+    # Deal only once every seated player has sent a client seed for the table's commitment (or the
+    # creator says start): a table opened and filled in one request, whose player could not have
+    # seen its commitment before (play a bot: docs/fairness.md, "Who contributed to a deal").
+    deal_on_seed: bool = False
     code: str = field(default_factory=new_code)
     watch_code: str = field(default_factory=new_code)
 
@@ -125,6 +129,7 @@ class TableSpec:
             "private": self.private,
             "chat": self.chat,
             "bot_delay_ms": self.bot_delay_ms,
+            "deal_on_seed": self.deal_on_seed,
             "code": self.code,
             "watch_code": self.watch_code,
         }
@@ -138,6 +143,7 @@ class TableSpec:
             private=bool(data.get("private", False)),
             chat=bool(data.get("chat", True)),
             bot_delay_ms=int(data.get("bot_delay_ms", 600)),
+            deal_on_seed=bool(data.get("deal_on_seed", False)),
             code=data["code"],
             watch_code=data["watch_code"],
         )

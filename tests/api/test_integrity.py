@@ -434,6 +434,7 @@ async def test_bots_sit_only_at_free_tables(api: Api) -> None:
     assert wallets == 1  # alice's: a bot has none
     # a match against a bot: labelled in the history and on the profile, never rated
     game = (await alice.post("/api/quickplay/bot", json={"level": "hard"})).json()
+    assert (await alice.post(f"/api/tables/{game['code']}/start")).status_code == 200  # no seed from this client
     match_id = (await alice.get(f"/api/tables/{game['code']}")).json()["match_id"]
     assert (await alice.post(f"/api/tables/{game['code']}/leave")).status_code == 200
     await recorded(api, match_id)

@@ -118,12 +118,15 @@ async def test_fifty_concurrent_callers_fill_tables_without_overfilling_or_doubl
     assert len({seat["player"] for seat in info["seats"]}) == 3 and info["status"] == "playing"
 
 
-async def test_play_a_bot_starts_a_private_match_at_once(api: Api) -> None:
+async def test_play_a_bot_opens_a_private_match_dealt_once_its_player_is_ready(api: Api) -> None:
     solo = await api.signed_up("solo")
     response = await solo.post("/api/quickplay/bot", json={"level": "easy", "deck": 24})
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["table"]["private"] is True and body["table"]["rules"]["seats"] == 2
+    # It deals on its player's seed for its commitment (tests/api/test_quickplay_seeds.py), or on start.
+    assert (await table(api, body["code"]))["status"] == "waiting"
+    assert (await solo.post(f"/api/tables/{body['code']}/start")).status_code == 200
     info = await table(api, body["code"])
     assert info["status"] == "playing"
     assert [seat["kind"] for seat in info["seats"]] == ["human", "bot"] and info["seats"][1]["level"] == "easy"

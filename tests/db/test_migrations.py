@@ -61,6 +61,7 @@ TABLES = {
     "presence",
     "push_subscriptions",
     "server_keys",
+    "live_matches",
 }
 
 

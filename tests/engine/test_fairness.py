@@ -12,6 +12,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from app.engine.cards import Card, deck
 from app.engine.fairness import (
     FairnessError,
     byte_stream,
+    check_replay,
     commitment,
     deal_key,
     deck_order,
@@ -218,21 +220,150 @@ def test_client_seeds_are_32_hex_digits_or_empty() -> None:
 def test_cli_verify_deal_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "match.json"
     good.write_text(json.dumps({"id": "m1", "fairness": published()}), encoding="utf-8")
-    assert cli.main(["verify-deal", "--file", str(good)]) == 0
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps(played(published())), encoding="utf-8")
+    assert cli.main(["verify-deal", "--file", str(good), "--replay", str(replay)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "ok" and out[0].startswith("deck: ")
+    assert out[-1] == "ok" and out[0].startswith("deck: ") and out[1].startswith("replay: ")
     assert out[0].split()[1:] == published()["deck"]
+    # Without the replay the deck is checked but the game is not, and it says so.
+    assert cli.main(["verify-deal", "--file", str(good)]) == 2
+    out = capsys.readouterr().out
+    assert "NOT CHECKED" in out and "\nok" not in out
     data = published()
     data["server_seed"] = flip_hex(str(data["server_seed"]), 0)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data), encoding="utf-8")  # the fairness object alone
-    assert cli.main(["verify-deal", "--file", str(bad)]) == 1
+    assert cli.main(["verify-deal", "--file", str(bad), "--replay", str(replay)]) == 1
     assert "commitment differs" in capsys.readouterr().out
     hidden = published()
     hidden["server_seed"] = None
     bad.write_text(json.dumps({"fairness": hidden}), encoding="utf-8")
     assert cli.main(["verify-deal", "--file", str(bad)]) == 1
     assert "not revealed yet" in capsys.readouterr().out
+    # A game dealt from other cards than the published deck: the record checks out, the game does not.
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(played(published(), order=swapped(published()["deck"], 25, 30))), encoding="utf-8")
+    assert cli.main(["verify-deal", "--file", str(good), "--replay", str(other)]) == 1
+    assert "replay: position" in capsys.readouterr().out
+    other.write_text(json.dumps({"not": "a replay"}), encoding="utf-8")
+    assert cli.main(["verify-deal", "--file", str(good), "--replay", str(other)]) == 1
+
+
+# ---------------------------------------------------------------------- the replay against the deck
+
+
+def played(
+    fairness: dict[str, object],
+    *,
+    preset: str = "durak_peak",
+    dealer: int = 1,
+    order: list[str] | None = None,
+    rng: random.Random | None = None,
+    cheating: bool = False,
+) -> list[dict[str, object]]:
+    """A whole match played by the engine from ``order`` (the published deck by default): its replay
+    as ``GET /api/matches/{id}/replay`` gives it."""
+    from app.engine import action_to_json, apply, decision, legal_actions
+    from app.engine.replay import replay_views
+
+    cards = [Card.parse(text) for text in (order or fairness["deck"])]  # type: ignore[attr-defined]
+    seats = len(fairness["client_seeds"])  # type: ignore[arg-type]
+    rules = Rules.from_json({"preset": preset, "deck": len(cards), "seats": seats, "cheating": cheating})
+    state, actions = new_match(rules, 0, dealer, cards), []
+    pick = rng or random.Random(7)
+    while state.outcome is None:
+        seat = pick.choice(decision(state)["seats"])
+        action = pick.choice(legal_actions(state, seat))
+        actions.append(action_to_json(action))
+        state, _ = apply(state, action)
+    return replay_views(rules.to_json(), 0, dealer, actions, cards, hands=True)
+
+
+def swapped(cards: object, first: int, second: int) -> list[str]:
+    out = [str(card) for card in cards]  # type: ignore[attr-defined]
+    out[first], out[second] = out[second], out[first]
+    return out
+
+
+def fair_record(size: int, seats: int, salt: int) -> dict[str, object]:
+    seeds = [bytes([salt, seat]) * 8 for seat in range(seats)]
+    return record(EXAMPLE_SEED, f"t-{salt}", 1, size, seeds, deck_order(EXAMPLE_SEED, f"t-{salt}", 1, size, seeds))
+
+
+def _equal_draws(fairness: dict[str, object]) -> tuple[int, list[dict[str, object]]]:
+    """A played match with a position where the attacker and the defender, and nobody else, draw
+    as many cards each from the stock after a bout beaten off; and that position."""
+    for salt in range(100):
+        views: list[dict[str, Any]] = played(fairness, rng=random.Random(salt))
+        for step in range(1, len(views)):
+            before, after = views[step - 1], views[step]
+            attacker, defender = before["attacker"], before["defender"]
+            if attacker is None or defender is None or after["stock"] == before["stock"]:
+                continue
+            seen = {card for hand in before["hands"] for card in hand}
+            seen |= {card for pair in before["table"] for card in pair.values() if card}
+            drew = [len(set(b) - set(a) - seen) for a, b in zip(before["hands"], after["hands"], strict=True)]
+            took = [len(set(b) - set(a)) for a, b in zip(before["hands"], after["hands"], strict=True)] != drew
+            others = [count for seat, count in enumerate(drew) if seat not in (attacker, defender)]
+            if not took and drew[attacker] == drew[defender] > 0 and not any(others):
+                return step, views
+    raise AssertionError("no match with equal draws")
+
+
+@pytest.mark.parametrize("preset", ["durak_peak", "classic36", "durac1993"])
+def test_a_replay_played_from_the_deck_checks_out(preset: str) -> None:
+    rng = random.Random(preset)
+    sizes = [36] if preset == "classic36" else [24, 36, 52]
+    for size in sizes:
+        for seats in range(2, 7):
+            if 6 * seats > size:
+                continue
+            fairness = fair_record(size, seats, seats)
+            for cheating in (False, True):
+                views = played(fairness, preset=preset, dealer=rng.randrange(seats), rng=rng, cheating=cheating)
+                assert check_replay(fairness["deck"], views) == [], (size, seats, cheating)  # type: ignore[arg-type]
+
+
+def test_a_replay_dealt_or_drawn_from_other_cards_does_not() -> None:
+    fairness = published()
+    deck_cards: list[str] = fairness["deck"]  # type: ignore[assignment]
+    views = played(fairness)
+    assert check_replay(deck_cards, views) == []
+    # Another deck altogether (another server seed): the deal itself differs.
+    other = deck_order(bytes(32), "tableX", 3, 36, [b"", b"", b""])
+    problems = check_replay(deck_cards, played(fairness, order=[str(card) for card in other]))
+    assert problems and "was dealt" in problems[0]
+    # The same hands dealt, but two cards of the stock exchanged: caught where the first is drawn.
+    tampered = played(fairness, order=swapped(deck_cards, 20, 33))
+    problems = check_replay(deck_cards, tampered)
+    assert len(problems) == 1 and problems[0].startswith("replay: position ") and "drew" in problems[0]
+    first_draw = next(i for i, view in enumerate(views) if view["stock"] != views[0]["stock"])
+    assert problems[0].startswith(f"replay: position {first_draw}:")
+    # A different trump card turned.
+    problems = check_replay(deck_cards, played(fairness, order=swapped(deck_cards, 18, 35)))
+    assert any("turned trump" in problem for problem in problems)
+    # Two seats' hands exchanged at the deal.
+    exchanged = [dict(view) for view in views]
+    hands = list(exchanged[0]["hands"])  # type: ignore[call-overload]
+    hands[0], hands[1] = hands[1], hands[0]
+    exchanged[0]["hands"] = hands
+    assert "seat 0 was dealt" in check_replay(deck_cards, exchanged)[0]
+    # The right cards drawn by the wrong seats: the defender's run of the stock before the attacker's.
+    step, views = _equal_draws(fairness)
+    before, after = views[step - 1], dict(views[step])
+    attacker, defender = before["attacker"], before["defender"]
+    got = {seat: set(after["hands"][seat]) - set(before["hands"][seat]) for seat in (attacker, defender)}  # type: ignore[index]
+    hands = [list(hand) for hand in after["hands"]]  # type: ignore[attr-defined]
+    hands[attacker] = sorted((set(hands[attacker]) - got[attacker]) | got[defender])  # type: ignore[index]
+    hands[defender] = sorted((set(hands[defender]) - got[defender]) | got[attacker])  # type: ignore[index]
+    after["hands"] = hands
+    assert check_replay(deck_cards, [*views[:step], after]) == [
+        f"replay: position {step}: the seats drew in the order {[defender, attacker]}, the rules say "
+        f"{[attacker, defender]}"
+    ]
+    assert check_replay(deck_cards, [])[0] == "replay: it is empty"
+    assert check_replay(deck_cards, [{"rules": {}}])[0].startswith("replay: cannot read it")
 
 
 # ---------------------------------------------------------------------- the engine deals the given deck

@@ -274,3 +274,87 @@ async def test_redis_keeps_a_capped_history() -> None:
         lines = await chat.history(broker, "T")
         assert [line["n"] for line in lines] == list(range(7, chat.HISTORY + 7))
         assert await broker.delete(chat.history_key("T")) == 1
+
+
+# ---------------------------------------------------------------------------- hidden from the person
+
+
+def _signup_on_a_device(client: TestClient, name: str) -> tuple[dict[str, str], str]:
+    """Sign up from a browser: the headers of its session, and its device cookie (value)."""
+    response = client.post("/api/auth/signup", json={"name": name, "password": "pass-word-123"})
+    assert response.status_code == 201, response.text
+    session, device = response.cookies["durak_session"], response.cookies["durak_device"]
+    client.cookies.clear()
+    headers = {"cookie": f"durak_session={session}; durak_device={device}", "origin": "http://127.0.0.1:8000"}
+    return headers, device
+
+
+def _spectators_lines(player: Player) -> list[str]:
+    return [m.get("text", "") for m in player.messages if m["type"] == "chat" and m["channel"] == "spectators"]
+
+
+def _after_marker(player: Player, marker: str) -> list[str]:
+    """Read until the players' line ``marker`` (lines come in order: any line said before it came
+    first), then the spectators' lines this socket got."""
+    if not [m for m in player.messages if m["type"] == "chat" and m.get("text") == marker]:
+        player.until(lambda m: m["type"] == "chat" and m.get("text") == marker)
+    return _spectators_lines(player)
+
+
+def test_a_seated_players_other_sockets_do_not_see_the_spectators_chat_of_his_staked_match(
+    client: TestClient,
+) -> None:
+    (alice, device), (bob, _) = _signup_on_a_device(client, "alice"), _signup_on_a_device(client, "bob")
+    carol = guest(client, "carol")
+    table = create_table(client, alice, timer=0, stake=10)
+    code, watch_code = table["code"], table["watch_code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)  # the match starts
+    origin = {"origin": "http://127.0.0.1:8000"}
+    sockets = {
+        "anonymous, alice's browser": (code, {"cookie": f"durak_device={device}", **origin}),
+        "watch link, alice signed in": (watch_code, alice),  # a watch link makes an anonymous socket
+        "a stranger": (code, origin),  # a spectator who is not signed in: sees both chats
+    }
+    opened = {name: _open(client, where, headers, name) for name, (where, headers) in sockets.items()}
+    ctx_c, c = _open(client, code, carol, "c")
+    ctx_b, b = _open(client, code, bob, "b")
+    try:
+        assert _chat(c, type="chat", text="alice should lead the ace")["type"] == "ack"
+        assert _chat(b, type="chat", text="marker")["type"] == "ack"  # the players' chat: everyone gets it
+        assert _after_marker(opened["a stranger"][1], "marker") == ["alice should lead the ace"]
+        assert _after_marker(c, "marker") == ["alice should lead the ace"]
+        for name in ("anonymous, alice's browser", "watch link, alice signed in"):
+            assert _after_marker(opened[name][1], "marker") == [], name
+        # Nor does the history show it to another socket of hers that comes later.
+        late_ctx, late = _open(client, code, {"cookie": f"durak_device={device}", **origin}, "late")
+        try:
+            assert _chat(b, type="chat", text="marker 2")["type"] == "ack"
+            assert _after_marker(late, "marker 2") == []
+            assert [m["text"] for m in late.messages if m["type"] == "chat"] == ["marker", "marker 2"]
+        finally:
+            late_ctx.__exit__(None, None, None)
+    finally:
+        for context, _ in opened.values():
+            context.__exit__(None, None, None)
+        ctx_c.__exit__(None, None, None)
+        ctx_b.__exit__(None, None, None)
+
+
+def test_the_spectators_chat_is_hidden_from_the_first_moment_of_a_staked_match(client: TestClient) -> None:
+    """Whether a line is hidden follows the table's state when it is said, not a copy of it."""
+    alice, bob, carol = signup(client, "alice"), signup(client, "bob"), guest(client, "carol")
+    code = create_table(client, alice, timer=0, stake=10)["code"]
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    ctx_a, a = _open(client, code, alice, "a")
+    ctx_c, c = _open(client, code, carol, "c")
+    try:
+        assert _chat(c, type="chat", text="good luck both")["type"] == "ack"  # before the match: seen by all
+        assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
+        assert _chat(c, type="chat", text="alice, bob holds no trumps")["type"] == "ack"  # the match runs now
+        assert _chat(a, type="chat", text="marker")["type"] == "ack"
+        assert _after_marker(a, "marker") == ["good luck both"]
+        assert _after_marker(c, "marker") == ["good luck both", "alice, bob holds no trumps"]
+    finally:
+        ctx_a.__exit__(None, None, None)
+        ctx_c.__exit__(None, None, None)

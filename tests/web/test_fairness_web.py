@@ -1,5 +1,6 @@
 """The browser's half of provably fair deals (web/js/fairness.js): WebCrypto recomputes the same
-commitment and deck as the server's reference implementation, and rejects a changed record."""
+commitment and deck as the server's reference implementation, rejects a changed record, and checks
+the replay against the deck as the server's ``check_replay`` does."""
 
 from __future__ import annotations
 
@@ -24,9 +25,12 @@ def test_webcrypto_recomputes_the_deal(new_context: Any) -> None:
         published(24, [b"", b"", b"\x01" * 16, b""]),
         published(52, [b"\xff" * 16, b"\x10" * 16]),
     ]
+    from tests.engine.test_fairness import played, swapped
+
+    verify = "async ([f, v]) => (await import('/js/fairness.js')).verifyDeal(f, v)"
     for fairness in cases:
-        result = page.evaluate("async (f) => (await import('/js/fairness.js')).verifyDeal(f)", fairness)
-        assert result["ok"] is True, result
+        result = page.evaluate(verify, [fairness, played(fairness, dealer=1)])
+        assert result["ok"] is True and result["replayOk"] is True, result
         assert result["deck"] == fairness["deck"] and result["commitment"] == fairness["commitment"]
     changed = dict(cases[0], client_seeds=["00112233445566778899aabbccddeefe", ""])
     result = page.evaluate("async (f) => (await import('/js/fairness.js')).verifyDeal(f)", changed)
@@ -34,6 +38,17 @@ def test_webcrypto_recomputes_the_deal(new_context: Any) -> None:
     changed = dict(cases[0], server_seed="00" + cases[0]["server_seed"][2:])
     result = page.evaluate("async (f) => (await import('/js/fairness.js')).verifyDeal(f)", changed)
     assert result["commitmentOk"] is False and result["deckOk"] is False
+    # The replay against the deck: a game played from the published deck checks out; one dealt or
+    # drawn from other cards does not, whatever the record says.
+    fairness = cases[0]
+    result = page.evaluate(verify, [fairness, played(fairness, dealer=0)])
+    assert result["ok"] is True and result["replayOk"] is True, result
+    for order, words in ((swapped(fairness["deck"], 14, 30), "drew"), (swapped(fairness["deck"], 12, 35), "trump")):
+        result = page.evaluate(verify, [fairness, played(fairness, dealer=0, order=order)])
+        assert result["deckOk"] is True and result["replayOk"] is False and result["ok"] is False, result
+        assert words in result["replayProblem"], result
+    result = page.evaluate("async (f) => (await import('/js/fairness.js')).verifyDeal(f)", fairness)
+    assert result["ok"] is False and result["deckOk"] is True and result["replayOk"] is False  # no replay, no "ok"
     seed = page.evaluate("async () => (await import('/js/fairness.js')).newClientSeed()")
     assert len(seed) == 32 and int(seed, 16) >= 0
 

@@ -1,4 +1,5 @@
 // REST calls to the server (same origin, session cookie).
+import { newClientSeed } from './fairness.js';
 import { t } from './i18n.js';
 
 // Server answers that carry no error code of their own, by the start of their English detail.
@@ -129,7 +130,10 @@ export async function api(method, path, body, headers = {}) {
 }
 
 export const get = (path) => api('GET', path);
-export const post = (path, body, headers) => api('POST', path, body ?? {}, headers);
+// Quick play may seat the player at a table waiting for him, whose commitment is already drawn: the
+// tap carries this browser's own seed for that deal (docs/fairness.md, "Who contributed to a deal").
+const withSeed = (path, body) => (path === '/api/quickplay' ? { ...(body ?? {}), client_seed: newClientSeed() } : body ?? {});
+export const post = (path, body, headers) => api('POST', path, withSeed(path, body), headers);
 export const del = (path) => api('DELETE', path);
 
 /** A translated sentence for a failed request: from its code, its validation errors or its
@@ -283,6 +287,14 @@ export function codeText(code) {
       return t('code.already_reported');
     case 'admin_account':
       return t('admin.reset_admin');
+    case 'coach_players_only':
+      return t('code.coach_players_only');
+    case 'coach_busy':
+      return t('code.coach_busy');
+    case 'coach_quota':
+      return t('code.coach_quota');
+    case 'coach_full':
+      return t('code.coach_full');
     default:
       return null;
   }

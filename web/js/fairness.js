@@ -1,5 +1,6 @@
-// Provably fair deals in the browser (docs/fairness.md): the client seed the player contributes, and
-// the recomputation of a finished match's commitment and deck with WebCrypto.
+// Provably fair deals in the browser (docs/fairness.md): the client seed the player contributes, the
+// recomputation of a finished match's commitment and deck with WebCrypto, and the check that the cards
+// its replay deals and draws are that deck's.
 
 export const ALGORITHM = 'durak-peak/v1';
 const encoder = new TextEncoder();
@@ -92,16 +93,110 @@ export async function recompute(fairness) {
   return { commitment, deck };
 }
 
-/** {ok, commitmentOk, deckOk, deck, commitment, error}: the published record against the recomputation. */
-export async function verifyDeal(fairness) {
+/**
+ * The replay (GET /api/matches/{id}/replay: a position after the deal and after every action, with
+ * every hand) against the deck (docs/fairness.md, "The replay against the deck"): the hands as dealt,
+ * the turned trump, and every card drawn from the stock, in the deck's order. null when it checks
+ * out, else what differs.
+ */
+export function checkReplay(deck, views) {
+  try {
+    return replayProblem(deck.map(String), views);
+  } catch (failure) {
+    return `cannot read the replay (${failure.message || failure})`;
+  }
+}
+
+function replayProblem(cards, views) {
+  if (!Array.isArray(views) || !views.length) return 'the replay is empty';
+  const first = views[0];
+  const seats = Number(first.rules.seats);
+  const dealer = Number(first.dealer);
+  const dealt = 6 * seats;
+  if (Number(first.rules.deck) !== cards.length || first.hands.length !== seats || dealt > cards.length) {
+    return `a ${first.rules.deck}-card deal for ${seats} seats does not fit a ${cards.length}-card deck`;
+  }
+  const hands = Array.from({ length: seats }, () => new Set());
+  for (let index = 0; index < dealt; index += 1) hands[(dealer + 1 + index) % seats].add(cards[index]);
+  let trump;
+  let stock;
+  if (dealt === cards.length) {
+    trump = cards[dealt - 1];
+    stock = [];
+  } else {
+    trump = cards[dealt];
+    stock = first.rules.preset === 'durac1993' ? cards.slice(dealt) : [...cards.slice(dealt + 1), cards[dealt]];
+  }
+  for (let seat = 0; seat < seats; seat += 1) {
+    const shown = new Set(first.hands[seat]);
+    if (shown.size !== hands[seat].size || [...shown].some((card) => !hands[seat].has(card))) return `seat ${seat} was not dealt the deck's cards`;
+  }
+  if (first.trump_card !== trump) return `the turned trump is ${first.trump_card}, the deck turns ${trump}`;
+  if (Number(first.stock) !== stock.length) return `the stock holds ${first.stock} cards after the deal, the deck leaves ${stock.length}`;
+  for (let step = 1; step < views.length; step += 1) {
+    const problem = stepProblem(views[step - 1], views[step], stock);
+    if (problem) return `position ${step}: ${problem}`;
+  }
+  return null;
+}
+
+// One action: what a hand gains comes from the table or another hand, or else from the stock, in order.
+function stepProblem(before, after, stock) {
+  const seen = new Set(before.hands.flat());
+  for (const pair of before.table) for (const card of [pair.attack, pair.cover]) if (card) seen.add(card);
+  const gained = before.hands.map((hand, seat) => new Set(after.hands[seat].filter((card) => !hand.includes(card))));
+  if (before.trump_card !== after.trump_card) {
+    const turned = before.trump_card;
+    const low = after.trump_card;
+    const takers = gained.map((cards, seat) => (cards.has(turned) ? seat : -1)).filter((seat) => seat >= 0);
+    if (!stock.includes(turned) || takers.length !== 1 || !before.hands[takers[0]].includes(low)) return `the turned trump changed from ${turned} to ${low} without an exchange`;
+    stock[stock.indexOf(turned)] = low;
+    gained[takers[0]].delete(turned);
+  }
+  const count = stock.length - Number(after.stock);
+  if (count < 0) return `the stock grew from ${stock.length} to ${after.stock} cards`;
+  const drawn = stock.slice(0, count);
+  const fromStock = gained.map((cards) => [...cards].filter((card) => !seen.has(card)));
+  const all = fromStock.flat();
+  if (all.length !== drawn.length || all.some((card) => !drawn.includes(card))) return `the hands drew ${all.join(' ') || 'nothing'}, the deck's next cards are ${drawn.join(' ') || 'none'}`;
+  const runs = [];
+  for (let seat = 0; seat < fromStock.length; seat += 1) {
+    if (!fromStock[seat].length) continue;
+    const places = fromStock[seat].map((card) => drawn.indexOf(card)).sort((a, b) => a - b);
+    if (places[places.length - 1] - places[0] + 1 !== places.length) return `seat ${seat} drew cards that are not consecutive in the deck`;
+    runs.push([places[0], seat]);
+  }
+  const order = runs.sort((a, b) => a[0] - b[0]).map(([, seat]) => seat);
+  if (order.length > 1 && before.attacker !== null && before.attacker !== undefined && before.defender !== null && before.defender !== undefined) {
+    const n = before.hands.length;
+    const rules = [before.attacker];
+    for (let step = 1; step < n; step += 1) {
+      const seat = (before.defender + step) % n;
+      if (seat !== before.attacker && seat !== before.defender) rules.push(seat);
+    }
+    rules.push(before.defender);
+    const expected = rules.filter((seat) => order.includes(seat));
+    if (expected.join() !== order.join()) return `the seats drew in the order ${order.join(', ')}, the rules say ${expected.join(', ')}`;
+  }
+  stock.splice(0, count);
+  return null;
+}
+
+/**
+ * {ok, commitmentOk, deckOk, replayOk, replayProblem, deck, commitment, error}: the published record
+ * against the recomputation, and (given `views`, the replay) the game against the recomputed deck.
+ */
+export async function verifyDeal(fairness, views = null) {
   try {
     if (!fairness || fairness.algorithm !== ALGORITHM) throw new Error(`unknown algorithm ${fairness && fairness.algorithm}`);
     if (!fairness.server_seed) throw new Error('the server seed is not revealed');
     const { commitment, deck } = await recompute(fairness);
     const commitmentOk = commitment === String(fairness.commitment).toLowerCase();
     const deckOk = Array.isArray(fairness.deck) && deck.join(' ') === fairness.deck.join(' ');
-    return { ok: commitmentOk && deckOk, commitmentOk, deckOk, commitment, deck, error: null };
+    const replayProblem = views === null ? 'the replay was not given' : checkReplay(deck, views);
+    const replayOk = replayProblem === null;
+    return { ok: commitmentOk && deckOk && replayOk, commitmentOk, deckOk, replayOk, replayProblem, commitment, deck, error: null };
   } catch (failure) {
-    return { ok: false, commitmentOk: false, deckOk: false, commitment: null, deck: null, error: String(failure.message || failure) };
+    return { ok: false, commitmentOk: false, deckOk: false, replayOk: false, replayProblem: null, commitment: null, deck: null, error: String(failure.message || failure) };
   }
 }

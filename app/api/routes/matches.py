@@ -66,6 +66,7 @@ def _summary(match: Match, user: SessionInfo | None, rated: dict[tuple[str, int]
         cheating=match.cheating,
         draw=bool(match.result.get("draw")),
         durak=match.result.get("durak"),
+        aborted=bool(match.result.get("aborted")),
         seats=_seats(match, user, rated),
         rules=dict(match.rules),
     )

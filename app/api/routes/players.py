@@ -1,4 +1,8 @@
-"""Ratings in public: the leaderboard and a player's profile."""
+"""Ratings in public: the leaderboard and a player's profile.
+
+A profile shows the matches the caller may see, as ``/api/matches`` does (``history.visible_to``: a
+private table's matches only to the accounts that played them and to admins), in its history, its
+counts and its recent matches; coin results only to the profile's owner and to admins."""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 from pydantic import BaseModel, Field
 
-from app.api.deps import SessionDep
+from app.api.deps import OptionalUser, SessionDep
 from app.api.errors import responses
 from app.api.routes.seasons import clock_of
 from app.db import accounts, ratings, seasons
+from app.db import matches as history
 
 router = APIRouter(prefix="/api", tags=["players"])
 
@@ -58,7 +63,7 @@ class RecentMatch(BaseModel):
     place: int | None
     draw: bool
     durak: bool
-    coin_change: int
+    coin_change: int | None = Field(description="The player's coins won or lost: shown to him and to admins only.")
     rating_change: int | None = Field(description="Null when the match was not rated.")
     players: list[str]
     bots: list[str] = Field(
@@ -94,12 +99,14 @@ class PlayerProfile(BaseModel):
     past_seasons: list[PastSeason] = Field(
         default_factory=list, description="Final places in past seasons, newest first (last 24)."
     )
-    rating_history: list[RatingPoint] = Field(description="The rating after each rated match, oldest first (last 200).")
-    matches_played: int
-    by_table_type: dict[str, TableTypeStats] = Field(
-        description="Keyed `<seats>p-<deck>`, with `-staked` for tables with a stake."
+    rating_history: list[RatingPoint] = Field(
+        description="The rating after each rated match the caller may see, oldest first (last 200)."
     )
-    recent_matches: list[RecentMatch] = Field(description="The last 10 matches, newest first.")
+    matches_played: int = Field(description="Matches the caller may see.")
+    by_table_type: dict[str, TableTypeStats] = Field(
+        description="Keyed `<seats>p-<deck>`, with `-staked` for tables with a stake; the matches the caller may see."
+    )
+    recent_matches: list[RecentMatch] = Field(description="The last 10 matches the caller may see, newest first.")
 
 
 @router.get("/leaderboard", responses={200: {"description": "A page of the top 100 established players."}})
@@ -123,15 +130,21 @@ async def leaderboard(
     responses={200: {"description": "A player's public profile."}, **responses(404, r404="No account has that name.")},
 )
 async def player(
-    name: Annotated[str, Path(min_length=1, max_length=64)], request: Request, session: SessionDep
+    name: Annotated[str, Path(min_length=1, max_length=64)], request: Request, session: SessionDep, user: OptionalUser
 ) -> PlayerProfile:
-    """Rating (all time and this season) and its history, match counts, recent matches, past seasons.
-    Guests have no profile."""
+    """Rating (all time and this season) and its history, match counts, recent matches, past seasons:
+    of the matches the caller may see (a private table's only to those who played it, and admins);
+    coin results only to the player and admins. Guests have no profile."""
     account = await accounts.get_by_name(session, name)
     if account is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="no player with that name")
+    is_admin = bool(user and user.is_admin)
+    visible = history.visible_to(user.account_id if user else None, is_admin=is_admin)
+    coins = is_admin or (user is not None and user.account_id == account.id)
     view = (await ratings.ratings_of(session, [account.id]))[account.id]
-    stats = await ratings.match_stats(session, account.id)
+    stats = await ratings.match_stats(session, account.id, visible=visible)
+    points = await ratings.rating_history(session, account.id, visible=visible)
+    recent = await ratings.recent_matches(session, account.id, visible=visible, coins=coins)
     this_season = await seasons.player_season(
         session, account.id, await seasons.current_season(session, clock_of(request)())
     )
@@ -141,8 +154,8 @@ async def player(
         rating=RatingOut(**view.to_json()),
         season=None if this_season is None else SeasonRatingOut(**this_season),
         past_seasons=[PastSeason(**row) for row in await seasons.past_placings(session, account.id)],
-        rating_history=[RatingPoint(**point) for point in await ratings.rating_history(session, account.id)],
+        rating_history=[RatingPoint(**point) for point in points],
         matches_played=sum(counts["played"] for counts in stats.values()),
         by_table_type={kind: TableTypeStats(**counts) for kind, counts in stats.items()},
-        recent_matches=[RecentMatch(**row) for row in await ratings.recent_matches(session, account.id)],
+        recent_matches=[RecentMatch(**row) for row in recent],
     )

@@ -1,12 +1,19 @@
 """Play now: a seat at the oldest open public table that matches the caller's preferences, or a new
-one; and a 2-seat table against a bot that starts at once. A signed-out caller becomes a guest on the
-spot (a generated name, the guest sign-up's limits), so one tap seats a visitor. Nobody around: after
-``DURAK_QUICKPLAY_BOT_OFFER_S`` the client offers to fill the empty seats with bots.
+one; and a 2-seat table against a bot, dealt as soon as its player's seed has come. A signed-out
+caller becomes a guest on the spot (a generated name, the guest sign-up's limits), so one tap seats
+a visitor. Nobody around: after ``DURAK_QUICKPLAY_BOT_OFFER_S`` the client offers to fill the empty
+seats with bots.
 
 Finding or opening a table is serialised per preference key in this process, so callers with the
 same preferences fill one table before another opens. Another process may open its own table at
 the same moment; joins are serialised by each table's actor, so a table that filled meanwhile
-answers ``table_full`` and the caller tries the next one (or opens one)."""
+answers ``table_full`` and the caller tries the next one (or opens one).
+
+Provably fair deals (docs/fairness.md, "Who contributed to a deal"): the browser's ``client_seed``
+comes with the tap. It counts at a table the caller is seated at whose commitment was drawn before
+the request (a waiting table he joins); a table opened by the request has a commitment drawn after
+the seed arrived, so there the seed the table page sends for that commitment counts, and a table
+against a bot deals only once it has come (``deal_on_seed``)."""
 
 from __future__ import annotations
 
@@ -35,7 +42,21 @@ router = APIRouter(prefix="/api/quickplay", tags=["quickplay"])
 
 # Refusals that mean "this table, not you": try the next table (a related account or one the pair cap
 # refuses sits there: docs/integrity.md).
-NEXT_TABLE = {"table_full", "seat_taken", "match_running", "match_over", "related_accounts", "pair_cap"}
+NEXT_TABLE = {
+    "table_full",
+    "seat_taken",
+    "match_running",
+    "match_over",
+    "related_accounts",
+    "pair_cap",
+    "stale_commitment",  # its match ended between our look and our join: its next deal is not the one looked at
+}
+ClientSeed = Field(
+    default=None,
+    pattern=r"^[0-9a-fA-F]{32}$",
+    description="Your browser's seed (32 hex digits from crypto.getRandomValues): it goes into the deal of the "
+    "waiting table you are seated at, whose commitment was drawn before this request (docs/fairness.md).",
+)
 PreferenceKey = tuple[Any, ...]
 
 
@@ -63,6 +84,7 @@ class QuickPlay(RequestBody):
     transfer: bool | None = None
     stake: int = Field(default=0, ge=0, le=1_000_000, description="0 = a free table.")
     timer: int | None = Field(default=None, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
+    client_seed: str | None = ClientSeed
     guest_name: str | None = GUEST_NAME_FIELD
 
     _check_guest_name = field_validator("guest_name")(_guest_name)
@@ -163,9 +185,29 @@ def _new_rules(body: QuickPlay | BotGame, seats: int, stake: int) -> Rules:
         ) from exc
 
 
-async def _join(registry: TableRegistry, code: str, user: SessionInfo, rating: dict[str, Any] | None) -> dict[str, Any]:
+async def _join(
+    registry: TableRegistry,
+    code: str,
+    user: SessionInfo,
+    rating: dict[str, Any] | None,
+    client_seed: str | None = None,
+) -> dict[str, Any]:
+    """Sit down at ``code``; with ``client_seed``, as the seed for the table's current commitment
+    (drawn before this request: the table was open and waiting already)."""
     try:
-        return await registry.call(code, "join", principal_of(user), seat=None, rating=rating)
+        if client_seed is None:
+            return await registry.call(code, "join", principal_of(user), seat=None, rating=rating)
+        facts = (await registry.call(code, "info", principal_of(user))).get("table") or {}
+        commitment = (facts.get("fairness") or {}).get("commitment")
+        return await registry.call(
+            code,
+            "join",
+            principal_of(user),
+            seat=None,
+            rating=rating,
+            client_seed=client_seed.lower(),
+            commitment=commitment,
+        )
     except (TimeoutError, TableGone):
         return {"type": "error", "code": "table_full", "message": "the table did not answer"}
 
@@ -224,13 +266,15 @@ async def quickplay(
         for row in lobby:
             if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):
                 continue
-            reply = await _join(registry, row["code"], user, rating)
+            reply = await _join(registry, row["code"], user, rating, body.client_seed)
             if reply.get("type") == "ack" or reply.get("code") == "already_seated":
                 return await _answer(registry, row["code"], user, False, db, made_guest)
             if reply.get("code") not in NEXT_TABLE:
                 raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{reply.get('code')}: {reply.get('message')}")
         spec = TableSpec(rules=rules, creator=me, name="Quick game")
         actor = await _create(registry, spec, request)
+        # Not with the tap's seed: this table's commitment was drawn after it arrived. The table page
+        # sends a seed for it, and the match waits for other players anyway.
         reply = await _join(registry, actor.code, user, rating)
         if reply.get("type") != "ack":
             raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the new table did not seat you")
@@ -248,7 +292,11 @@ async def _create(registry: TableRegistry, spec: TableSpec, request: Request) ->
 @router.post(
     "/bot",
     responses={
-        200: {"description": "A private 2-seat table: you and a bot of that level; the match has started."},
+        200: {
+            "description": "A private 2-seat table: you and a bot of that level. The match is dealt as soon as "
+            "you send your client seed for the table's commitment (`client_seed` on the table's websocket, as "
+            "the table page does on arrival), or when you start it (`POST /api/tables/{code}/start`)."
+        },
         **responses(401, 409, 503, r409="`not_seated`: you left the new table before the answer."),
         429: {"description": "`too_many_tables` or `too_many_bot_tables`."},
         422: {"description": "A parameter is invalid; `loc` names it."},
@@ -266,7 +314,15 @@ async def play_a_bot(
     body = body or BotGame()
     rules = _new_rules(body, 2, 0)
     user = await _player(signed_in, request, response, db, settings, body.guest_name)
-    spec = TableSpec(rules=rules, creator=principal_of(user), name=f"{user.name} vs bot ({body.level})", private=True)
+    # The table is opened and filled by this one request, so its player has not seen its commitment:
+    # it deals once his seed for that commitment has come (docs/fairness.md).
+    spec = TableSpec(
+        rules=rules,
+        creator=principal_of(user),
+        name=f"{user.name} vs bot ({body.level})",
+        private=True,
+        deal_on_seed=True,
+    )
     actor = await _create(registry, spec, request)
     reply = await _join(registry, actor.code, user, await _rating_of(db, user))
     if reply.get("type") == "ack":

@@ -42,7 +42,8 @@ export function mount(root) {
     const detail = details[item.id];
     const durak = mine && !item.draw && item.durak === mine.seat;
     let result;
-    if (item.draw) result = t('history.draw');
+    if (item.aborted) result = t('history.aborted');
+    else if (item.draw) result = t('history.draw');
     else if (durak) result = t('history.durak');
     else if (mine && mine.place === 1) result = t('history.won');
     else result = t('history.safe');

@@ -121,7 +121,7 @@ export function mount(root, { id }) {
   async function runVerify() {
     verified = 'working';
     render();
-    verified = await verifyDeal(match.fairness);
+    verified = await verifyDeal(match.fairness, views);
     render();
   }
 
@@ -151,6 +151,7 @@ export function mount(root, { id }) {
       if (verified.error) text = t('replay.verify_error', { error: verified.error });
       else if (!verified.commitmentOk) text = t('replay.verify_commitment_bad');
       else if (!verified.deckOk) text = t('replay.verify_deck_bad');
+      else if (!verified.replayOk) text = t('replay.verify_replay_bad', { problem: verified.replayProblem });
       children.push(h('p', { class: ['verify-result', verified.ok ? 'ok' : 'bad'], id: 'verify-result', role: 'status', dataset: { ok: String(verified.ok) }, text }));
       if (verified.deck) children.push(h('p', { class: 'hint' }, h('b', { text: `${t('replay.recomputed_deck')}: ` }), h('span', { id: 'verify-deck', text: verified.deck.join(' ') })));
     }
