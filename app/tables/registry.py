@@ -220,6 +220,12 @@ def lease_name(code: str) -> str:
     return f"table:{{{code}}}"
 
 
+
+def _waits_for_players(actor: TableActor) -> bool:
+    """A table with an empty seat before its match: a full table waiting for its player's seed (a
+    match against a bot) is not waiting for players."""
+    return actor.status == "waiting" and any(seat.kind == "empty" for seat in actor.seats)
+
 class TableRegistry:
     def __init__(
         self,
@@ -354,7 +360,7 @@ class TableRegistry:
         limits, now = self.table_limits, self.clock()
         mine = [actor for actor in live if actor.spec.creator.key == creator]
         opening = sum(1 for key, _ in self._pending if key == creator)
-        waiting = sum(1 for actor in mine if actor.status == "waiting") + opening
+        waiting = sum(1 for actor in mine if _waits_for_players(actor)) + opening
         if waiting >= limits.waiting_per_account:
             raise TooMany(
                 "too_many_tables",
@@ -371,7 +377,7 @@ class TableRegistry:
         if address is not None:
             from_there = [actor for actor in live if self.created_from.get(actor.code) == address]
             opening = sum(1 for _, where in self._pending if where == address)
-            waiting = sum(1 for actor in from_there if actor.status == "waiting") + opening
+            waiting = sum(1 for actor in from_there if _waits_for_players(actor)) + opening
             if waiting >= limits.waiting_per_ip:
                 raise TooMany(
                     "too_many_tables",

@@ -232,6 +232,23 @@ class _Raises:
         if isinstance(arg, ast.Attribute):
             return {int(arg.attr.split("_")[1])}  # status.HTTP_409_CONFLICT
         assert isinstance(arg, ast.Name), ast.dump(arg)
+        params = [a.arg for a in function.args.args] if isinstance(function, ast.FunctionDef) else []
+        if arg.id in params:  # a helper's parameter: the constants its callers in that module pass
+            position = params.index(arg.id)
+            module = next(m for (m, _), f in self.functions.items() if f is function)
+            passed = {
+                call_node.args[position].value
+                for (m, _), other in self.functions.items()
+                if m == module
+                for call_node in ast.walk(other)
+                if isinstance(call_node, ast.Call)
+                and isinstance(call_node.func, ast.Name)
+                and call_node.func.id == function.name
+                and len(call_node.args) > position
+                and isinstance(call_node.args[position], ast.Constant)
+            }
+            if passed:
+                return {value for value in passed if isinstance(value, int)}
         for node in ast.walk(function):  # http = {...}.get(code, 409)
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == arg.id for t in node.targets):
                 constants = [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)]

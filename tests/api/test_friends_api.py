@@ -14,7 +14,7 @@ import pytest
 from app.config import Settings
 from app.db import friends
 from app.main import create_app
-from tests.api.support import SECRET, Api
+from tests.api.support import SECRET, Api, at_table
 from tests.db.helpers import assert_ledger_sound
 from tests.limits import RELAXED_LIMITS
 from tests.support.wait import eventually
@@ -216,7 +216,10 @@ async def test_a_staked_challenge_moves_coins_through_the_ledger(social: Api) ->
     too_much = await alice.post("/api/friends/bob/challenge", json={"stake": 5000})
     assert too_much.status_code == 409 and too_much.json()["detail"].startswith("insufficient_funds")
     sent = (await alice.post("/api/friends/bob/challenge", json={"stake": 100, "timer": 60})).json()
-    await bob.post(f"/api/challenges/{sent['id']}/accept")
+    for client in (alice, bob):  # both have the table open: a staked match starts once both are ready
+        await at_table(social, client, sent["code"])
+    await bob.post(f"/api/challenges/{sent['id']}/accept")  # filling the table, bob is ready
+    assert (await alice.post(f"/api/tables/{sent['code']}/ready")).status_code == 200
     await eventually(lambda: _playing(alice, sent["code"]), what="the match started", every=0.02)
     assert (await bob.post(f"/api/tables/{sent['code']}/leave")).status_code == 200  # a forfeit
 

@@ -36,8 +36,11 @@ async def test_a_signed_out_visitor_taps_play_a_bot_and_is_a_seated_guest_in_a_r
         me = (await visitor.get("/api/session")).json()["user"]  # the answer's cookie signs him in
         assert me["kind"] == "guest" and me["name"].startswith("Guest") and len(me["name"]) == 9
         table = await info(api, body["code"])
-        assert table["status"] == "playing"
+        # seated beside the bot; the table deals once his browser's seed has come (docs/fairness.md)
+        assert table["status"] == "waiting" and [s["kind"] for s in table["seats"]] == ["human", "bot"]
         assert table["seats"][body["seat"]]["name"] == me["name"] and table["seats"][body["seat"]]["guest"] is True
+        assert (await visitor.post(f"/api/tables/{body['code']}/start")).status_code == 200
+        assert (await info(api, body["code"]))["status"] == "playing"
         # Tapping again reuses the guest: no second guest session.
         again = await visitor.post("/api/quickplay/bot", json={"level": "easy"})
         assert again.status_code == 200 and again.json()["guest"] is False
@@ -205,10 +208,11 @@ async def test_my_tables_lists_waiting_and_playing_tables_and_close_frees_a_wait
     other = await api.signed_up("other")
     assert (await me.get("/api/me/tables")).json() == {"tables": [], "waiting_limit": 3}
     playing = (await me.post("/api/quickplay/bot", json={})).json()["code"]  # a match I play, not mine to close
+    assert (await me.post(f"/api/tables/{playing}/start")).status_code == 200  # dealt without waiting for a seed
     opened = []
     for index in range(3):
         created = await me.post("/api/tables", json={"name": f"T{index}", "private": index == 2})
-        assert created.status_code == 201
+        assert created.status_code == 201, created.text
         opened.append(created.json()["code"])
     assert (await me.post(f"/api/tables/{opened[0]}/join", json={})).status_code == 200
     refused = await me.post("/api/tables", json={"name": "T3"})

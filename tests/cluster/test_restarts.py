@@ -91,6 +91,9 @@ class Socket:
             self.version, self.seat, self.view = message["version"], message["seat"], message["view"]
         return message
 
+    def dealt(self) -> bool:
+        return self.view is not None and bool(self.view.get("decision"))
+
     def to_move(self) -> bool:
         return self.view is not None and self.seat in self.view["decision"]["seats"]
 
@@ -102,6 +105,16 @@ class Socket:
 
     def answers(self, cmd_id: str) -> list[dict[str, Any]]:
         return [m for m in self.received if m["type"] in ("ack", "error") and m.get("id") == cmd_id]
+
+
+async def ready_up(*players: Socket) -> None:
+    """The ready check of a staked match (docs/protocol.md, "Ready check"): every player confirms,
+    then each waits for the deal."""
+    for index, player in enumerate(players):
+        await player.send({"type": "ready", "id": f"ready-{index}"})
+    for player in players:
+        if not player.dealt():
+            await player.until(lambda m: player.dealt())
 
 
 def _seated_table(cluster: Cluster, owner: int, cookies: list[str], ports: list[int]) -> str:
@@ -128,6 +141,7 @@ def test_a_command_sent_while_the_table_has_no_owner_is_answered_once_it_has_one
         ):
             for player in (first, second):
                 await player.hello()
+            await ready_up(first, second)
             mover, other = (first, second) if first.to_move() else (second, first)
             version = mover.version
             cluster.kill(a)  # SIGKILL: its lease runs out in its own time
@@ -168,6 +182,7 @@ def test_a_player_whose_process_died_is_served_by_the_tables_own_process_when_he
             await second.hello()
             async with Socket.open(cluster, a, code, cookies[0]) as on_a:
                 await on_a.hello()
+                await ready_up(second, on_a)
                 cluster.kill(a)
                 await on_a.until_closed()
             async with Socket.open(cluster, b, code, cookies[0]) as first:
@@ -208,6 +223,7 @@ def test_a_stopping_server_says_bye_before_it_closes_and_the_match_goes_on_elsew
         ):
             for player in (on_a, second):
                 await player.hello()
+            await ready_up(on_a, second)
             version = on_a.version
             first_moves = on_a.to_move()
             stopping = cluster.terminate(a)

@@ -49,15 +49,26 @@ async def test_an_idle_connection_outlives_the_clients_own_expiry(server: Server
 
 
 def test_the_server_keeps_idle_connections_longer_than_httpx_and_nginx(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[dict[str, Any]] = []
+    """What ``python -m app`` hands uvicorn: the server is built but never run here."""
+    configs: list[Any] = []
+
+    class Built:
+        started = True
+
+        def __init__(self, config: Any, app: Any) -> None:
+            configs.append(config)
+
+        def run(self) -> None:
+            return None
+
     monkeypatch.setattr(entry, "get_settings", lambda: Settings())
     monkeypatch.setattr(entry, "upgrade_sync", lambda url: None)
-    monkeypatch.setattr(entry.uvicorn, "run", lambda *args, **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(entry, "Server", Built)
 
     entry.main()
 
-    [kwargs] = calls
+    [config] = configs
     nginx = re.search(r"keepalive_timeout\s+(\d+)s;", NGINX_TEMPLATE.read_text())
     assert nginx is not None, "the upstream's keepalive_timeout is set in the nginx template"
-    assert kwargs["timeout_keep_alive"] > int(nginx.group(1))
-    assert kwargs["timeout_keep_alive"] > httpx.Limits().keepalive_expiry  # type: ignore[operator]
+    assert config.timeout_keep_alive > int(nginx.group(1))
+    assert config.timeout_keep_alive > httpx.Limits().keepalive_expiry  # type: ignore[operator]

@@ -173,9 +173,7 @@ async def test_lobby_refusals(server: ServerProcess) -> None:
         response = await other.http.post(f"/api/tables/{staked}/join", json={"seat": 7})
         assert response.status_code == 422
         rich = await other.balance()
-        response = await other.http.post("/api/tables", json={"stake": rich + 1})
-        code = response.json()["code"]
-        response = await other.http.post(f"/api/tables/{code}/join", json={})
+        response = await other.http.post("/api/tables", json={"stake": rich + 1})  # refused before it opens
         assert response.status_code == 409 and "insufficient_funds" in response.text  # §10
     finally:
         await close_all(owner, other, visitor)

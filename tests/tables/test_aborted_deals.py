@@ -25,7 +25,7 @@ from app.tables.store import MemoryStore
 from tests.limits import RELAXED_LIMITS
 from tests.support.wait import eventually, wait_until
 from tests.tables.actors import ALICE, BOB
-from tests.tables.harness import create_table, signup
+from tests.tables.harness import ORIGIN, Player, create_table, signup
 from tests.tables.test_limits import Clock
 
 RULES = Rules(deck=36, seats=2, timer=0)
@@ -88,7 +88,8 @@ def test_over_http_the_closed_tables_match_is_in_the_history_and_verifies(client
 def _server(path: Path) -> TestClient:
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
-        secret_key="test-secret-key-0123456789",
+        secret_key="test-secret-key-0123456789abcdef-32",
+        allowed_origins=[ORIGIN],  # the test client's websockets come from ws://testserver
         ws_rate_per_s=1000.0,
         **RELAXED_LIMITS,
     )
@@ -105,8 +106,13 @@ def test_a_staked_match_lost_to_a_restart_is_recorded_aborted_revealed_and_refun
     with _server(path) as first:
         alice, bob = signup(first, "alice"), signup(first, "bob")
         code = create_table(first, alice, timer=0, stake=100)["code"]
-        first.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-        first.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+        url = f"/ws/tables/{code}"
+        with first.websocket_connect(url, headers=alice) as wa, first.websocket_connect(url, headers=bob) as wb:
+            Player(wa, "a").hello()
+            Player(wb, "b").hello()
+            first.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+            first.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+            first.post(f"/api/tables/{code}/ready", headers=alice)  # both there and ready (§8)
         table = first.get(f"/api/tables/{code}").json()
         assert table["status"] == "playing"
         match_id, commitment = table["match_id"], table["fairness"]["commitment"]
@@ -152,12 +158,14 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
         registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES.with_changes(stake=100), creator=ALICE))
+            for who in (ALICE, BOB):  # both at the table: the ready check can pass (§8)
+                await registry.call(actor.code, "hello", who, conn=f"conn-{who.key}")
             assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"
-            assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: the start fails
+            assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: bob is ready
+            await registry.call(actor.code, "ready", ALICE)  # everyone ready: the deal is tried, and fails
             assert actor.status == "waiting" and actor.game is None and actor.match_id is None
             assert actor.fair.deal is None and actor.fair.revealed() is None  # its seed stays secret
-            answer = await registry.call(actor.code, "start", ALICE)
-            assert answer["type"] == "error" and answer["code"] == "unavailable"
+            assert actor.seating.ready is None  # a new start opens a new ready check
     assert hooks.balances == {1: 500, 2: 500}  # the stakes taken for it went back
     assert not hooks.finished and hooks.refunded
 

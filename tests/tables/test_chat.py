@@ -308,8 +308,11 @@ def test_a_seated_players_other_sockets_do_not_see_the_spectators_chat_of_his_st
     carol = guest(client, "carol")
     table = create_table(client, alice, timer=0, stake=10)
     code, watch_code = table["code"], table["watch_code"]
+    ctx_a, _ = _open(client, code, alice, "a")
+    ctx_b, b = _open(client, code, bob, "b")
     client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)  # the match starts
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    client.post(f"/api/tables/{code}/ready", headers=alice)  # both there and ready: the match starts (§8)
     origin = {"origin": "http://127.0.0.1:8000"}
     sockets = {
         "anonymous, alice's browser": (code, {"cookie": f"durak_device={device}", **origin}),
@@ -318,7 +321,6 @@ def test_a_seated_players_other_sockets_do_not_see_the_spectators_chat_of_his_st
     }
     opened = {name: _open(client, where, headers, name) for name, (where, headers) in sockets.items()}
     ctx_c, c = _open(client, code, carol, "c")
-    ctx_b, b = _open(client, code, bob, "b")
     try:
         assert _chat(c, type="chat", text="alice should lead the ace")["type"] == "ack"
         assert _chat(b, type="chat", text="marker")["type"] == "ack"  # the players' chat: everyone gets it
@@ -339,6 +341,7 @@ def test_a_seated_players_other_sockets_do_not_see_the_spectators_chat_of_his_st
             context.__exit__(None, None, None)
         ctx_c.__exit__(None, None, None)
         ctx_b.__exit__(None, None, None)
+        ctx_a.__exit__(None, None, None)
 
 
 def test_the_spectators_chat_is_hidden_from_the_first_moment_of_a_staked_match(client: TestClient) -> None:
@@ -347,14 +350,17 @@ def test_the_spectators_chat_is_hidden_from_the_first_moment_of_a_staked_match(c
     code = create_table(client, alice, timer=0, stake=10)["code"]
     client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
     ctx_a, a = _open(client, code, alice, "a")
+    ctx_b, _ = _open(client, code, bob, "b")
     ctx_c, c = _open(client, code, carol, "c")
     try:
         assert _chat(c, type="chat", text="good luck both")["type"] == "ack"  # before the match: seen by all
         assert client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob).status_code == 200
+        assert client.post(f"/api/tables/{code}/ready", headers=alice).status_code == 200  # the match starts
         assert _chat(c, type="chat", text="alice, bob holds no trumps")["type"] == "ack"  # the match runs now
         assert _chat(a, type="chat", text="marker")["type"] == "ack"
         assert _after_marker(a, "marker") == ["good luck both"]
         assert _after_marker(c, "marker") == ["good luck both", "alice, bob holds no trumps"]
     finally:
         ctx_a.__exit__(None, None, None)
+        ctx_b.__exit__(None, None, None)
         ctx_c.__exit__(None, None, None)

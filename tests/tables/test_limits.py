@@ -319,7 +319,7 @@ async def strict_app(migrated_template: Path, tmp_path: Path) -> AsyncIterator[A
     path.write_bytes(migrated_template.read_bytes())
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
-        secret_key="test-secret-key-0123456789",
+        secret_key="test-secret-key-0123456789abcdef-32",
         max_live_tables_per_account=3,
         max_live_tables_per_ip=5,
         max_tables_opened_per_account=5,
@@ -344,8 +344,9 @@ async def test_play_a_bot_counts_toward_live_tables_per_player_and_per_ipv6_64(s
     for _ in range(3):
         response = await first.post("/api/quickplay/bot", json={})
         assert response.status_code == 200, response.text
-        assert response.json()["table"]["status"] == "playing"
-        codes.append(response.json()["code"])
+        code = response.json()["code"]
+        assert (await first.post(f"/api/tables/{code}/start")).status_code == 200  # dealt before any seed came
+        codes.append(code)
     refused = await first.post("/api/quickplay/bot", json={})
     assert refused.status_code == 429
     assert refused.json()["detail"].startswith("too_many_tables: you have 3 tables open (waiting or playing)")
@@ -365,7 +366,9 @@ async def test_play_a_bot_counts_toward_live_tables_per_player_and_per_ipv6_64(s
     for _ in range(2):  # his fourth and fifth, each left at once
         for code in registry_codes(strict_app, "first"):
             assert (await first.post(f"/api/tables/{code}/leave")).status_code == 200
-        assert (await first.post("/api/quickplay/bot", json={})).status_code == 200
+        opened = await first.post("/api/quickplay/bot", json={})
+        assert opened.status_code == 200
+        assert (await first.post(f"/api/tables/{opened.json()['code']}/start")).status_code == 200
     for code in registry_codes(strict_app, "first"):
         assert (await first.post(f"/api/tables/{code}/leave")).status_code == 200
     churn = await first.post("/api/quickplay/bot", json={})
