@@ -108,7 +108,10 @@ async def test_a_listed_origin_may_send_state_changing_requests_unless_marked_cr
     a page there may join; a request the browser marks same-site or cross-site may not, whatever
     its Origin says (the list is compared as origins, not as strings)."""
     settings = Settings(
-        database_url=database_url, secret_key=SECRET, allowed_origins=["https://Durak.Example:443"], new_account_matches=0
+        database_url=database_url,
+        secret_key=SECRET,
+        allowed_origins=["https://Durak.Example:443"],
+        new_account_matches=0,
     )
     app = create_app(settings)
     async with app.router.lifespan_context(app):

@@ -114,7 +114,7 @@ async def ready_up(*players: Socket) -> None:
         await player.send({"type": "ready", "id": f"ready-{index}"})
     for player in players:
         if not player.dealt():
-            await player.until(lambda m: player.dealt())
+            await player.until(lambda m, player=player: player.dealt())  # type: ignore[misc]
 
 
 def _seated_table(cluster: Cluster, owner: int, cookies: list[str], ports: list[int]) -> str:
