@@ -190,7 +190,7 @@ def test_the_header_is_one_row_of_at_most_56_px_on_every_page_at_every_phone_siz
     page.locator("#menu-button").tap()
     expect(page.locator("#menu-button")).to_have_attribute("aria-expanded", "true")
     menu = page.locator("#site-menu")
-    expect(menu.locator(".site-nav a")).to_have_count(4)
+    expect(menu.locator(".site-nav a")).to_have_count(5)  # lobby, create, leaderboard, history, friends
     expect(menu.locator("#user-name")).to_have_text(me["name"])
     expect(menu.locator("#logout")).to_be_visible()
     target = "en" if lang == "ru" else "ru"
@@ -347,6 +347,7 @@ def test_the_replay_on_a_phone_shows_the_felt_first_and_its_controls_stay_on_scr
     context = phone(new_context, *size)
     sign_up_api(context)
     played = api(context, "POST", "/api/quickplay/bot", {"level": "easy"})
+    api(context, "POST", f"/api/tables/{played['code']}/start")  # dealt (no browser here to send a seed)
     api(context, "POST", f"/api/tables/{played['code']}/leave")  # a forfeit ends the match at once
     page = context.new_page()
     page.goto("/#/history")

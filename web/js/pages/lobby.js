@@ -4,7 +4,7 @@
 // with filters, a page at a time.
 import { errorText, get, post } from '../api.js';
 import { authPanel } from '../auth.js';
-import { h } from '../dom.js';
+import { append, h } from '../dom.js';
 import { t } from '../i18n.js';
 import { integritySlot, refusalText } from '../integrity.js';
 import { navigate } from '../main.js';
@@ -337,7 +337,8 @@ function myTables() {
     el.hidden = rows.length === 0;
     el.classList.toggle('attention', highlight);
     const waiting = rows.filter((row) => row.status === 'waiting' && row.creator).length;
-    el.replaceChildren(
+    el.replaceChildren();
+    append(el, [
       h('h2', { id: 'my-tables-title', text: t('mytables.title') }),
       waiting >= limit ? h('p', { class: 'notice', id: 'my-tables-full', text: t('mytables.full', { count: limit }) }) : null,
       h(
@@ -364,7 +365,7 @@ function myTables() {
           );
         }),
       ),
-    );
+    ]);
   }
 
   draw();
