@@ -20,6 +20,7 @@ from app.api.deps import (
     get_db,
     make_cookie,
     read_session_cookie,
+    resolve_session,
     session_expires_at,
     set_session_cookie,
 )
@@ -209,7 +210,9 @@ async def rename_guest(body: GuestIn, request: Request, response: Response, sett
     """A guest picks another name (the generated one of quick play, say). The same guest: his seats
     keep him; tables he sits down at from now on show the new name."""
     db = get_db(request)
-    info = account_from_cookie(read_session_cookie(request, settings), settings)
+    # A signed-out guest's cookie (a copy taken before the sign-out) mints no new one: resolved in
+    # the database like every other session, not by its signature alone.
+    info = await resolve_session(db, read_session_cookie(request, settings), settings)
     if info is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="not signed in (no valid session cookie)")
     if info.guest_id is None:
@@ -246,7 +249,10 @@ async def logout(
     is useless afterwards, and the session's table sockets are closed."""
     info = account_from_cookie(read_session_cookie(request, settings), settings)
     if info is not None and info.guest_id is not None:
-        guest_id, expires_at = info.guest_id, info.expires_at
+        # Every cookie of the guest stops working, not only this one: another (a renamed guest's,
+        # or a copy renewed before the sign-out) may expire later, but none later than a cookie
+        # made now would.
+        guest_id, expires_at = info.guest_id, max(info.expires_at, session_expires_at(settings, now=time.time()))
 
         async def sign_out(session: AsyncSession) -> bool:
             return await login_sessions.sign_out_guest(session, guest_id=guest_id, expires_at=expires_at)
