@@ -105,16 +105,17 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
     wait = await throttles.login.admit(db, address)
     if wait is not None:
         raise retry_later(wait, "too many log-ins from this address")
-    # Wrong passwords count per name and address: a stranger cannot lock the player out.
+    # Wrong passwords count per name and address: a stranger cannot lock the player out. Each
+    # attempt is counted before its password is checked (a right one clears the count), so that a
+    # burst of guesses sent at once gets no more tries than guesses one after another.
     name_here = f"{address}:{body.name}"
-    wait = await throttles.wrong_password.retry_after(db, name_here)
+    wait = await throttles.wrong_password.admit(db, name_here)
     if wait is not None:
         raise retry_later(wait, "too many wrong passwords for this name")
     async with db.session() as session:
         account = await accounts.get_by_name(session, body.name)
         stored_hash = account.password_hash if account else None
     if not await verify_password(stored_hash, body.password) or account is None:
-        await throttles.wrong_password.hit(db, name_here)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="unknown name or wrong password")
     await throttles.wrong_password.clear(db, name_here)
     if needs_rehash(account.password_hash):
@@ -310,14 +311,13 @@ async def change_password(
     assert user.account_id is not None
     throttles: AuthThrottles = request.app.state.auth_throttles
     name_here = f"{client_address(request)}:{user.name}"
-    wait = await throttles.wrong_password.retry_after(db, name_here)
+    wait = await throttles.wrong_password.admit(db, name_here)  # counted before the check, as at log-in
     if wait is not None:
         raise retry_later(wait, "too many wrong passwords for this name")
     async with db.session() as session:
         account = await accounts.get(session, user.account_id)
         stored_hash = account.password_hash if account is not None else None
     if not await verify_password(stored_hash, body.current_password):
-        await throttles.wrong_password.hit(db, name_here)
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="wrong_password: the current password is wrong")
     await throttles.wrong_password.clear(db, name_here)
     new_hash = await hash_password(body.new_password)
