@@ -13,8 +13,8 @@ from sqlalchemy import select
 from starlette.websockets import WebSocketDisconnect
 
 from app.api import signouts
-from app.api.routes import auth
 from app.api.deps import COOKIE_NAME
+from app.api.routes import auth
 from app.cli import reset_password
 from app.db.models import AdminAction
 from tests.api.support import PASSWORD, Api
