@@ -134,7 +134,8 @@ def test_the_browser_sees_cards_moved_between_hands_or_lost(new_context: Any) ->
     page.goto("/")
     verify = "async ([f, v]) => (await import('/js/fairness.js')).verifyDeal(f, v)"
     rng = random.Random(35)
-    for preset, size, seats in (("durak_peak", 36, 2), ("durak_peak", 52, 5), ("classic36", 36, 4), ("durac1993", 52, 3)):
+    games = (("durak_peak", 36, 2), ("durak_peak", 52, 5), ("classic36", 36, 4), ("durac1993", 52, 3))
+    for preset, size, seats in games:
         for cheating in (False, True):
             fairness = fair_record(size, seats, seats)
             views = played(fairness, preset=preset, dealer=rng.randrange(seats), rng=rng, cheating=cheating)
