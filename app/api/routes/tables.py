@@ -484,7 +484,7 @@ async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[s
     response_model=TableAck,
     responses={
         200: {"description": "You confirmed you are ready for the staked match the ready check is about."},
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 503),
     },
 )
 async def ready(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
