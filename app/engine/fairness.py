@@ -259,11 +259,16 @@ def _check_replay(cards: list[str], views: list[dict[str, Any]]) -> list[str]:
 
 def _check_step(before: dict[str, Any], after: dict[str, Any], stock: list[str]) -> str | None:
     """One action's change of the hands: what a hand gains comes from the table or another hand (a
-    card played in this very action and picked up with the table), or else from the stock, which
-    gives its cards in order (``stock`` is updated)."""
-    on_table = {card for pair in before["table"] for card in (pair["attack"], pair["cover"]) if card is not None}
-    on_table.update(card for hand in before["hands"] for card in hand)
-    gained = [set(now) - set(then) for then, now in zip(before["hands"], after["hands"], strict=True)]
+    card played in this very action and picked up with the table), and only the defender picks
+    cards up; or else from the stock, which gives its cards in order (``stock`` is updated). No card
+    leaves play but into the discard pile, which grows by exactly the cards that left."""
+    table_before, table_after = _table_cards(before), _table_cards(after)
+    held_before = [set(hand) for hand in before["hands"]]
+    held_after = [set(hand) for hand in after["hands"]]
+    in_hands_before: set[str] = set().union(*held_before)
+    on_table = table_before | in_hands_before
+    gained = [now - then for then, now in zip(held_before, held_after, strict=True)]
+    back_to_stock: set[str] = set()
     if before["trump_card"] != after["trump_card"]:  # Durac 1993: the lowest trump swapped for the turned one
         turned, low = before["trump_card"], after["trump_card"]
         takers = [seat for seat, cards in enumerate(gained) if turned in cards]
@@ -271,6 +276,15 @@ def _check_step(before: dict[str, Any], after: dict[str, Any], stock: list[str])
             return f"the turned trump changed from {turned} to {low} without an exchange"
         stock[stock.index(turned)] = low
         gained[takers[0]].discard(turned)
+        back_to_stock.add(low)
+    defender = before.get("defender")
+    for seat, cards in enumerate(gained):  # the bout's cards go to its defender, and to nobody else
+        picked = cards & on_table
+        if picked and seat != defender:
+            return f"seat {seat} got {' '.join(sorted(picked))} from the table or another hand, not as the defender"
+    new_on_table = table_after - table_before - in_hands_before
+    if new_on_table:
+        return f"{' '.join(sorted(new_on_table))} came onto the table from no hand"
     drawn_count = len(stock) - int(after["stock"])
     if drawn_count < 0:
         return f"the stock grew from {len(stock)} to {after['stock']} cards"
@@ -279,6 +293,18 @@ def _check_step(before: dict[str, Any], after: dict[str, Any], stock: list[str])
     if sorted(card for cards in from_stock for card in cards) != sorted(drawn):
         shown = " ".join(sorted(card for cards in from_stock for card in cards)) or "nothing"
         return f"the hands drew {shown}, the deck's next cards are {' '.join(drawn) or 'none'}"
+    # Every card in play before is still in play, back in the stock, or discarded: the discard pile
+    # grows by exactly those; and a card goes from a hand straight to it only as the defender's
+    # last cover (a bout beaten off in the action that covers it).
+    in_play_after: set[str] = table_after.union(*held_after)
+    left = on_table - in_play_after - back_to_stock
+    discarded = int(after["discard"]) - int(before["discard"])
+    if discarded != len(left):
+        return f"{' '.join(sorted(left)) or 'no card'} left play, but the discard pile grew by {discarded}"
+    from_hand = left - table_before
+    last_cover = len(from_hand) == 1 and defender is not None and from_hand <= held_before[defender]
+    if from_hand and not (last_cover and table_before and not table_after):
+        return f"{' '.join(sorted(from_hand))} went from a hand to the discard pile without being played"
     runs: list[tuple[int, int]] = []  # (where its run starts in ``drawn``, seat)
     for seat, cards in enumerate(from_stock):  # each seat draws a run of the deck's next cards
         if cards:
@@ -292,6 +318,10 @@ def _check_step(before: dict[str, Any], after: dict[str, Any], stock: list[str])
         return f"the seats drew in the order {order}, the rules say {[s for s in expected if s in order]}"
     stock[:] = rest
     return None
+
+
+def _table_cards(view: dict[str, Any]) -> set[str]:
+    return {card for pair in view["table"] for card in (pair["attack"], pair["cover"]) if card is not None}
 
 
 def _refill_order(before: dict[str, Any], seats: int) -> list[int] | None:

@@ -176,6 +176,24 @@ async def test_only_the_matchs_players_and_admins_start_an_analysis(api: Api, ga
     assert (await admin.get("/api/matches/m-public/analysis", params={"seat": 0})).status_code == 202
 
 
+async def test_another_sites_page_cannot_start_an_analysis_for_a_player(api: Api, gated: GatedExecutor) -> None:
+    """A link or an image on another site (or a sibling port, which gets the player's cookie) must not
+    spend his coach quota: starting is refused to a request the browser marks cross-site or same-site
+    or whose Origin is foreign; his own page starts it."""
+    ann, ann_id = await signed_up(api, "ann")
+    await record(api, "m-public", 11, player=ann_id)
+    foreign = ({"sec-fetch-site": "cross-site"}, {"sec-fetch-site": "same-site"}, {"origin": "http://127.0.0.1:8000"})
+    for headers in foreign:
+        answer = await ann.get("/api/matches/m-public/analysis", params={"seat": 0}, headers=headers)
+        assert answer.status_code == 403 and answer.json()["detail"].startswith("cross_site_request"), answer.text
+    async with api.db.session() as session:
+        assert await analyses.get(session, "m-public", 0) is None  # nothing was started
+    own = {"sec-fetch-site": "same-origin"}
+    assert (await ann.get("/api/matches/m-public/analysis", params={"seat": 0}, headers=own)).status_code == 202
+    for headers in foreign:  # following one under way is a read like any other
+        assert (await ann.get("/api/matches/m-public/analysis", params={"seat": 0}, headers=headers)).status_code == 202
+
+
 async def test_an_account_computes_one_analysis_at_a_time_and_the_server_a_few(api: Api, gated: GatedExecutor) -> None:
     api.settings.coach_max_running = 2
     ann, ann_id = await signed_up(api, "ann")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from itsdangerous import URLSafeTimedSerializer
 
 from app.api.deps import COOKIE_NAME, account_from_cookie, make_cookie
 from app.config import Settings
+from app.db import login_sessions
 from tests.api.support import PASSWORD, Api
 
 
@@ -186,6 +188,45 @@ async def test_guest_logout_revokes_the_guest_session_on_the_server(api: Api) ->
     async with api.client() as client:
         client.cookies.set(COOKIE_NAME, cookie)
         assert (await client.get("/api/me")).status_code == 401
+
+
+async def test_a_signed_out_guest_cookie_cannot_mint_a_new_one(api: Api) -> None:
+    """A copy of a guest's cookie taken before he signed out does not get a fresh cookie from the
+    rename route (which would work again once the sign-out lapsed): it is refused like everywhere."""
+    guest = await api.guest("visitor")
+    copy = guest.cookies[COOKIE_NAME]
+    assert (await guest.post("/api/auth/logout")).status_code == 204
+    await guest.aclose()
+    async with api.client() as thief:
+        thief.cookies.set(COOKIE_NAME, copy)
+        renamed = await thief.post("/api/auth/guest/name", json={"name": "visitor2"})
+        assert renamed.status_code == 401
+        assert not [h for h in renamed.headers.get_list("set-cookie") if h.startswith(f"{COOKIE_NAME}=")]
+
+
+async def test_a_guest_sign_out_outlasts_every_cookie_of_the_guest(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guest signs out with an old cookie (a day left) while a newer cookie of his (a rename's,
+    fourteen days left) is in other hands: the sign-out holds for as long as the newer one lives."""
+    guest = await api.guest("visitor")
+    newer = guest.cookies[COOKIE_NAME]
+    info = account_from_cookie(newer, api.settings)
+    assert info is not None and info.guest_id is not None
+    older, _ = make_cookie(
+        api.settings, name="visitor", guest_id=info.guest_id, now=time.time() - api.settings.session_max_age_s + 86400
+    )
+    async with api.client() as old_browser, api.client() as thief:
+        old_browser.cookies.set(COOKIE_NAME, older)
+        thief.cookies.set(COOKIE_NAME, newer)
+        assert (await old_browser.post("/api/auth/logout")).status_code == 204
+        assert (await thief.get("/api/me")).status_code == 401
+        # Two days on, the older cookie has expired; someone else's sign-out sweeps lapsed ones.
+        later = datetime.now(UTC) + timedelta(days=2)
+        monkeypatch.setattr(login_sessions, "utcnow", lambda: later)
+        other = await api.guest("other")
+        assert (await other.post("/api/auth/logout")).status_code == 204
+        await other.aclose()
+        assert (await thief.get("/api/me")).status_code == 401
+    await guest.aclose()
 
 
 ADMIN_CALLS = [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.api import signouts
 from app.api.deps import COOKIE_NAME
+from app.api.routes import auth
 from app.cli import reset_password
 from app.db.models import AdminAction
 from tests.api.support import PASSWORD, Api
@@ -72,6 +74,32 @@ async def test_wrong_current_passwords_are_limited_like_wrong_log_ins(api: Api) 
     assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
     assert (await _log_in(api, "alice", PASSWORD)).status_code in (200, 429)  # unchanged
     assert (await _log_in(api, "alice", NEW_PASSWORD)).status_code in (401, 429)
+
+
+@pytest.mark.parametrize("route", ["change", "login"])
+async def test_concurrent_wrong_passwords_are_limited(api: Api, monkeypatch: pytest.MonkeyPatch, route: str) -> None:
+    """A burst of guesses sent at once gets no more tries than one after another: each attempt is
+    counted before its password is checked (which takes a while), not after."""
+    real_verify = auth.verify_password
+
+    async def slow_verify(password_hash: str | None, password: str) -> bool:
+        await asyncio.sleep(0.2)  # as argon2 on a busy server: every guess of the burst is in flight
+        return await real_verify(password_hash, password)
+
+    monkeypatch.setattr(auth, "verify_password", slow_verify)
+    alice = await api.signed_up("alice")
+
+    async def guess(number: int) -> int:
+        if route == "change":
+            body = {"current_password": f"guess number {number}", "new_password": NEW_PASSWORD}
+            return (await alice.post("/api/auth/password", json=body)).status_code
+        return (await _log_in(api, "alice", f"guess number {number}")).status_code
+
+    answers = await asyncio.gather(*(guess(number) for number in range(12)))
+    wrong = 403 if route == "change" else 401
+    assert sorted(answers) == [wrong] * api.settings.login_failures + [429] * (12 - api.settings.login_failures)
+    # The right password is locked out too until the window passes, as after guesses in a row.
+    assert (await _log_in(api, "alice", PASSWORD)).status_code == 429
 
 
 async def test_an_admin_resets_a_players_password_and_every_session_of_it_ends(api: Api) -> None:

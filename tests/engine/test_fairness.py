@@ -366,6 +366,68 @@ def test_a_replay_dealt_or_drawn_from_other_cards_does_not() -> None:
     assert check_replay(deck_cards, [{"rules": {}}])[0].startswith("replay: cannot read it")
 
 
+def _from(views: list[dict[str, Any]], step: int, change: Any) -> list[dict[str, Any]]:
+    """The replay up to ``step``, with ``change`` applied to every position from ``step`` on."""
+    out = [dict(view) for view in views[: step + 1]]
+    for view in out[step:]:
+        change(view)
+    return out
+
+
+def moved_or_lost(views: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], str]]:
+    """Replays of a match with cards moved between hands or lost, each with the problem the check
+    must report (the web client's check is held to the same: tests/web/test_fairness_web.py)."""
+    # A position in the middle of a bout whose defender is not seat 1, and a card seat 0 holds.
+    step = next(
+        i
+        for i in range(len(views) // 3, len(views))
+        if views[i - 1]["table"]
+        and views[i]["table"]
+        and views[i - 1]["defender"] != 1
+        and set(views[i - 1]["hands"][0]) & set(views[i]["hands"][0])
+    )
+    card = sorted(set(views[step - 1]["hands"][0]) & set(views[step]["hands"][0]))[0]
+
+    def handed_over(view: dict[str, Any]) -> None:  # seat 0's card in seat 1's hand
+        hands = [list(hand) for hand in view["hands"]]
+        if card in hands[0]:
+            hands[0].remove(card)
+            hands[1].append(card)
+        view["hands"] = hands
+
+    def lost(view: dict[str, Any]) -> None:
+        view["hands"] = [[other for other in hand if other != card] for hand in view["hands"]]
+
+    def discarded(view: dict[str, Any]) -> None:  # ... and counted in the discard pile
+        lost(view)
+        view["discard"] = int(view["discard"]) + 1
+
+    # A lead of a card from no hand: the turned trump, still at the bottom of the stock.
+    led = next(
+        i for i in range(2, len(views)) if views[i]["table"] and not views[i - 1]["table"] and int(views[i]["stock"])
+    )
+    trump = views[0]["trump_card"]
+    forged = dict(views[led], table=[{"attack": trump, "cover": None}], hands=views[led - 1]["hands"])
+    return [
+        (_from(views, step, handed_over), f"position {step}: seat 1 got {card} from the table or another hand"),
+        (_from(views, step, lost), f"position {step}: {card} left play, but the discard pile grew by 0"),
+        (_from(views, step, discarded), f"position {step}: {card} went from a hand to the discard pile"),
+        ([*views[:led], forged], f"position {led}: {trump} came onto the table from no hand"),
+    ]
+
+
+def test_a_replay_that_moves_or_loses_cards_does_not_check_out() -> None:
+    """Cards change hands only through the table, to the defender who picks them up; no card leaves
+    play but into the discard pile (docs/fairness.md, "The replay against the deck")."""
+    fairness = published()
+    deck_cards: list[str] = fairness["deck"]  # type: ignore[assignment]
+    views: list[dict[str, Any]] = played(fairness)
+    assert check_replay(deck_cards, views) == []
+    for tampered, problem in moved_or_lost(views):
+        found = check_replay(deck_cards, tampered)
+        assert len(found) == 1 and found[0].startswith(f"replay: {problem}"), (found, problem)
+
+
 # ---------------------------------------------------------------------- the engine deals the given deck
 
 

@@ -56,6 +56,20 @@ def test_malformed_unknown_and_mistyped_messages(client: TestClient) -> None:
     assert actor.version == before and actor.status == "playing"
 
 
+def test_a_deeply_nested_frame_is_answered_bad_json(client: TestClient) -> None:
+    """JSON nested deeper than any parser here recurses is unreadable like any other bad JSON: an
+    error frame, not a traceback in the log, and the connection goes on."""
+    code, alice, _ = started_table(client)
+    with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
+        player = Player(ws, "a")
+        player.hello()
+        for nested in ('{"type": "hello", "x": ' + "[" * 30000 + "]" * 30000 + "}", "[" * 30000 + "]" * 30000):
+            ws.send_text(nested)
+            assert _error(player)["code"] == "bad_json"
+        ws.send_text(json.dumps({"type": "ping", "id": "p"}))
+        assert player.until(lambda m: m["type"] == "pong")["id"] == "p"
+
+
 def test_out_of_turn_and_cards_not_held(client: TestClient) -> None:
     code, alice, bob = started_table(client)
     actor = client.app.state.tables.tables[code]

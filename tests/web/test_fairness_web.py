@@ -121,3 +121,28 @@ def test_seed_deal_verify_every_hand_and_the_coach(new_context: Any) -> None:
     estimated = [d for d in report["analysis"]["decisions"] if d["status"] == "estimated"]
     expect(page.locator("#coach-chart svg circle")).to_have_count(len(estimated))
     expect(page.locator("#coach-chart svg circle.blunder")).to_have_count(sum(1 for d in estimated if d["blunder"]))
+
+
+def test_the_browser_sees_cards_moved_between_hands_or_lost(new_context: Any) -> None:
+    """The browser's replay check holds honest games of every preset, seat count and cheating rule,
+    and refuses the same tampered replays as the server's check, with the same problem."""
+    import random
+
+    from tests.engine.test_fairness import fair_record, moved_or_lost, played
+
+    page = new_context().new_page()
+    page.goto("/")
+    verify = "async ([f, v]) => (await import('/js/fairness.js')).verifyDeal(f, v)"
+    rng = random.Random(35)
+    games = (("durak_peak", 36, 2), ("durak_peak", 52, 5), ("classic36", 36, 4), ("durac1993", 52, 3))
+    for preset, size, seats in games:
+        for cheating in (False, True):
+            fairness = fair_record(size, seats, seats)
+            views = played(fairness, preset=preset, dealer=rng.randrange(seats), rng=rng, cheating=cheating)
+            result = page.evaluate(verify, [fairness, views])
+            assert result["ok"] is True, (preset, size, seats, cheating, result)
+    fairness = fair_record(36, 3, 3)
+    for tampered, problem in moved_or_lost(played(fairness)):
+        result = page.evaluate(verify, [fairness, tampered])
+        assert result["deckOk"] is True and result["replayOk"] is False, result
+        assert result["replayProblem"].startswith(problem), (result["replayProblem"], problem)

@@ -140,11 +140,15 @@ function replayProblem(cards, views) {
   return null;
 }
 
-// One action: what a hand gains comes from the table or another hand, or else from the stock, in order.
+// One action: what a hand gains comes from the table or another hand (to the defender, picking the
+// bout up), or else from the stock, in order; no card leaves play but into the discard pile.
 function stepProblem(before, after, stock) {
-  const seen = new Set(before.hands.flat());
-  for (const pair of before.table) for (const card of [pair.attack, pair.cover]) if (card) seen.add(card);
+  const tableBefore = tableCards(before);
+  const tableAfter = tableCards(after);
+  const inHandsBefore = new Set(before.hands.flat());
+  const seen = new Set([...tableBefore, ...inHandsBefore]);
   const gained = before.hands.map((hand, seat) => new Set(after.hands[seat].filter((card) => !hand.includes(card))));
+  const backToStock = new Set();
   if (before.trump_card !== after.trump_card) {
     const turned = before.trump_card;
     const low = after.trump_card;
@@ -152,13 +156,28 @@ function stepProblem(before, after, stock) {
     if (!stock.includes(turned) || takers.length !== 1 || !before.hands[takers[0]].includes(low)) return `the turned trump changed from ${turned} to ${low} without an exchange`;
     stock[stock.indexOf(turned)] = low;
     gained[takers[0]].delete(turned);
+    backToStock.add(low);
   }
+  const defender = before.defender === undefined ? null : before.defender;
+  for (let seat = 0; seat < gained.length; seat += 1) {
+    const picked = [...gained[seat]].filter((card) => seen.has(card)).sort();
+    if (picked.length && seat !== defender) return `seat ${seat} got ${picked.join(' ')} from the table or another hand, not as the defender`;
+  }
+  const fromNowhere = [...tableAfter].filter((card) => !tableBefore.has(card) && !inHandsBefore.has(card)).sort();
+  if (fromNowhere.length) return `${fromNowhere.join(' ')} came onto the table from no hand`;
   const count = stock.length - Number(after.stock);
   if (count < 0) return `the stock grew from ${stock.length} to ${after.stock} cards`;
   const drawn = stock.slice(0, count);
   const fromStock = gained.map((cards) => [...cards].filter((card) => !seen.has(card)));
   const all = fromStock.flat();
   if (all.length !== drawn.length || all.some((card) => !drawn.includes(card))) return `the hands drew ${all.join(' ') || 'nothing'}, the deck's next cards are ${drawn.join(' ') || 'none'}`;
+  const inPlayAfter = new Set([...tableAfter, ...after.hands.flat()]);
+  const left = [...seen].filter((card) => !inPlayAfter.has(card) && !backToStock.has(card)).sort();
+  const discarded = Number(after.discard) - Number(before.discard);
+  if (discarded !== left.length) return `${left.join(' ') || 'no card'} left play, but the discard pile grew by ${discarded}`;
+  const fromHand = left.filter((card) => !tableBefore.has(card));
+  const lastCover = fromHand.length === 1 && defender !== null && before.hands[defender].includes(fromHand[0]);
+  if (fromHand.length && !(lastCover && tableBefore.size && !tableAfter.size)) return `${fromHand.join(' ')} went from a hand to the discard pile without being played`;
   const runs = [];
   for (let seat = 0; seat < fromStock.length; seat += 1) {
     if (!fromStock[seat].length) continue;
@@ -180,6 +199,12 @@ function stepProblem(before, after, stock) {
   }
   stock.splice(0, count);
   return null;
+}
+
+function tableCards(view) {
+  const cards = new Set();
+  for (const pair of view.table) for (const card of [pair.attack, pair.cover]) if (card) cards.add(card);
+  return cards;
 }
 
 /**

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from app.api.deps import OptionalUser, SessionDep, SessionInfo
 from app.api.errors import responses
+from app.api.security import cross_site_refusal
 from app.api.throttle import Throttle
 from app.bots.coach import DEFAULT_WORLDS
 from app.coaching import Abandoned, analyse_match
@@ -81,10 +82,14 @@ def may_start(match: Match, user: SessionInfo | None) -> bool:
     )
 
 
-def _refused(code: int, error: str, message: str, retry_after: float) -> HTTPException:
+def _refused(code: Literal[429, 503], error: str, message: str, retry_after: float) -> HTTPException:
     seconds = max(1, math.ceil(retry_after))
     detail = f"{error}: {message}; try again in {seconds} s"
-    return HTTPException(code, detail=detail, headers={"Retry-After": str(seconds)})
+    headers = {"Retry-After": str(seconds)}
+    # Each status spelled out: the OpenAPI test reads the answers a route can give from its code.
+    if code == 503:
+        return HTTPException(503, detail=detail, headers=headers)
+    return HTTPException(429, detail=detail, headers=headers)
 
 
 @router.get(
@@ -98,7 +103,7 @@ def _refused(code: int, error: str, message: str, retry_after: float) -> HTTPExc
             429,
             503,
             r403="`coach_players_only`: no analysis of this seat exists, and only the match's players and admins "
-            "may start one.",
+            "may start one; `cross_site_request`: another site's page (Origin, Sec-Fetch-Site) may not start one.",
             r404="No finished match with this id (a running match cannot be analysed), a private table's match "
             "the caller did not play, or no such seat.",
             r429="`coach_busy` (the caller's analysis is still being computed) or `coach_quota` (he started as many "
@@ -148,6 +153,11 @@ async def get_analysis(
             "and admins may start an analysis",
         )
     assert user is not None
+    # Starting one is the only GET that spends something of the caller's (his quota, minutes of CPU):
+    # another site's page (a link, an image; a sibling port gets his cookie) may not do it for him.
+    refusal = cross_site_refusal(request.headers, scheme=request.url.scheme, settings=request.app.state.settings)
+    if refusal is not None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail=f"cross_site_request: {refusal}")
     await _start(request, db, match, seat, total, user)
     return AnalysisOut(match_id=match_id, seat=seat, status="computing", done=0, total=total)
 

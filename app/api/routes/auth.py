@@ -20,6 +20,7 @@ from app.api.deps import (
     get_db,
     make_cookie,
     read_session_cookie,
+    resolve_session,
     session_expires_at,
     set_session_cookie,
 )
@@ -104,16 +105,17 @@ async def login(body: LoginIn, request: Request, response: Response, db: Databas
     wait = await throttles.login.admit(db, address)
     if wait is not None:
         raise retry_later(wait, "too many log-ins from this address")
-    # Wrong passwords count per name and address: a stranger cannot lock the player out.
+    # Wrong passwords count per name and address: a stranger cannot lock the player out. Each
+    # attempt is counted before its password is checked (a right one clears the count), so that a
+    # burst of guesses sent at once gets no more tries than guesses one after another.
     name_here = f"{address}:{body.name}"
-    wait = await throttles.wrong_password.retry_after(db, name_here)
+    wait = await throttles.wrong_password.admit(db, name_here)
     if wait is not None:
         raise retry_later(wait, "too many wrong passwords for this name")
     async with db.session() as session:
         account = await accounts.get_by_name(session, body.name)
         stored_hash = account.password_hash if account else None
     if not await verify_password(stored_hash, body.password) or account is None:
-        await throttles.wrong_password.hit(db, name_here)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="unknown name or wrong password")
     await throttles.wrong_password.clear(db, name_here)
     if needs_rehash(account.password_hash):
@@ -209,7 +211,9 @@ async def rename_guest(body: GuestIn, request: Request, response: Response, sett
     """A guest picks another name (the generated one of quick play, say). The same guest: his seats
     keep him; tables he sits down at from now on show the new name."""
     db = get_db(request)
-    info = account_from_cookie(read_session_cookie(request, settings), settings)
+    # A signed-out guest's cookie (a copy taken before the sign-out) mints no new one: resolved in
+    # the database like every other session, not by its signature alone.
+    info = await resolve_session(db, read_session_cookie(request, settings), settings)
     if info is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail="not signed in (no valid session cookie)")
     if info.guest_id is None:
@@ -246,7 +250,10 @@ async def logout(
     is useless afterwards, and the session's table sockets are closed."""
     info = account_from_cookie(read_session_cookie(request, settings), settings)
     if info is not None and info.guest_id is not None:
-        guest_id, expires_at = info.guest_id, info.expires_at
+        # Every cookie of the guest stops working, not only this one: another (a renamed guest's,
+        # or a copy renewed before the sign-out) may expire later, but none later than a cookie
+        # made now would.
+        guest_id, expires_at = info.guest_id, max(info.expires_at, session_expires_at(settings, now=time.time()))
 
         async def sign_out(session: AsyncSession) -> bool:
             return await login_sessions.sign_out_guest(session, guest_id=guest_id, expires_at=expires_at)
@@ -304,14 +311,13 @@ async def change_password(
     assert user.account_id is not None
     throttles: AuthThrottles = request.app.state.auth_throttles
     name_here = f"{client_address(request)}:{user.name}"
-    wait = await throttles.wrong_password.retry_after(db, name_here)
+    wait = await throttles.wrong_password.admit(db, name_here)  # counted before the check, as at log-in
     if wait is not None:
         raise retry_later(wait, "too many wrong passwords for this name")
     async with db.session() as session:
         account = await accounts.get(session, user.account_id)
         stored_hash = account.password_hash if account is not None else None
     if not await verify_password(stored_hash, body.current_password):
-        await throttles.wrong_password.hit(db, name_here)
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="wrong_password: the current password is wrong")
     await throttles.wrong_password.clear(db, name_here)
     new_hash = await hash_password(body.new_password)

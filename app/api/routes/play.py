@@ -597,7 +597,7 @@ class Connection:
         for an object whose ``type`` names no message, ``bad_message`` for every other shape."""
         try:
             raw = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than a parser goes: unreadable too
             self.error(None, "bad_json", "the frame is not valid JSON")
             return
         if not isinstance(raw, dict):
