@@ -407,3 +407,32 @@ async def tournament_events(
             streams.give_back(address)
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+class ArenaMatchOut(BaseModel):
+    match_id: str | None = Field(description="The match in the history (`GET /api/matches/{id}`); null while open.")
+    status: Literal["open", "finished", "aborted"] = Field(description="Aborted ones count no points.")
+    seats: list[dict[str, Any]] = Field(description="`{seat, account_id, name, bot_level}` as seated by the arena.")
+    finished_at: str | None
+
+
+@router.get(
+    "/{tournament_id}/matches",
+    responses={200: {"description": "Every table the arena opened, oldest first."}, **responses(404)},
+)
+async def tournament_matches(tournament_id: int, db: DatabaseDep) -> list[ArenaMatchOut]:
+    async with db.session() as session:
+        try:
+            await store.get(session, tournament_id)
+        except store.TournamentError as exc:
+            raise _refuse(exc) from None
+        rows = await store.games(session, tournament_id)
+    return [
+        ArenaMatchOut(
+            match_id=g.match_id,
+            status=g.status,  # type: ignore[arg-type]
+            seats=g.seats,
+            finished_at=g.finished_at.isoformat() if g.finished_at else None,
+        )
+        for g in rows
+    ]
