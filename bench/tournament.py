@@ -177,7 +177,6 @@ async def verify(
 ) -> str:
     page = (await admin.get(f"/api/tournaments/{tid}")).json()
     games = (await admin.get(f"/api/tournaments/{tid}/matches")).json()
-    names = {e.account.me["id"] if "id" in e.account.me else None: e.account.name for e in entrants}
     rows: dict[str, dict[str, Any]] = {
         e.account.name: {"points": 0, "matches": 0, "firsts": 0, "last": 0.0} for e in entrants
     }
@@ -204,7 +203,6 @@ async def verify(
             if points[seat["seat"]]:
                 row["points"] += points[seat["seat"]]
                 row["last"] = when
-    del names
     order = {e.account.name: i for i, e in enumerate(entrants)}  # they entered in this order
     ranked = sorted(
         rows, key=lambda n: (-rows[n]["points"], -rows[n]["firsts"], rows[n]["matches"], rows[n]["last"], order[n])
