@@ -69,7 +69,7 @@ def test_schedule_through_the_form_at_phone_size(new_context: Any, artifacts: Pa
 def test_the_arena_seats_you_and_the_standings_follow(new_context: Any, server: Server, artifacts: Path) -> None:
     alice_ctx, bob_ctx = new_context(width=360, height=640), new_context(width=412, height=915)
     alice, bob = sign_up_api(alice_ctx), sign_up_api(bob_ctx)
-    start = (datetime.now(UTC) + timedelta(seconds=4)).isoformat()
+    start = (datetime.now(UTC) + timedelta(seconds=12)).isoformat()  # both join first
     made = api(
         alice_ctx,
         "POST",
@@ -84,7 +84,7 @@ def test_the_arena_seats_you_and_the_standings_follow(new_context: Any, server: 
     expect(alice_page.locator("#standings tr.standing-row")).to_have_count(2)  # bob's join came by the stream
     # The start: the arena pairs the two and each page goes to the table by itself.
     for page in (alice_page, bob_page):
-        expect(page).to_have_url(re.compile(r"/t/[A-Za-z0-9_-]+$"), timeout=15_000)
+        expect(page).to_have_url(re.compile(r"/t/[A-Za-z0-9_-]+$"), timeout=25_000)
     assert alice_page.url == bob_page.url
     code = alice_page.url.rsplit("/", 1)[1]
     # The tournament's page (a third one, a desktop) lists the table to watch and who is at it.
@@ -101,11 +101,19 @@ def test_the_arena_seats_you_and_the_standings_follow(new_context: Any, server: 
     api(bob_ctx, "POST", f"/api/tables/{code}/leave")
     expect(viewer.locator(f"#standings tr[data-name='{alice['name']}'] td.points")).to_have_text("1", timeout=15_000)
     expect(viewer.locator("#standings tr.standing-row").first).to_have_attribute("data-name", alice["name"])
-    alice_page.goto(f"/#/tournaments/{made['id']}")
-    expect(alice_page.locator("#standings tr.standing-row")).to_have_count(2)
-    no_sideways_scroll(alice_page)
-    alice_page.screenshot(path=str(artifacts / "tournament-360.png"), full_page=True, animations="disabled")
-    # The profile lists it.
-    alice_page.goto(f"/#/u/{alice['name']}")
-    expect(alice_page.locator("#profile-tournaments")).to_contain_text("Lunch arena")
+    phone = new_context(width=360, height=640).new_page()  # a spectator's phone (an entrant's page moves on)
+    phone.goto(f"/#/tournaments/{made['id']}")
+    expect(phone.locator("#standings tr.standing-row")).to_have_count(2)
+    expect(phone.locator(f"#standings tr[data-name='{alice['name']}'] td.points")).to_have_text("1")
+    no_sideways_scroll(phone)
+    phone.screenshot(path=str(artifacts / "tournament-360.png"), full_page=True, animations="disabled")
+    # The profile lists it (on a page of its own: the arena pairs the two again at once, and the
+    # tournament's page goes to that table).
+    viewer.goto("/#/tournaments")
+    expect(viewer.locator(".tournament-card", has_text="Lunch arena")).to_be_visible()
+    no_sideways_scroll(viewer)
+    viewer.screenshot(path=str(artifacts / "tournaments-1280.png"), full_page=True, animations="disabled")
+    profile = viewer_ctx.new_page()
+    profile.goto(f"/#/u/{alice['name']}")
+    expect(profile.locator("#profile-tournaments")).to_contain_text("Lunch arena")
     del bob

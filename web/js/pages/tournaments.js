@@ -121,6 +121,7 @@ function mountList(root) {
     const me = currentUser();
     const items = data ? data.tournaments : [];
     root.replaceChildren(
+      ...[
       h('h1', { text: t('tournaments.title') }),
       error ? h('p', { class: 'panel error', text: error }) : null,
       me && me.kind === 'account'
@@ -129,6 +130,7 @@ function mountList(root) {
       formOpen ? createForm() : null,
       data && !items.length ? h('p', { class: 'panel muted', id: 'tournaments-empty', text: t('tournaments.none') }) : null,
       h('ul', { class: 'tournament-list', id: 'tournament-list' }, items.map(card)),
+      ].filter(Boolean),
     );
   }
 
@@ -241,6 +243,7 @@ function mountOne(root, id) {
     const tournament = state.tournament;
     const [until, label] = countdown(tournament);
     root.replaceChildren(
+      ...[
       h('p', {}, h('a', { href: '/#/tournaments', text: `← ${t('tournaments.title')}` })),
       h('h1', { id: 'tournament-title', text: tournament.name }),
       h(
@@ -258,6 +261,7 @@ function mountOne(root, id) {
       state.tables.length
         ? h('ul', { class: 'arena-tables', id: 'arena-tables' }, state.tables.map((table) => h('li', { class: 'panel' }, h('span', { text: table.players.join(' · ') }), h('a', { class: 'btn', href: `/w/${table.watch_code}`, text: t('tournaments.watch') }))))
         : null,
+      ].filter(Boolean),
     );
   }
 
