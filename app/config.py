@@ -248,6 +248,19 @@ class Settings(BaseSettings):
     season_sigma_widen: float = Field(
         default=0.5, ge=0, le=1, description="Soft reset: the share of the way back to a new player's sigma."
     )
+    # Arena tournaments (app/tournaments, docs/tournaments.md).
+    tournament_bot_after_s: float = Field(
+        default=30.0, ge=0, le=3600, description="A tournament's default: bots fill a table that would wait longer."
+    )
+    tournament_tick_s: float = Field(
+        default=1.0, gt=0, le=60, description="How often the arena runner looks at the live tournaments."
+    )
+    tournament_notice_s: float = Field(
+        default=300.0, ge=0, description="The \"about to start\" push notice goes out this long before a start."
+    )
+    tournaments_per_player: int = Field(
+        default=3, ge=0, description="Free tournaments one player may have scheduled or running at once."
+    )
     # Friends and challenges (app/db/friends.py, docs/api.md "Friends").
     friend_requests_per_hour: int = Field(
         default=30, ge=1, description="Friend requests one account may send per hour."

@@ -45,7 +45,9 @@ from app.api.routes import (
     quickplay,
     seasons,
     tables,
+    tournaments,
 )
+from app.api.routes.tournaments import arena_running
 from app.api.security import BrowserGuard, WeakKeyGuard, redact_access_log, secret_key_problem
 from app.api.signouts import OpenSessions
 from app.api.throttle import AuthThrottles
@@ -62,6 +64,7 @@ from app.tables.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import DecisionLimits
 from app.tables.store import open_store
+from app.tournaments.runner import ArenaHooks
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 log = logging.getLogger("durak")
@@ -90,21 +93,29 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 ready_check_s=settings.ready_check_s,
                 waiting_seat_away_s=settings.waiting_seat_away_s,
             )
-            registry = TableRegistry(
-                broker,
+            hooks = ArenaHooks(
                 DbHooks(
                     db,
                     IntegrityRules.from_settings(settings),
                     season_rules=SeasonRules.from_settings(settings),
                     secret=settings.secret_key,
-                ),
+                )
+            )
+            registry = TableRegistry(
+                broker,
+                hooks,
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
                 limits=limits,
                 table_limits=TableLimits.from_settings(settings),
             )
-            async with registry, OpenSessions(db).following(broker) as open_sessions, social.running(app, registry):
+            async with (
+                registry,
+                OpenSessions(db).following(broker) as open_sessions,
+                social.running(app, registry),
+                arena_running(app, registry, hooks),
+            ):
                 app.state.tables = registry
                 app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
@@ -219,6 +230,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(seasons.router)
     app.include_router(friends.router)
     app.include_router(push.router)
+    app.include_router(tournaments.router)
     app.add_middleware(DeviceCookie, settings=settings)  # the device cookie (docs/integrity.md)
     # Security (docs/security.md): cross-site and non-JSON state-changing requests refused, security
     # headers on every answer, invite codes out of the access log. Outermost, so nothing runs first.

@@ -62,6 +62,10 @@ TABLES = {
     "push_subscriptions",
     "server_keys",
     "live_matches",
+    "tournaments",
+    "tournament_entries",
+    "tournament_games",
+    "tournament_points",
 }
 
 

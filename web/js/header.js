@@ -43,6 +43,7 @@ export function renderHeader(route) {
     link('/#/', 'lobby', t('nav.lobby')),
     link('/#/create', 'create', t('nav.create')),
     link('/#/leaderboard', 'leaderboard', t('nav.leaderboard')),
+    link('/#/tournaments', 'tournaments', t('nav.tournaments')),
     me && me.kind === 'account' ? link('/#/history', 'history', t('nav.history')) : null,
     me && me.kind === 'account' ? link('/#/friends', 'friends', t('nav.friends')) : null,
     me && me.is_admin ? link('/#/admin', 'admin', t('nav.admin')) : null,

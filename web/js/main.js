@@ -4,6 +4,7 @@
 //   /#/leaderboard   /#/leaderboard/season   /#/seasons   /#/seasons/<n>   /#/u/<name>  a player's profile
 //   /#/admin/integrity   /#/admin/integrity/<flag id>  fair-play flags for admins
 //   /#/friends  friends, challenges, notices on this device
+//   /#/tournaments   /#/tournaments/<id>  arena tournaments
 import { h } from './dom.js';
 import { icon } from './icons.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
@@ -23,6 +24,7 @@ const PAGES = {
   leaderboard: () => import('./pages/leaderboard.js'),
   profile: () => import('./pages/profile.js'),
   friends: () => import('./pages/friends.js'),
+  tournaments: () => import('./pages/tournaments.js'),
   table: () => import('./pages/table.js'),
   missing: () => import('./pages/missing.js'),
 };
@@ -50,6 +52,8 @@ export function currentRoute() {
       return { name, params: { board: arg === 'season' ? 'season' : 'all' } };
     case 'seasons':
       return { name: 'leaderboard', params: { board: arg ? decodeURIComponent(arg) : 'seasons' } };
+    case 'tournaments':
+      return { name: 'tournaments', params: { id: arg && /^\d+$/.test(arg) ? arg : '' } };
     case 'u':
       return { name: 'profile', params: { name: decodeURIComponent(arg || '') } };
     case 'replay':

@@ -3,7 +3,7 @@
 // Guests have none.
 import { ApiError, errorText, get } from '../api.js';
 import { h } from '../dom.js';
-import { formatDate, formatSigned, t } from '../i18n.js';
+import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
 import { integritySlot } from '../integrity.js';
 import { passwordPanel } from '../password.js';
 import { ratingText } from '../rating.js';
@@ -97,8 +97,15 @@ export function mount(root, params) {
   const name = params.name || '';
   let data = null;
   let error = '';
+  let cups = [];
 
   async function load() {
+    get(`/api/tournaments/player/${encodeURIComponent(name)}`)
+      .then((rows) => {
+        cups = rows;
+        render();
+      })
+      .catch(() => {});
     try {
       data = await get(`/api/players/${encodeURIComponent(name)}`);
     } catch (failure) {
@@ -131,6 +138,18 @@ export function mount(root, params) {
           data.rating_history.length ? ratingChart(data.rating_history) : h('p', { class: 'muted', text: t('profile.no_rated') }),
         ),
         pastSeasons(data.past_seasons || []),
+        cups.length
+          ? h(
+              'section',
+              { class: 'panel' },
+              h('h2', { text: t('profile.tournaments') }),
+              h(
+                'ul',
+                { class: 'profile-tournaments', id: 'profile-tournaments' },
+                cups.map((cup) => h('li', {}, h('a', { href: `/#/tournaments/${cup.id}`, text: cup.place ? t('profile.tournament_place', { place: cup.place, name: cup.name, points: cup.points }) : cup.name }), cup.prize ? ` · +${formatNumber(cup.prize)}` : '')),
+              ),
+            )
+          : null,
         h(
           'section',
           { class: 'panel' },
