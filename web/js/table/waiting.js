@@ -22,8 +22,13 @@ export function waitingPanel(game) {
   const table = st.table;
   const search = searchAt(st.code);
   if (search && !st.watch && st.seat !== null && table.status === 'waiting' && !table.match_id) return searchPanel(game, search);
-  if (search && (table.status !== 'waiting' || table.match_id)) endSearch(); // found: the match started
   return seatsPanel(game);
+}
+
+/** After the table changed (not while drawing): a search that found its match ends. */
+export function waitingEffects(game) {
+  const table = game.st.table;
+  if (table && searchAt(game.st.code) && (table.status !== 'waiting' || table.match_id)) endSearch();
 }
 
 function seatList(game, { canSit, me, creator }) {
@@ -67,9 +72,7 @@ function fairDetails(game) {
   if (!line) return null;
   // Open or not, it stays so while the table redraws (remembered when the player toggles it).
   const details = h('details', { class: 'fair-details', id: 'fair-details', open: Boolean(game.st.fairDetailsOpen) }, h('summary', { text: t('waiting.fair_deal') }), line);
-  details.addEventListener('toggle', () => {
-    game.st.fairDetailsOpen = details.open;
-  });
+  details.addEventListener('toggle', () => game.set({ fairDetailsOpen: details.open }));
   return details;
 }
 
