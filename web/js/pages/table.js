@@ -566,7 +566,18 @@ export function mount(root, { code, watch }) {
     if (event.key === 'Escape' && st.selection.length) set({ selection: [] });
   };
   document.addEventListener('keydown', keys);
-  const offUser = onUserChange(() => set({ user: st.user + 1 }));
+  // Who the player is (not his balance, which the header shows): a new name or kind redraws the parts.
+  const userKey = () => {
+    const me = currentUser();
+    return me ? `${me.kind}:${me.name}` : '';
+  };
+  let lastUser = userKey();
+  const offUser = onUserChange(() => {
+    const key = userKey();
+    if (key === lastUser) return;
+    lastUser = key;
+    set({ user: st.user + 1 });
+  });
   const offMute = onMuteChange(() => set({ muted: isMuted() }));
   // Crossing into or out of the wide layout (a rotated tablet, a resized window) opens the log beside
   // the felt or folds it back into its button, so that it never covers the table unasked.

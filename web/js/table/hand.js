@@ -144,9 +144,11 @@ export function handRow(game) {
   });
   // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then two
   // overlapping rows (the back row shows its top, where rank and suit are), then a scroller.
-  const perRow = cardsPerRow();
-  const rows = hand.length <= perRow ? [cards] : hand.length <= 2 * perRow ? [cards.slice(0, Math.ceil(cards.length / 2)), cards.slice(Math.ceil(cards.length / 2))] : [cards];
-  const scroll = hand.length > 2 * perRow;
+  const oneLine = hand.length <= cardsPerRow();
+  const twoRows = !oneLine && hand.length <= 2 * cardsPerRow(window.innerWidth, window.innerHeight, TWO_ROW_SCALE);
+  const half = Math.ceil(cards.length / 2);
+  const rows = twoRows ? [cards.slice(0, half), cards.slice(half)] : [cards];
+  const scroll = !oneLine && !twoRows;
   const lines = rows.map((line, r) => {
     line.forEach((el, i) => el.style.setProperty('--i', String(i)));
     const div = h('div', { class: ['hand-line', r === 0 && rows.length > 1 && 'back'] }, line);
@@ -158,14 +160,15 @@ export function handRow(game) {
   return row;
 }
 
-const STRIP = 34; // px of each overlapped card left to tap (at least 32, with a little to spare)
+const STRIP = 33; // px of each overlapped card left to tap (at least 32, with a little to spare)
+const TWO_ROW_SCALE = 0.9; // the cards of a two-row hand are this much smaller (app.css "two-rows")
 
 /** How many cards one line of the hand holds at this window size with STRIP px showing of each
  * (the CSS sizes: app.css "--ch", "--card-w"; pure arithmetic, no layout read while drawing). */
-export function cardsPerRow(width = window.innerWidth, height = window.innerHeight) {
+export function cardsPerRow(width = window.innerWidth, height = window.innerHeight, scale = 1) {
   const landscapePhone = height <= 500 && width > height;
   const ch = Math.min(118, Math.max(50, Math.min(0.105 * height, 0.21 * width)));
-  const cardW = landscapePhone ? 0.7 * Math.min(70, Math.max(46, 0.15 * height)) : 0.7 * ch;
-  const available = Math.min(width, 1600) - 56; // the page's, the felt's and the hand's padding and borders
+  const cardW = scale * (landscapePhone ? 0.7 * Math.min(66, Math.max(44, 0.14 * height)) : 0.7 * ch);
+  const available = Math.min(width, 1600) - 52; // the page's, the felt's and the hand's padding and borders
   return Math.max(2, 1 + Math.floor((available - cardW) / STRIP));
 }
