@@ -28,12 +28,14 @@ SMALL_CONTROLS = """() => {
   const out = [];
   const seen = (el) => { const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
     return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
-  const sel = '#site-header a, #site-header button, #table-page button, #table-page summary, #table-page a, #table-page input, #table-page select';
+  const sel = ['#site-header a', '#site-header button', '#table-page button', '#table-page summary',
+    '#table-page a', '#table-page input', '#table-page select'].join(', ');
   for (const el of document.querySelectorAll(sel)) {
     if (!seen(el) || el.closest('#hand') || el.closest('#site-menu:not(.open)')) continue;
     if (el.closest('details:not([open]) > :not(summary)')) continue;
     const r = el.getBoundingClientRect();
-    if (r.width < 43.5 || r.height < 43.5) out.push([el.id || el.className || el.tagName, Math.round(r.width), Math.round(r.height)]);
+    const what = el.id || el.className || el.tagName;
+    if (r.width < 43.5 || r.height < 43.5) out.push([what, Math.round(r.width), Math.round(r.height)]);
   }
   return out;
 }"""
@@ -67,14 +69,25 @@ OFF_SCREEN = """() => {
     const r = el.getBoundingClientRect();
     if (!r.width || !r.height || getComputedStyle(el).visibility === 'hidden') continue;
     let clip = el.parentElement; let clipped = false;
-    while (clip) { const s = getComputedStyle(clip); if (/(auto|scroll|hidden|clip)/.test(s.overflowX + s.overflowY)) { clipped = true; break; } clip = clip.parentElement; }
-    if (clipped) { const c = clip.getBoundingClientRect(); if (c.right <= innerWidth + 1 && c.left >= -1 && c.bottom <= innerHeight + 1 && c.top >= -1) continue; }
+    while (clip) {
+      const s = getComputedStyle(clip);
+      if (/(auto|scroll|hidden|clip)/.test(s.overflowX + s.overflowY)) { clipped = true; break; }
+      clip = clip.parentElement;
+    }
+    if (clipped) {
+      const c = clip.getBoundingClientRect();
+      if (c.right <= innerWidth + 1 && c.left >= -1 && c.bottom <= innerHeight + 1 && c.top >= -1) continue;
+    }
     if (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1) {
       if (!out.some((o) => o.contains(el))) out.push(el);
     }
   }
   return out.map((el) => el.id || el.className || el.tagName);
 }"""
+
+# Pills (badges, chips, the prompt) drawn with nothing in them.
+EMPTY_PILLS = """() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) =>
+  el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"""
 
 # Emoji and symbol icons (the card suits U+2660-2667 are text in every font the game ships with).
 EMOJI = re.compile("[\U0001f300-\U0001faff\u2630\u266a\u2600-\u265f\u2668-\u26ff\u2700-\u27bf]")
@@ -173,7 +186,8 @@ def test_one_store_own_move_is_drawn_once_and_parts_redraw_only_what_changed(pho
     # Writing the state from outside the store throws.
     error = page.evaluate(
         """async () => { const { createStore } = await import('/js/table/store.js');
-           const store = createStore({a: 1}); try { store.state.a = 2; return 'written'; } catch (e) { return e.message; } }"""
+           const store = createStore({a: 1});
+           try { store.state.a = 2; return 'written'; } catch (e) { return e.message; } }"""
     )
     assert "set through the store" in error
 
@@ -309,7 +323,8 @@ def test_six_seats_at_360_px_show_every_opponents_role_cards_and_name(
             return r.width && r.height ? [r.left, r.top, r.right, r.bottom] : null; };
           return {
             seat: box(seat), avatar: seat.querySelector('.avatar').textContent,
-            count: box(seat.querySelector('.card-count')), countText: (seat.querySelector('.card-count') || {}).textContent,
+            count: box(seat.querySelector('.card-count')),
+            countText: (seat.querySelector('.card-count') || {}).textContent,
             name: box(seat.querySelector('.name-text')), role: box(seat.querySelector('.seat-badges .badge')),
             roleText: (seat.querySelector('.seat-badges .badge') || {}).textContent,
             hasRole: !!seat.querySelector('[class*="role-"]'),
@@ -514,12 +529,7 @@ def test_prompts_say_you_in_english_and_russian_and_bot_tables_are_named_in_the_
     expect(page.locator(".me-area .badge.role-defender")).to_have_text("Вы отбиваетесь")
     expect(page.locator(".badge.taking")).to_have_text("Вы забираете карты")
     # No stray empty pill anywhere.
-    assert (
-        page.evaluate(
-            "() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) => el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"
-        )
-        == 0
-    )
+    assert not page.evaluate(EMPTY_PILLS)
     page.evaluate("() => localStorage.setItem('durak.lang', 'en')")
     page.reload()
     expect(page.locator("#prompt")).to_have_text("You take; waiting for Rival to add cards.")
@@ -529,7 +539,7 @@ def test_prompts_say_you_in_english_and_russian_and_bot_tables_are_named_in_the_
 
 def test_the_leave_dialog_names_the_stake_it_loses(phone: Any) -> None:
     staked = {**HONEST, "stake": 50}
-    page, fake = phone(lead_view(["6c", "8h"]), table_info(rules=staked), (360, 640), "ru-RU")
+    page, _ = phone(lead_view(["6c", "8h"]), table_info(rules=staked), (360, 640), "ru-RU")
     page.on("dialog", lambda dialog: pytest.fail(f"a browser dialog: {dialog.message}"))
     page.locator("#leave-button").click()
     expect(page.locator("#leave-dialog")).to_be_visible()
