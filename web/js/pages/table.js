@@ -157,6 +157,7 @@ export function mount(root, { code, watch }) {
     const view = st.view;
     container.classList.toggle('in-match', playing(st));
     felt.hidden = !table || st.gone;
+    chat.el.hidden = !table || st.gone; // shown with the table: moving it into the bar then would shift the page
     if (!table) return;
     const status = table.status;
     felt.className = ['felt', status === 'finished' && 'finished', `seats-${table.seats.length}`, st.seat === null && 'watching', table.rules.cheating && 'cheating', !view && 'before'].filter(Boolean).join(' ');

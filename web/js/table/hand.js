@@ -144,24 +144,33 @@ export function handRow(game) {
   });
   // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then two
   // overlapping rows (the back row shows its top, where rank and suit are), then a scroller.
+  // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then up to
+  // MAX_ROWS overlapping rows of smaller cards (a back row shows the top of its cards, where rank and
+  // suit are), then a scroller.
   const oneLine = hand.length <= cardsPerRow();
-  const twoRows = !oneLine && hand.length <= 2 * cardsPerRow(window.innerWidth, window.innerHeight, TWO_ROW_SCALE);
-  const half = Math.ceil(cards.length / 2);
-  const rows = twoRows ? [cards.slice(0, half), cards.slice(half)] : [cards];
-  const scroll = !oneLine && !twoRows;
+  const perRow = cardsPerRow(window.innerWidth, window.innerHeight, TWO_ROW_SCALE);
+  const count = oneLine ? 1 : Math.ceil(hand.length / perRow);
+  const scroll = count > MAX_ROWS;
+  const rows = [];
+  if (scroll || count === 1) rows.push(cards);
+  else {
+    const size = Math.ceil(cards.length / count);
+    for (let i = 0; i < cards.length; i += size) rows.push(cards.slice(i, i + size));
+  }
   const lines = rows.map((line, r) => {
     line.forEach((el, i) => el.style.setProperty('--i', String(i)));
-    const div = h('div', { class: ['hand-line', r === 0 && rows.length > 1 && 'back'] }, line);
+    const div = h('div', { class: ['hand-line', r < rows.length - 1 && 'back'] }, line);
     div.style.setProperty('--n', String(Math.max(1, line.length)));
     return div;
   });
-  const row = h('div', { class: ['hand', hand.length > 12 && 'long', rows.length > 1 && 'two-rows', scroll && 'scroll'], id: 'hand', role: 'group', 'aria-label': t('table.your_hand', { count: hand.length }), dataset: { rows: String(rows.length) } }, lines);
+  const row = h('div', { class: ['hand', hand.length > 12 && 'long', rows.length > 1 && 'two-rows', rows.length > 2 && 'three-rows', scroll && 'scroll'], id: 'hand', role: 'group', 'aria-label': t('table.your_hand', { count: hand.length }), dataset: { rows: String(rows.length) } }, lines);
   row.style.setProperty('--n', String(Math.max(1, hand.length)));
   return row;
 }
 
 const STRIP = 33; // px of each overlapped card left to tap (at least 32, with a little to spare)
-const TWO_ROW_SCALE = 0.9; // the cards of a two-row hand are this much smaller (app.css "two-rows")
+const TWO_ROW_SCALE = 0.9; // the cards of a hand in rows are this much smaller (app.css "two-rows")
+const MAX_ROWS = 3;
 
 /** How many cards one line of the hand holds at this window size with STRIP px showing of each
  * (the CSS sizes: app.css "--ch", "--card-w"; pure arithmetic, no layout read while drawing). */
