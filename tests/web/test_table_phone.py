@@ -278,11 +278,12 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
     for seat in page.locator("#opponents .seat").all():
         seat_box = seat.bounding_box()
         assert seat_box is not None
-        covered = page.evaluate(
-            "([x, y]) => !!document.elementFromPoint(x, y).closest('#chat')",
-            [seat_box["x"] + seat_box["width"] / 2, seat_box["y"] + seat_box["height"] / 2],
-        )
-        assert not covered, "the chat covers an opponent"
+        for fx, fy in ((0.1, 0.1), (0.9, 0.1), (0.5, 0.5), (0.1, 0.9), (0.9, 0.9)):
+            covered = page.evaluate(
+                "([x, y]) => !!document.elementFromPoint(x, y).closest('#chat')",
+                [seat_box["x"] + seat_box["width"] * fx, seat_box["y"] + seat_box["height"] * fy],
+            )
+            assert not covered, f"the chat covers an opponent at {size}"
     expect(page.locator("#chat-turn")).to_be_visible()
     expect(page.locator("#chat-turn")).to_have_text(re.compile(r"(Your turn|Ваш ход) · \d+ (s|с)"))
     assert not page.evaluate(OFF_SCREEN), "the open chat crosses the screen's edge"
