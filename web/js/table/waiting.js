@@ -12,7 +12,7 @@ import { elapsedText, endSearch, joinRefusal, searchAt } from '../playflow.js';
 import { rulesChips } from '../rules.js';
 import { currentUser } from '../session.js';
 import { toast } from '../toast.js';
-import { botLevelText, displayName } from './describe.js';
+import { botLevelText, displayName, tableTitle } from './describe.js';
 import { guestBadge } from './render.js';
 
 const BOT_LEVEL_KEY = 'durak.quickplay.bot'; // the lobby's "Play a bot" level
@@ -127,7 +127,7 @@ function seatsPanel(game) {
     children.push(h('button', { type: 'button', class: 'btn secondary', id: 'start-button', onclick: () => game.tableCall('start', {}), text: t('waiting.start_now', { count: seated }) }));
   }
   if (!watch) {
-    const share = { title: table.name, text: t('share.invite_text', { name: table.name }) };
+    const share = { title: tableTitle(table.name), text: t('share.invite_text', { name: tableTitle(table.name) }) };
     const links = [linkField(t('create.invite_link'), `${location.origin}/t/${code}`, 'invite-link', { share })];
     const watchUrl = watchUrlFor(code);
     if (watchUrl) links.push(linkField(t('create.watch_link'), watchUrl, 'watch-link'));
