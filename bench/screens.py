@@ -121,6 +121,7 @@ class Scene:
     who: str  # "player", "admin", "farmer" (a frozen account) or "anonymous"
     path: str
     ready: Callable[[Any], None]
+    devices: dict[str, tuple[int, int]] | None = None  # the sizes to shoot (DEVICES when None)
 
 
 def ready_selector(selector: str) -> Callable[[Any], None]:
@@ -133,6 +134,31 @@ def ready_selector(selector: str) -> Callable[[Any], None]:
 def ready_table(page: Any) -> None:
     page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
     play_a_card(page)
+
+
+def ready_chat(page: Any) -> None:
+    """A table with the chat open: a sheet at the foot of a phone, a panel on a desktop."""
+    ready_table(page)
+    page.locator("#chat summary").click()
+    page.locator("#chat .chat-sheet").wait_for(state="visible", timeout=5_000)
+
+
+def ready_challenge(page: Any) -> None:
+    """A cheating table with the challenge menu open (once a bot's move may be challenged)."""
+    page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+    summary = page.locator(".challenge-menu summary")
+    if not summary.count():
+        play_a_card(page)
+    summary.wait_for(state="visible", timeout=20_000)
+    summary.click()
+    page.locator(".challenge-list").wait_for(state="visible", timeout=5_000)
+
+
+def ready_search(page: Any) -> None:
+    """The lobby's "Play now" with nobody around: the search, its time waited and Cancel."""
+    page.locator("#play-now").click()
+    page.locator("#search-elapsed").wait_for(state="visible", timeout=15_000)
+    page.wait_for_timeout(1_500)
 
 
 def ready_results(page: Any) -> None:
@@ -328,6 +354,12 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
     admin = make_admin(server, admin_name)
     farmed_flag(server, admin)
     tables = {seats: table_against_bots(player, seats, f"{seats} players") for seats in (2, 4, 6)}
+    chat_table = table_against_bots(player, 4, "Table talk")
+    cheat_body = {"name": "Sharpers", "deck": 36, "seats": 2, "timer": 60, "bot_delay_ms": 0, "cheating": True}
+    cheating = player.http.post("/api/tables", json=cheat_body).json()
+    player.http.post(f"/api/tables/{cheating['code']}/join", json={"seat": 0}).raise_for_status()
+    player.http.post(f"/api/tables/{cheating['code']}/bots", json={"seat": 1, "level": "easy"}).raise_for_status()
+    sign_up(server.base_url, "seeker")  # "Play now" with nobody around: the search
     others = {name: sign_in(server.base_url, name) for name in ("feeder", "farmer")}
     social = social_scenes(server, {"alice": player, "marta": host, **others})
     return [
@@ -342,6 +374,12 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
         Scene("frozen", "farmer", "/", ready_selector("#frozen-banner")),
         *(Scene(f"table-{seats}", "player", f"/t/{table['code']}", ready_table) for seats, table in tables.items()),
         Scene("results", "player", f"/t/{results_code}", ready_results),
+        # Issue 33's phone pages: the chat open, the challenge menu, landscape, the search.
+        Scene("chat", "player", f"/t/{chat_table['code']}", ready_chat),
+        Scene("challenge", "player", f"/t/{cheating['code']}", ready_challenge),
+        Scene("table-6", "player", f"/t/{tables[6]['code']}", ready_table, {"landscape": (844, 390)}),
+        Scene("results", "player", f"/t/{results_code}", ready_results, {"landscape": (844, 390)}),
+        Scene("search", "seeker", "/", ready_search, {"phone": DEVICES["phone"]}),
     ]
 
 
@@ -350,7 +388,7 @@ def shoot(server: ServerProcess, scenes: list[Scene], out: Path, only: set[str])
 
     failed: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
-    people = {name: sign_in(server.base_url, name) for name in ("alice", "admin", "farmer")}
+    people = {name: sign_in(server.base_url, name) for name in ("alice", "admin", "farmer", "seeker")}
     people["player"] = people.pop("alice")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -361,7 +399,7 @@ def shoot(server: ServerProcess, scenes: list[Scene], out: Path, only: set[str])
             for scene in scenes:
                 if only and scene.name not in only:
                     continue
-                for device, (width, height) in DEVICES.items():
+                for device, (width, height) in (scene.devices or DEVICES).items():
                     target = out / f"{device}-{scene.name}.png"
                     context = browser.new_context(
                         base_url=server.base_url, viewport={"width": width, "height": height}, locale="en-US"

@@ -156,6 +156,11 @@ def table_against_bots(player: Player, seats: int, name: str) -> dict[str, Any]:
     waits for the player (bots answer at once, the player's timer is a minute)."""
     body = {"name": name, "deck": 52 if seats > 4 else 36, "seats": seats, "timer": 60, "bot_delay_ms": 0}
     response = player.http.post("/api/tables", json=body)
+    for _ in range(3):  # the server's limit of new tables a minute: wait as long as it says
+        if response.status_code != 429:
+            break
+        time.sleep(min(30.0, float(response.headers.get("retry-after", "5"))))
+        response = player.http.post("/api/tables", json=body)
     response.raise_for_status()
     table: dict[str, Any] = response.json()
     player.http.post(f"/api/tables/{table['code']}/join", json={"seat": 0}).raise_for_status()
@@ -491,8 +496,10 @@ def count_off_screen(
     for width, height in phones:
         page.set_viewport_size({"width": width, "height": height})
         page.wait_for_timeout(200)
-        chat = open_first(page, CHAT_OPENERS, CHAT_IS_OPEN)
+        # The challenge menu first: on a phone the open chat is a sheet over the action bar, and the
+        # menu's list stands over the sheet.
         menu = open_first(page, CHALLENGE_OPENERS, CHALLENGE_IS_OPEN)
+        chat = open_first(page, CHAT_OPENERS, CHAT_IS_OPEN)
         page.wait_for_timeout(200)
         settle(page)
         found = page.evaluate(OFF_SCREEN)

@@ -511,6 +511,14 @@ class ChallengeEvent(_Event):
     move: int = Field(description="The index of the challenged move in view.moves.")
     ruling: Literal["upheld", "rejected"] = Field(description="upheld: it was a cheat; rejected: it was honest.")
     loser: Seat = Field(description="The cheater (upheld) or the challenger (rejected).")
+    rule: Literal["does_not_beat", "rank_not_on_table", "attack_limit", "transfer_rank", "transfer_limit"] | None = (
+        Field(
+            default=None,
+            description="Upheld: the rule the move broke (a cover that does not beat its attack, a throw-in of a "
+            "rank not on the table, an attack over the bout's limit, a transfer with a card of another rank, a "
+            "transfer the next player cannot hold). Rejected: null.",
+        )
+    )
 
 
 class ExchangeTrumpEvent(_Event):
@@ -1028,7 +1036,7 @@ def event_examples() -> list[_Event]:
         PassEvent(type="pass", seat=0, version=7),
         BoutEndEvent(type="bout_end", result="beaten", defender=1, cards=["7h", "9h"], version=8),
         OutEvent(type="out", seat=0, place=1, version=60),
-        ChallengeEvent(type="challenge", seat=0, move=1, ruling="upheld", loser=1, version=9),
+        ChallengeEvent(type="challenge", seat=0, move=1, ruling="upheld", loser=1, rule="does_not_beat", version=9),
         ExchangeTrumpEvent(type="exchange_trump", seat=2, gave="2d", got="Qd", version=4),
         ForfeitEvent(type="forfeit", seat=1, reason="timeout", version=12),
         MatchEndEvent(type="match_end", outcome=_OUTCOME, version=61),

@@ -701,6 +701,19 @@ async def _inflow_flag(session: AsyncSession, row: InflowDay, rules: IntegrityRu
     )
 
 
+async def _all_left_by(session: AsyncSession, match_ids: Sequence[str], loser: int) -> bool:
+    """Whether every one of these matches ended with ``loser`` (the durak) leaving the table."""
+    if not match_ids:
+        return False
+    found = (await session.execute(select(Match.result, Match.seats).where(Match.id.in_(list(match_ids))))).all()
+    for result, seats in found:
+        seat_of = {int(s["account_id"]): int(s["seat"]) for s in seats if s.get("account_id") is not None}
+        durak = result.get("durak")
+        if not (result.get("reason") == "left" and result.get("forfeit") == durak and seat_of.get(loser) == durak):
+            return False
+    return len(found) == len(match_ids)
+
+
 async def _quick_wins_reached(session: AsyncSession, row: PairDay, rules: IntegrityRules) -> None:
     winner, loser, count = row.winner_id, row.loser_id, row.quick_wins
     if count < rules.quick_wins_warning:
@@ -723,7 +736,10 @@ async def _quick_wins_reached(session: AsyncSession, row: PairDay, rules: Integr
             "seconds": rules.rated_min_seconds,
             "report_at": rules.quick_wins_report,
         }
-        for account in (winner, loser):
+        # Quick wins that all came from the loser leaving are his doing: only the quitter is warned
+        # (the winner did nothing but stay); a short match warns both.
+        warned = (loser,) if await _all_left_by(session, row.quick_matches, loser) else (winner, loser)
+        for account in warned:
             await warn(
                 session,
                 account_id=account,

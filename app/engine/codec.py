@@ -71,7 +71,9 @@ def state_to_json(state: State) -> dict[str, Any]:
         "taking": state.taking,
         "thrown_in": state.thrown_in,
         "passed": sorted(state.passed),
-        "moves": [{"seat": m.seat, "action": action_to_json(m.action), "cheat": m.cheat} for m in state.moves],
+        "moves": [
+            {"seat": m.seat, "action": action_to_json(m.action), "cheat": m.cheat, "rule": m.rule} for m in state.moves
+        ],
         "emptied": list(state.emptied),
         "out": list(state.out),
         "exchange_open": state.exchange_open,
@@ -84,7 +86,7 @@ def state_from_json(data: dict[str, Any]) -> State:
     moves: list[Move] = []
     for m in data["moves"]:
         action: Action = action_from_json(m["action"])
-        moves.append(Move(m["seat"], action, m["cheat"]))
+        moves.append(Move(m["seat"], action, m["cheat"], m.get("rule")))
     return State(
         rules=Rules.from_json(data["rules"]),
         seed=int(data["seed"]),

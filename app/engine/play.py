@@ -262,8 +262,8 @@ def _take_cards(state: State, action: Action, cards: tuple[Card, ...]) -> None:
     state.hands = tuple(hands)
 
 
-def _record(state: State, action: Action, cheat: str | None, events: list[Event]) -> None:
-    state.moves = (*state.moves, Move(action.seat, action, cheat))
+def _record(state: State, action: Action, cheat: str | None, events: list[Event], rule: str | None = None) -> None:
+    state.moves = (*state.moves, Move(action.seat, action, cheat, rule if cheat is not None else None))
     events.append({"type": "move", "seat": action.seat, "action": action, "index": len(state.moves) - 1})
 
 
@@ -332,7 +332,7 @@ def _apply_throw_in(state: State, action: ThrowIn, events: list[Event]) -> None:
     state.exchange_open = False
     state.table = state.table + tuple((card, None) for card in cards)
     state.thrown_in = True
-    _record(state, action, cheat, events)
+    _record(state, action, cheat, events, "rank_not_on_table" if off_rank else "attack_limit")
     _attacker_played(state, seat, events)
     _maybe_end(state, events)
 
@@ -359,7 +359,7 @@ def _apply_cover(state: State, action: Cover, events: list[Event]) -> None:
     table[action.attack] = (attack, action.card)
     state.table = tuple(table)
     state.passed = frozenset()  # a new rank may be on the table: every attacker may add again
-    _record(state, action, cheat, events)
+    _record(state, action, cheat, events, "does_not_beat")
     after_card_move(state, action.seat)
     _maybe_end(state, events)
 
@@ -387,10 +387,12 @@ def _apply_transfer(state: State, action: Transfer, events: list[Event]) -> None
         if state.rules.durac:
             why = f"a transfer adds one card for each of {len(ranks)} rank(s)"
         raise _refuse(errors.BadPlay, action, state, why)
+    rule = "transfer_rank"
     if sorted(card.rank for card in cards) != ranks:
         cheat = f"{cards_text(cards)} does not match the attacking rank(s)"
     else:
         cheat = _transfer_limit_problem(state, target, len(cards))
+        rule = "transfer_limit"
     if cheat is not None and (not state.rules.cheating or len(cards) != 1):
         kind = errors.TransferNotAllowed if cheat.startswith(("seat", "the transfer")) else errors.BadPlay
         raise _refuse(kind, action, state, cheat)
@@ -400,7 +402,7 @@ def _apply_transfer(state: State, action: Transfer, events: list[Event]) -> None
     state.defender = target
     state.bout_limit = len(state.hands[target])
     state.passed = frozenset()
-    _record(state, action, cheat, events)
+    _record(state, action, cheat, events, rule)
     events.append({"type": "transferred", "attacker": seat, "defender": target, "limit": state.bout_limit})
     _attacker_played(state, seat, events)
     _maybe_end(state, events)
@@ -467,12 +469,14 @@ def _apply_challenge(state: State, action: Challenge, events: list[Event]) -> No
     if state.phase == CHALLENGE and action.seat in state.passed:
         raise _refuse(errors.BadPlay, action, state, f"seat {action.seat} already passed on challenging this bout")
     if move.cheat is not None:
-        loser, ruling = move.seat, "upheld"
+        loser, ruling, rule = move.seat, "upheld", move.rule
         detail = f"seat {action.seat} caught seat {move.seat}: {move.cheat}"
     else:
-        loser, ruling = action.seat, "rejected"
+        loser, ruling, rule = action.seat, "rejected", None
         detail = f"seat {action.seat} challenged an honest move of seat {move.seat}"
-    events.append({"type": "challenge", "seat": action.seat, "move": action.move, "ruling": ruling, "loser": loser})
+    events.append(
+        {"type": "challenge", "seat": action.seat, "move": action.move, "ruling": ruling, "loser": loser, "rule": rule}
+    )
     finish(state, events, durak=loser, forfeit=loser, reason="challenge", detail=detail)
 
 

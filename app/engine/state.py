@@ -18,6 +18,12 @@ CHALLENGE = "challenge"  # cheating tables: the bout is played out, its moves ma
 OVER = "over"
 
 
+# The rules a cheat can break (§9), named in a challenge's ruling: a cover that does not beat its
+# attack, a throw-in of a rank not on the table, an attack over the bout's limit, a transfer with a
+# card of another rank, a transfer the next player cannot hold.
+CHEAT_RULES = ("does_not_beat", "rank_not_on_table", "attack_limit", "transfer_rank", "transfer_limit")
+
+
 @dataclass(frozen=True, slots=True)
 class Move:
     """One card move of the current bout, kept until the bout ends so that it can be challenged."""
@@ -25,6 +31,7 @@ class Move:
     seat: int
     action: Action
     cheat: str | None  # why the move broke the rules, or None for an honest move
+    rule: str | None = None  # which rule it broke (one of CHEAT_RULES), or None for an honest move
 
 
 @dataclass(frozen=True, slots=True)

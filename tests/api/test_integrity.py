@@ -248,13 +248,15 @@ async def test_a_short_match_moves_no_rating_unless_a_player_who_had_moved_ran_o
 # ---------------------------------------------------------------------- the farming watch
 
 
-async def test_quick_wins_warn_both_at_three_and_report_to_the_admins_at_four(api: Api) -> None:
+async def test_quick_wins_by_leaving_warn_the_quitter_at_three_and_report_to_the_admins_at_four(api: Api) -> None:
     root = await api.admin()
     winner, loser = await api.signed_up("winner"), await api.signed_up("loser")
     ids = [await quick_win(api, winner, loser, stake=10) for _ in range(2)]
     assert (await winner.get("/api/me/integrity")).json() == {"frozen": None, "warnings": []}
     ids.append(await quick_win(api, winner, loser, stake=10))
-    for client in (winner, loser):
+    # The loser left every one of them: only he is warned; the winner's fair-play banner stays empty.
+    assert (await winner.get("/api/me/integrity")).json()["warnings"] == []
+    for client in (loser,):
         warnings = (await client.get("/api/me/integrity")).json()["warnings"]
         assert len(warnings) == 1 and "winner has won 3 matches quickly against loser" in warnings[0]["text"]
         # What the web client words in the player's language.

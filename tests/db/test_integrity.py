@@ -328,7 +328,7 @@ async def test_a_log_the_signals_cannot_read_still_settles(db: Database) -> None
 # ---------------------------------------------------------------------- the farming watch
 
 
-async def test_quick_wins_warn_both_at_three_and_report_at_four(db: Database) -> None:
+async def test_quick_wins_by_leaving_warn_the_quitter_at_three_and_report_at_four(db: Database) -> None:
     winner, loser, other = await make_player(db), await make_player(db), await make_player(db)
     clock = Clock()
     hooks = DbHooks(db, now=clock)
@@ -337,9 +337,10 @@ async def test_quick_wins_warn_both_at_three_and_report_at_four(db: Database) ->
     assert await count(db, IntegrityWarning) == 0
     ids.append(await run_match(hooks, clock, [winner, loser], ending=left_at_once))
     async with db.session() as session:
-        for account in (winner, loser):
-            view = await integrity.player_view(session, account)
-            assert len(view["warnings"]) == 1 and "3 matches quickly" in view["warnings"][0]["text"]
+        # Every quick win was the loser leaving: he is warned, the winner (who only stayed) is not.
+        view = await integrity.player_view(session, loser)
+        assert len(view["warnings"]) == 1 and "3 matches quickly" in view["warnings"][0]["text"]
+        assert (await integrity.player_view(session, winner))["warnings"] == []
         assert (await integrity.player_view(session, other))["warnings"] == []
     assert await count(db, IntegrityFlag) == 0
     ids.append(await run_match(hooks, clock, [winner, loser], ending=left_at_once))
@@ -356,7 +357,25 @@ async def test_quick_wins_warn_both_at_three_and_report_at_four(db: Database) ->
     async with db.session() as session:
         again = await integrity_admin.get_flag(session, flag["id"])
     assert await count(db, IntegrityFlag) == 1 and len(again["matches"]) == 5
-    assert await count(db, IntegrityWarning) == 2  # the warning is not repeated
+    assert await count(db, IntegrityWarning) == 1  # the warning is not repeated
+
+
+def timed_out_at_once(state: State, log: list[dict[str, Any]]) -> State:
+    """The defender (seat 1) runs out of time before anyone moved: a short match, nobody left."""
+    return act(state, log, Forfeit(1, "timeout"))
+
+
+async def test_quick_wins_of_short_matches_warn_both_players(db: Database) -> None:
+    winner, loser = await make_player(db), await make_player(db)
+    clock = Clock()
+    hooks = DbHooks(db, now=clock)
+    await run_match(hooks, clock, [winner, loser], ending=left_at_once)
+    for _ in range(2):
+        await run_match(hooks, clock, [winner, loser], ending=timed_out_at_once, seconds=10)
+    async with db.session() as session:
+        for account in (winner, loser):
+            view = await integrity.player_view(session, account)
+            assert len(view["warnings"]) == 1 and "3 matches quickly" in view["warnings"][0]["text"]
 
 
 async def test_a_long_win_is_not_quick_but_its_coins_count(db: Database) -> None:

@@ -102,9 +102,31 @@ def test_each_cheat_is_accepted_at_a_cheating_table_and_recorded(name: str) -> N
         assert why not in str(view(after, seat))
 
 
+RULES_BROKEN = {
+    "cover that does not beat": "does_not_beat",
+    "throw-in of a rank not on the table": "rank_not_on_table",
+    "throw-in past the allowance": "attack_limit",
+    "transfer with a different rank": "transfer_rank",
+    "transfer past the next defender's hand": "transfer_limit",
+}
+
+
+@pytest.mark.parametrize("name", list(CHEATS))
+def test_an_upheld_challenge_names_the_rule_the_cheat_broke(name: str) -> None:
+    setup, move, _, _ = CHEATS[name]
+    after, _ = run(setup(True), move)
+    assert after.moves[-1].rule == RULES_BROKEN[name]
+    assert state_from_json(state_to_json(after)).moves[-1].rule == RULES_BROKEN[name]  # kept across a restart
+    challenger = next(seat for seat in range(3) if seat != move.seat)
+    _, events = run(after, Challenge(challenger, len(after.moves) - 1))
+    ruling = of_type(events, "challenge")[0]
+    assert ruling["ruling"] == "upheld" and ruling["rule"] == RULES_BROKEN[name]
+
+
 def test_honest_moves_at_a_cheating_table_are_not_cheats() -> None:
     state, _ = run(_bout(True), Cover(1, 0, C("10h")), ThrowIn(2, (C("10c"),)))
     assert [move.cheat for move in state.moves] == [None, None, None]
+    assert [move.rule for move in state.moves] == [None, None, None]
 
 
 def test_never_a_card_not_in_hand_even_at_a_cheating_table() -> None:
@@ -148,7 +170,14 @@ def test_a_correct_challenge_makes_the_cheater_the_durak() -> None:
     assert outcome.durak == 1 and outcome.forfeit == 1 and outcome.reason == "challenge"
     assert "caught" in outcome.detail
     challenge = of_type(events, "challenge")[0]
-    assert challenge == {"type": "challenge", "seat": 2, "move": 1, "ruling": "upheld", "loser": 1}
+    assert challenge == {
+        "type": "challenge",
+        "seat": 2,
+        "move": 1,
+        "ruling": "upheld",
+        "loser": 1,
+        "rule": "does_not_beat",
+    }
 
 
 def test_a_wrong_challenge_makes_the_challenger_the_durak() -> None:
@@ -157,6 +186,7 @@ def test_a_wrong_challenge_makes_the_challenger_the_durak() -> None:
     outcome = after.outcome
     assert outcome is not None and outcome.durak == 2 and outcome.reason == "challenge"
     assert of_type(events, "challenge")[0]["ruling"] == "rejected"
+    assert of_type(events, "challenge")[0]["rule"] is None
     after, _ = run(state, Challenge(1, 0))  # the defender challenges the honest lead
     assert after.outcome is not None and after.outcome.durak == 1
 
@@ -217,7 +247,9 @@ def test_a_cheat_on_the_bouts_last_move_can_be_challenged(stock: str) -> None:
     assert state.out == () and state.discard == ()
     assert Challenge(0, 1) in legal_actions(state, 0)
     after, events = run(state, Challenge(0, 1))
-    assert of_type(events, "challenge") == [{"type": "challenge", "seat": 0, "move": 1, "ruling": "upheld", "loser": 1}]
+    assert of_type(events, "challenge") == [
+        {"type": "challenge", "seat": 0, "move": 1, "ruling": "upheld", "loser": 1, "rule": "does_not_beat"}
+    ]
     outcome = after.outcome
     assert outcome is not None
     assert (outcome.durak, outcome.forfeit, outcome.reason) == (1, 1, "challenge")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import Driver, sign_up_api
+from tests.web.support import Driver, api, sign_up_api
 
 pytestmark = pytest.mark.browser
 
@@ -95,17 +96,22 @@ def test_leaving_a_running_match_forfeits_after_a_confirmation(new_context: Any)
     page.locator("#go-to-table").click()
     expect(page.locator("#hand .card")).to_have_count(6)
 
-    dialogs: list[str] = []
-
-    def answer(dialog: Any) -> None:
-        dialogs.append(dialog.message)
-        (dialog.dismiss if len(dialogs) == 1 else dialog.accept)()
-
-    page.on("dialog", answer)
-    page.locator("#leave-button").click()  # dismissed: nothing happens
+    # The question is the page's own dialog (never the browser's confirm()): it says what leaving costs.
+    browser_dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (browser_dialogs.append(dialog.message), dialog.dismiss()))
+    page.locator("#leave-button").click()
+    expect(page.locator("#leave-dialog")).to_be_visible()
+    expect(page.locator("#leave-dialog-text")).to_have_text("You forfeit the match and become the durak.")
+    page.locator("#leave-dialog-cancel").click()  # stays: nothing happens
+    expect(page.locator("#leave-dialog")).to_have_count(0)
     expect(page.locator("#hand .card")).to_have_count(6)
     expect(page.locator("#results")).to_have_count(0)
+    code = page.url.rsplit("/", 1)[-1]
     page.locator("#leave-button").click()
-    expect(page.locator("#results .results-title")).to_have_text("You are the durak!")
-    expect(page.locator("#results .notice")).to_contain_text("left the table")
-    assert len(dialogs) == 2 and "forfeits" in dialogs[0]
+    page.locator("#leave-dialog-ok").click()
+    # Left: the lobby, not a table with a Rematch button; the match was forfeited.
+    expect(page).to_have_url(re.compile(r"/#/$"))
+    expect(page.locator("#rematch-button")).to_have_count(0)
+    assert not browser_dialogs
+    table = api(context, "GET", f"/api/tables/{code}")
+    assert table["status"] == "finished" and table["results"]["outcome"]["reason"] == "left"

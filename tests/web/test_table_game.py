@@ -134,8 +134,11 @@ def test_a_long_hand_fans_overlaps_and_every_card_stays_tappable(new_context: Ca
         })"""
     )
     assert all(hits), hits
-    lefts = page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.getBoundingClientRect().left)")
-    assert lefts == sorted(lefts) and lefts[1] - lefts[0] < 20  # overlapping, in order
+    # 24 cards at 360 px: three overlapping rows (issue 33: every card keeps a strip of 32 px or more).
+    expect(page.locator("#hand")).to_have_attribute("data-rows", "3")
+    for line in page.locator("#hand .hand-line").all():
+        lefts = line.locator(".card").evaluate_all("cards => cards.map(c => c.getBoundingClientRect().left)")
+        assert lefts == sorted(lefts) and 32 <= lefts[1] - lefts[0] < 47  # overlapping, in order
     page.locator("#hand .card[data-card='Js']").click(position={"x": 5, "y": 20})
     assert fake.wait_for_command(page, 1)["cards"] == ["Js"]
     SHOTS.mkdir(exist_ok=True)

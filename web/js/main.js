@@ -57,7 +57,7 @@ export function currentRoute() {
     case 'u':
       return { name: 'profile', params: { name: decodeURIComponent(arg || '') } };
     case 'replay':
-      return { name: 'replay', params: { id: decodeURIComponent(arg || '') } };
+      return { name: 'replay', params: { id: decodeURIComponent(arg || ''), verify: more === 'verify' } };
     default:
       return { name: 'missing', params: {} };
   }

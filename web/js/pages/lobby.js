@@ -12,6 +12,7 @@ import { askPermission } from '../notify.js';
 import { ratingText } from '../rating.js';
 import { rulesChips } from '../rules.js';
 import { namesWithBadges } from '../table/render.js';
+import { tableTitle } from '../table/describe.js';
 import { currentUser, onUserChange, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { joinRefusal, startSearch } from '../playflow.js';
@@ -139,8 +140,8 @@ export function mount(root) {
       // A seat the viewer cannot afford: the button says why instead of leading to a refusal.
       const why = `why-${row.code}`;
       actions = [
-        h('button', { type: 'button', class: 'btn', disabled: true, 'aria-describedby': why, 'aria-label': `${t('lobby.join')}: ${row.name}`, text: t('lobby.join') }),
-        h('a', { class: 'btn ghost', href, 'aria-label': `${t('lobby.watch')}: ${row.name}`, text: t('lobby.watch') }),
+        h('button', { type: 'button', class: 'btn', disabled: true, 'aria-describedby': why, 'aria-label': `${t('lobby.join')}: ${tableTitle(row.name)}`, text: t('lobby.join') }),
+        h('a', { class: 'btn ghost', href, 'aria-label': `${t('lobby.watch')}: ${tableTitle(row.name)}`, text: t('lobby.watch') }),
         h('p', { class: 'join-refusal', id: why, text: refusal }),
       ];
     } else {
@@ -148,7 +149,7 @@ export function mount(root) {
         h('a', {
           class: ['btn', canJoin ? 'primary' : 'ghost'],
           href,
-          'aria-label': `${canJoin ? t('lobby.join') : t('lobby.watch')}: ${row.name}`,
+          'aria-label': `${canJoin ? t('lobby.join') : t('lobby.watch')}: ${tableTitle(row.name)}`,
           text: canJoin ? t('lobby.join') : t('lobby.watch'),
         }),
       ];
@@ -159,7 +160,7 @@ export function mount(root) {
       h(
         'div',
         { class: 'table-row-main' },
-        h('h3', { class: 'table-name', text: row.name }),
+        h('h3', { class: 'table-name', text: tableTitle(row.name) }),
         rulesChips(row.rules, { compact: true }),
         h(
           'p',
@@ -325,7 +326,7 @@ function myTables() {
     button.disabled = true;
     try {
       await post(`/api/tables/${encodeURIComponent(row.code)}/close`);
-      toast(t('mytables.closed', { name: row.name }));
+      toast(t('mytables.closed', { name: tableTitle(row.name) }));
       highlight = false;
     } catch (failure) {
       toast(errorText(failure), 'error');
@@ -349,17 +350,17 @@ function myTables() {
           const state = row.status === 'playing' ? t('status.playing') : t('waiting.title', { seated, seats: row.rules.seats });
           const closeButton =
             row.creator && row.status === 'waiting'
-              ? h('button', { type: 'button', class: 'btn ghost', dataset: { close: row.code }, 'aria-label': `${t('mytables.close')}: ${row.name}`, text: t('mytables.close') })
+              ? h('button', { type: 'button', class: 'btn ghost', dataset: { close: row.code }, 'aria-label': `${t('mytables.close')}: ${tableTitle(row.name)}`, text: t('mytables.close') })
               : null;
           if (closeButton) closeButton.addEventListener('click', () => close(row, closeButton));
           return h(
             'li',
             { class: 'my-table', dataset: { code: row.code } },
-            h('div', { class: 'my-table-main' }, h('span', { class: 'table-name', text: row.name }), h('span', { class: ['status', `status-${row.status}`], text: state })),
+            h('div', { class: 'my-table-main' }, h('span', { class: 'table-name', text: tableTitle(row.name) }), h('span', { class: ['status', `status-${row.status}`], text: state })),
             h(
               'div',
               { class: 'my-table-actions' },
-              h('a', { class: 'btn primary', href: `/t/${encodeURIComponent(row.code)}`, 'aria-label': `${t('mytables.open')}: ${row.name}`, text: t('mytables.open') }),
+              h('a', { class: 'btn primary', href: `/t/${encodeURIComponent(row.code)}`, 'aria-label': `${t('mytables.open')}: ${tableTitle(row.name)}`, text: t('mytables.open') }),
               closeButton,
             ),
           );

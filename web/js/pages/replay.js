@@ -12,7 +12,7 @@ import { currentUser } from '../session.js';
 import { moveText, seatName, seatNames } from '../table/describe.js';
 import { discardPile, pairsZone, seatBox, stockPile } from '../table/render.js';
 
-export function mount(root, { id }) {
+export function mount(root, { id, verify = false }) {
   let match = null;
   let views = null;
   let step = 0;
@@ -27,6 +27,15 @@ export function mount(root, { id }) {
       match = detail;
       views = list;
       render();
+      if (verify) {
+        // Came by the results' "fair deal" link: the check runs at once and its panel is in view.
+        const panel = root.querySelector('#verify');
+        if (panel) panel.scrollIntoView({ block: 'start' });
+        if (match.fairness) runVerify().then(() => {
+          const again = root.querySelector('#verify');
+          if (again) again.scrollIntoView({ block: 'start' });
+        });
+      }
     })
     .catch((failure) => {
       error = errorText(failure);

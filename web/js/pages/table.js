@@ -1,33 +1,39 @@
-// The play table (/t/<code>) and the spectator view (/w/<code>): the socket, the state it feeds,
-// and one redraw of the felt per message. The parts live in web/js/table/: seats.js (opponents
-// around the oval), hand.js (the hand and card clicks), area.js (stock, pairs, discard, prompt),
-// controls.js (title line, action bar, mute), log.js, results.js, waiting.js, motion.js (cards that
-// move), sound.js and turn.js (sounds, "● Your turn"), reasons.js (why a card cannot be played),
-// guard.js (leaving a running match asks first), ready.js (the ready check before a staked match).
+// The play table (/t/<code>) and the spectator view (/w/<code>): the socket, the one store it feeds
+// (web/js/table/store.js) and the parts that draw from it, each only when what it shows changed. The
+// parts live in web/js/table/: seats.js (opponents around the oval), hand.js (the hand and card
+// clicks), area.js (stock, pairs, discard, prompt), controls.js (title line, action bar, toggles),
+// log.js, results.js, waiting.js, motion.js (cards that move), sound.js and turn.js (sounds, "● Your
+// turn"), reasons.js (why a card cannot be played, and why a card is a cheat), guard.js (leaving a
+// running match asks first), ready.js (the ready check before a staked match), dialogs.js (the
+// in-page questions: leaving, a first cheat).
 import { codeText, errorText, post } from '../api.js';
 import { h, replaceKeepingFocus } from '../dom.js';
 import { setSlimHeader } from '../header.js';
-import { t } from '../i18n.js';
+import { formatNumber, t } from '../i18n.js';
 import { refusalText } from '../integrity.js';
+import { navigate } from '../main.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { deadlineNoteText, tableArea } from '../table/area.js';
 import { fairnessLine, newSeedState, seedFor, sendClientSeed } from '../table/fairline.js';
 import { actionBar, topBar } from '../table/controls.js';
 import { clockText, countdownText, seatNames } from '../table/describe.js';
+import { confirmDialog } from '../table/dialogs.js';
 import { leaveGuard } from '../table/guard.js';
 import { noticeTable, setPageTitle } from '../notify.js';
 import { handRow } from '../table/hand.js';
 import { addToLog, logPanel, newLog } from '../table/log.js';
 import { animateChange, measure } from '../table/motion.js';
+import { cheatOf } from '../table/reasons.js';
 import { seatBox } from '../table/render.js';
 import { resultsPanel, resultsReopen } from '../table/results.js';
 import { opponentsRing } from '../table/seats.js';
-import { onMuteChange, playSound } from '../table/sound.js';
+import { isMuted, onMuteChange, playSound } from '../table/sound.js';
 import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
 import { chatPanel } from '../table/chat.js';
-import { waitingPanel } from '../table/waiting.js';
+import { json, createStore } from '../table/store.js';
+import { waitingPanel, waitingEffects } from '../table/waiting.js';
 import { readyCheck } from '../table/ready.js';
 
 const DEFAULT_GRACE_S = 60;
@@ -37,7 +43,7 @@ const MUST_DECIDE = ['lead', 'defend'];
 const LOG_BESIDE = window.matchMedia('(min-width: 1200px) and (min-height: 600px)');
 
 export function mount(root, { code, watch }) {
-  const st = {
+  const store = createStore({
     code,
     watch,
     version: -1,
@@ -48,35 +54,45 @@ export function mount(root, { code, watch }) {
     conn: 'connecting',
     gone: false,
     log: newLog(),
+    logRev: 0, // bumped when the log gains entries (the log object itself is kept)
+    logOpen: LOG_BESIDE.matches,
+    events: null, // the last update's events (what the cards fly for)
     selection: [],
     busy: null,
-    busyTimer: null,
     deadlineAt: null,
     windowTotal: null, // ms of the open challenge window (cheating tables), for the timer ring
     seatDeadlines: {}, // seat -> {at, kind}: when its decision runs out (performance.now() time), and why
     rematchAt: null,
-    myTurn: false,
-    resultsShown: null,
     resultsHidden: null,
     joinError: '',
     rematchError: '', // a refused rematch (or sitting down for one), shown on the results
+    fairDetailsOpen: false,
     seeds: newSeedState(), // provably fair deals: this browser's client seed (web/js/table/fairline.js)
+    seedsRev: 0,
     guestName: suggestedGuestName(t('auth.guest_name_prefix')),
-  };
+    cheatAsked: null, // the match whose first cheat was confirmed (cheating tables)
+    lang: 0, // bumped by relabel(): every part redraws in the new language
+    user: 0, // bumped when the signed-in user changes
+    muted: isMuted(),
+  });
+  const st = store.state;
+  const set = store.set;
   const socket = new TableSocket(code, { onMessage, onState });
   const guard = leaveGuard(inRunningMatch, () => (st.table && st.table.grace_s) || DEFAULT_GRACE_S);
   const container = h('div', { class: 'page table-page', id: 'table-page' });
-  let chat = null; // the chat panel (web/js/table/chat.js), made once the page's verbs exist
+  let busyTimer = null;
+  let myTurn = false;
+  let appeared = null; // the match whose results already rose into view (animated once)
   root.replaceChildren(container);
   // The slim header from the first paint on (whatever the table's state turns out to be): growing or
   // shrinking it when the socket's welcome arrives would shift the whole page.
   setSlimHeader(true);
 
-  /** What the parts (web/js/table/*) get: the state and the page's verbs. */
+  /** What the parts (web/js/table/*) get: the state (read-only), `set` and the page's verbs. */
   const game = {
     st,
+    set,
     container,
-    render,
     send,
     legal: () => (st.view && st.view.legal) || [],
     names: () => seatNames(st.table ? st.table.seats : []),
@@ -91,18 +107,95 @@ export function mount(root, { code, watch }) {
     refuse(why) {
       toast(why.text, 'info');
     },
+    /** True the first time the results of `matchId` are drawn (they rise into view once). */
+    firstSight(matchId) {
+      const first = appeared !== matchId;
+      appeared = matchId;
+      return first;
+    },
     fairnessLine: () => fairnessLine(game, () => sendClientSeed(game, socket)),
+    chatToggle: null,
   };
 
-  chat = chatPanel(game, socket);
+  const chat = chatPanel(game, socket);
+  game.chatToggle = () => chat.toggle;
   const ready = readyCheck(game);
+
+  // ------------------------------------------------------------------ the parts
+
+  const lang = (s) => s.lang;
+  const playing = (s) => Boolean(s.table && s.view && s.table.status !== 'waiting');
+
+  const top = store.part('top', (s) => [lang(s), s.user, s.muted, s.conn, s.seat, s.watch, json(s.table && { name: s.table.name, spectators: s.table.spectators, rules: s.table.rules, series: s.table.series, status: s.table.status, bot: s.table.bot_table }), inRunningMatch(), s.gone], () => (st.gone ? null : topBar(game)));
+  const opponents = store.part('opponents', (s) => [lang(s), s.seat, json(s.table && s.table.seats), json(s.view && s.view.players), decidingSeats().join(), mayOnlySeats().join(), graceSeats().join(), s.view && s.view.phase], () => (st.view && st.table ? opponentsRing({ table: st.table, view: st.view, mySeat: st.seat, deciding: decidingSeats(), mayOnly: mayOnlySeats(), graceSeats: graceSeats() }) : null));
+  const center = store.part(
+    'center',
+    (s) => (s.view ? [lang(s), 'view', s.view, s.selection, s.seat, s.table.status, json(s.table.seats)] : [lang(s), 'waiting', s.table, s.seat, s.user, s.joinError, s.rematchError, s.guestName, s.seedsRev, s.you]),
+    () => (!st.table ? null : st.view ? tableArea(game) : waitingPanel(game)),
+    { focus: '.hand .card.playable, #actions button' },
+  );
+  const me = store.part('me', (s) => [lang(s), s.seat, s.view, s.selection, s.busy, s.conn, json(s.table && s.seat !== null && s.table.seats[s.seat]), s.cheatAsked, s.table && s.table.status], () => (st.table && st.seat !== null ? myArea() : null), { focus: '.hand .card.playable, .hand .card, #actions button' });
+  const after = store.part('after', (s) => [lang(s), s.user, s.seat, s.table && s.table.status, s.view ? s.table.results : null, json(s.view && s.table.rematch), s.resultsHidden, s.rematchError, playing(s) ? null : s.view && s.table], () => {
+    if (!st.view || !st.table) return null;
+    if (st.table.status === 'finished') return [resultsPanel(game), resultsReopen(game)];
+    if (st.table.status === 'waiting') return waitingPanel(game);
+    return null;
+  });
+  const log = store.part('log', (s) => [lang(s), s.logRev, s.logOpen, Boolean(s.table)], () => (st.table ? logPanel(st.log, st.logOpen, (open) => set({ logOpen: open })) : null));
+  const readyPart = store.part('ready', (s) => [lang(s), s.seat, json(s.table && s.table.ready_check), json(s.table && s.table.seats), s.table && s.table.status], () => ready.panel());
+  const loading = store.part('loading', (s) => [lang(s), Boolean(s.table), s.gone], () => {
+    if (st.gone) return h('section', { class: 'panel narrow' }, h('h1', { text: t('table.gone_title') }), h('p', { text: t('table.gone') }), h('a', { class: 'btn primary', href: '/#/', text: t('nav.lobby') }));
+    return st.table ? null : h('p', { class: 'muted', text: t('common.loading') });
+  });
+
+  const felt = h('section', { class: 'felt', id: 'felt' }, opponents.el, center.el, me.el);
+  container.append(top.el, loading.el, felt, after.el, log.el, readyPart.el, chat.el);
+
+  /** The felt's own attributes: written on every flush (a few attributes, no drawing). */
+  function feltAttributes() {
+    const table = st.table;
+    const view = st.view;
+    container.classList.toggle('in-match', playing(st));
+    felt.hidden = !table || st.gone;
+    chat.el.hidden = !table || st.gone; // shown with the table: moving it into the bar then would shift the page
+    if (!table) return;
+    const status = table.status;
+    felt.className = ['felt', status === 'finished' && 'finished', `seats-${table.seats.length}`, st.seat === null && 'watching', table.rules.cheating && 'cheating', !view && 'before'].filter(Boolean).join(' ');
+    felt.setAttribute('aria-label', t('table.felt'));
+    felt.dataset.version = String(st.version);
+    felt.dataset.status = status;
+    felt.dataset.phase = view ? view.phase : 'none';
+  }
+
+  store.around(
+    (keys) => (keys.has('events') && st.events && felt.querySelector('#hand, #table-zone') ? measure(container) : null),
+    (before) => {
+      feltAttributes();
+      const logList = container.querySelector('#log');
+      if (logList) logList.scrollTop = logList.scrollHeight;
+      if (before) container.dataset.flights = String(animateChange(container, before, st.events, st.seat));
+      tick();
+    },
+  );
+
+  store.effect((keys) => {
+    const mine = decidingSeats().includes(st.seat);
+    if (keys.has('view') || keys.has('table') || keys.has('*')) {
+      turnCues(myTurn, mine);
+      myTurn = mine;
+      if (inRunningMatch()) guard.arm();
+    }
+    if (keys.has('table') || keys.has('seat') || keys.has('user') || keys.has('*')) chat.update();
+    if (keys.has('table') || keys.has('view')) {
+      ready.sync();
+      waitingEffects(game);
+    }
+  });
 
   // ------------------------------------------------------------------ incoming
 
   function onState(state) {
-    st.conn = state;
-    if (state === 'gone') st.gone = true;
-    render();
+    set(state === 'gone' ? { conn: state, gone: true } : { conn: state });
   }
 
   function onMessage(message) {
@@ -113,42 +206,53 @@ export function mount(root, { code, watch }) {
         noticeTable(message); // someone sat down, or your turn while the tab is hidden
         const before = st.table ? st.table.status : null;
         const fresh = message.type === 'welcome' && message.resumed_from === undefined;
-        st.version = message.version;
-        st.seat = message.seat ?? null;
-        st.view = message.view;
-        st.table = message.table;
-        if (message.table && message.table.you) st.you = message.table.you;
+        const patch = {
+          version: message.version,
+          seat: message.seat ?? null,
+          view: message.view,
+          table: message.table,
+          events: message.type === 'update' ? message.events || [] : null,
+        };
+        if (message.table && message.table.you) patch.you = message.table.you;
+        let log = st.log;
+        let logged = false;
         if (fresh && message.recent) {
           // A new page (or a resume too far back): the log is the match's recent events.
-          st.log = newLog();
-          addToLog(st.log, message.recent, game.names());
+          log = newLog();
+          addToLog(log, message.recent, seatNames(message.table.seats));
+          logged = true;
         }
-        if (fresh && !st.log.entries.length) st.log.boutAttacks = st.view ? st.view.table.map((pair) => pair.attack) : [];
+        if (fresh && !log.entries.length) log.boutAttacks = message.view ? message.view.table.map((pair) => pair.attack) : [];
         const events = message.events || [];
-        if (events.length) addToLog(st.log, events, game.names());
-        readDeadlines(message.table);
-        const inWindow = Boolean(st.view && st.view.phase === 'challenge');
-        if (!inWindow) st.windowTotal = null;
-        else if (st.windowTotal === null) st.windowTotal = message.table.deadline_ms;
-        if (message.type === 'update' && events.length) clearBusy();
-        if (st.selection.length && !st.selection.every((card) => st.view && st.view.hand && st.view.hand.includes(card))) st.selection = [];
-        const status = st.table.status;
+        if (events.length) {
+          addToLog(log, events, seatNames(message.table.seats));
+          logged = true;
+        }
+        patch.log = log;
+        if (logged) patch.logRev = st.logRev + 1;
+        Object.assign(patch, readDeadlines(message.table));
+        const inWindow = Boolean(message.view && message.view.phase === 'challenge');
+        patch.windowTotal = !inWindow ? null : st.windowTotal === null ? message.table.deadline_ms : st.windowTotal;
+        // Our own move comes back as an update with events: the hand is free again in the same
+        // drawing, so the ack that follows changes nothing (one drawing per move, not two).
+        if (message.type === 'update' && events.length) Object.assign(patch, freeHand());
+        const hand = message.view && message.view.hand;
+        if (st.selection.length && !st.selection.every((card) => hand && hand.includes(card))) patch.selection = [];
+        const status = message.table.status;
+        if (status === 'playing' && before !== 'playing') Object.assign(patch, { joinError: '', rematchError: '' });
+        set(patch);
         if (before !== status) onStatusChange(before, status);
         sendClientSeed(game, socket);
-        render(message.type === 'update' ? events : null);
         if (message.type === 'update') eventSounds(events, st.seat, st.table.results);
         break;
       }
       case 'presence':
         // Someone connected or left: the same version, new table facts (who is online, spectators).
         if (message.version < st.version || !message.table) return;
-        st.table = message.table;
-        st.deadlineAt = message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null;
-        render();
+        set({ table: message.table, deadlineAt: message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null, events: null });
         break;
       case 'ack':
-        if (message.id === st.busy) clearBusy();
-        render();
+        if (message.id === st.busy) set(freeHand());
         break;
       case 'chat':
         chat.add(message);
@@ -159,9 +263,8 @@ export function mount(root, { code, watch }) {
           break;
         }
         if (chat.onError(message)) break;
-        if (!message.id || message.id === st.busy) clearBusy();
+        if (!message.id || message.id === st.busy) set(freeHand());
         toast(codeText(message.code) || `${t('error.generic')} (${message.message})`, 'error');
-        render();
         break;
       case 'bye':
         if (message.code === 'signed_out') {
@@ -182,12 +285,15 @@ export function mount(root, { code, watch }) {
   function readDeadlines(table) {
     const now = performance.now();
     const known = (ms) => ms !== null && ms !== undefined;
-    st.deadlineAt = table && known(table.deadline_ms) ? now + table.deadline_ms : null;
-    st.seatDeadlines = {};
+    const seatDeadlines = {};
     for (const seat of (table && table.seats) || []) {
-      if (known(seat.deadline_ms)) st.seatDeadlines[seat.seat] = { at: now + seat.deadline_ms, kind: seat.deadline_kind || 'timer' };
+      if (known(seat.deadline_ms)) seatDeadlines[seat.seat] = { at: now + seat.deadline_ms, kind: seat.deadline_kind || 'timer' };
     }
-    st.rematchAt = table && table.rematch ? now + table.rematch.deadline_ms : null;
+    return {
+      deadlineAt: table && known(table.deadline_ms) ? now + table.deadline_ms : null,
+      seatDeadlines,
+      rematchAt: table && table.rematch ? now + table.rematch.deadline_ms : null,
+    };
   }
 
   /** When seat `seat`'s decision runs out, and why ('timer', 'idle', 'grace'), or null. */
@@ -197,10 +303,6 @@ export function mount(root, { code, watch }) {
   }
 
   function onStatusChange(before, status) {
-    if (status === 'playing') {
-      st.joinError = '';
-      st.rematchError = '';
-    }
     const me = currentUser();
     if (!me || me.kind !== 'account' || st.seat === null) return;
     if (status === 'playing' && st.table.rules.stake > 0) refreshMe();
@@ -210,42 +312,79 @@ export function mount(root, { code, watch }) {
     }
   }
 
-  function clearBusy() {
-    st.busy = null;
-    clearTimeout(st.busyTimer);
+  function freeHand() {
+    clearTimeout(busyTimer);
+    return { busy: null };
   }
 
   // ------------------------------------------------------------------ outgoing
 
+  const NO_ASK_KEY = 'durak.cheat.noask';
+
+  /** At a cheating table the first cheat of a match asks first (unless "don't ask again"). */
+  function cheatNeedsAsking(action) {
+    if (!st.table || !st.table.rules.cheating || !st.view) return null;
+    const cheat = cheatOf(st.view, action);
+    if (!cheat || st.cheatAsked === st.table.match_id) return null;
+    try {
+      if (localStorage.getItem(NO_ASK_KEY) === '1') return null;
+    } catch {
+      // private mode: ask
+    }
+    return cheat;
+  }
+
+  async function askCheat(action, cheat) {
+    const answer = await confirmDialog({
+      id: 'cheat-dialog',
+      title: t('cheat.title'),
+      text: t('cheat.question', { why: cheat.text }),
+      confirm: t('cheat.play'),
+      cancel: t('cheat.cancel'),
+      optOut: t('cheat.dont_ask'),
+    });
+    if (!answer) return;
+    if (answer.optOut) {
+      try {
+        localStorage.setItem(NO_ASK_KEY, '1');
+      } catch {
+        // private mode: asked again next match
+      }
+    }
+    set({ cheatAsked: st.table.match_id });
+    send(action);
+  }
+
   function send(action) {
     if (st.busy || st.conn !== 'open') return;
+    const cheat = cheatNeedsAsking(action);
+    if (cheat) {
+      askCheat(action, cheat);
+      return;
+    }
     const fields = {};
     if (action.type === 'cover') Object.assign(fields, { attack: action.attack, card: action.card });
     if (action.cards) fields.cards = action.cards;
     if (action.type === 'challenge') fields.move = action.move;
     const id = socket.command(action.type, fields);
     if (!id) return;
-    st.busy = id;
-    st.selection = [];
-    clearTimeout(st.busyTimer);
-    st.busyTimer = setTimeout(function giveUp() {
+    set({ busy: id, selection: [] });
+    clearTimeout(busyTimer);
+    busyTimer = setTimeout(function giveUp() {
       // Still on its way (the socket sends it again after a reconnect, and the server answers it):
       // the controls stay off rather than offer moves of a table that is about to change.
       if (socket.pending(id)) {
-        st.busyTimer = setTimeout(giveUp, 4000);
+        busyTimer = setTimeout(giveUp, 4000);
         return;
       }
-      st.busy = null;
-      render();
+      if (st.busy === id) set({ busy: null });
     }, 4000);
     if (action.card || action.cards) playSound('card');
     else if (action.type === 'take') playSound('take');
-    render();
   }
 
   async function join(seat) {
-    st.joinError = '';
-    st.rematchError = '';
+    set({ joinError: '', rematchError: '' });
     try {
       const body = seat === undefined ? {} : { seat };
       const fair = st.table && st.table.fairness;
@@ -257,46 +396,59 @@ export function mount(root, { code, watch }) {
       if (fair) st.seeds.seedSentFor = fair.commitment;
       refreshMe();
     } catch (failure) {
-      st.joinError = await refusalText(failure);
-      if (st.table && st.table.status === 'finished') st.rematchError = st.joinError;
+      const text = await refusalText(failure);
+      set({ joinError: text, rematchError: st.table && st.table.status === 'finished' ? text : st.rematchError });
     }
-    render();
   }
 
   async function joinAsGuest(event) {
     event.preventDefault();
     const input = event.target.querySelector('input[name=guest-name]');
-    st.guestName = input.value.trim();
-    st.joinError = '';
+    set({ guestName: input.value.trim(), joinError: '' });
     try {
       await playAsGuest(st.guestName);
       await post(`/api/tables/${encodeURIComponent(code)}/join`, {});
     } catch (failure) {
       const fields = failure.fieldErrors ? failure.fieldErrors() : {};
-      st.joinError = fields.name ? t('auth.bad_name') : errorText(failure);
+      set({ joinError: fields.name ? t('auth.bad_name') : errorText(failure) });
     }
     socket.reconnectNow(); // the new session cookie identifies us at the handshake
-    render();
   }
 
   async function tableCall(path, body) {
-    if (path === 'rematch') st.rematchError = '';
+    if (path === 'rematch') set({ rematchError: '' });
     try {
       await post(`/api/tables/${encodeURIComponent(code)}/${path}`, body);
+      return true;
     } catch (failure) {
       if (path === 'rematch') {
         // Refused (e.g. the pair's daily coin cap): said on the results, where the button was.
-        st.rematchError = await refusalText(failure);
-        render();
+        set({ rematchError: await refusalText(failure) });
       } else {
         toast(errorText(failure), 'error');
       }
+      return false;
     }
   }
 
-  function leave() {
-    if (inRunningMatch() && !window.confirm(t('table.leave_confirm'))) return;
-    tableCall('leave', {}).then(refreshMe);
+  /** Leave: in a running match a dialog says what it costs (the stake, or the match); then the lobby. */
+  async function leave() {
+    if (inRunningMatch()) {
+      const stake = st.table.rules.stake;
+      const ok = await confirmDialog({
+        id: 'leave-dialog',
+        title: t('leave.title'),
+        text: stake > 0 ? t('leave.stake_lost', { coins: formatNumber(stake) }) : t('leave.match_lost'),
+        confirm: t('leave.confirm'),
+        cancel: t('leave.stay'),
+        danger: true,
+      });
+      if (!ok) return;
+    }
+    guard.stop(); // asked already: the way to the lobby must not ask again
+    const left = await tableCall('leave', {});
+    refreshMe();
+    if (left) navigate('#/');
   }
 
   /** Seated in a running match and not out yet: leaving costs the match. */
@@ -324,17 +476,12 @@ export function mount(root, { code, watch }) {
     const view = st.view;
     const deciding = decidingSeats().includes(st.seat);
     const may = deciding && mayOnlySeats().includes(st.seat);
-    const me = seatBox(table.seats[st.seat], view ? view.players[st.seat] : null, { me: true, deciding });
-    if (may) me.classList.add('may');
+    const mine = seatBox(table.seats[st.seat], view ? view.players[st.seat] : null, { me: true, deciding });
+    if (may) mine.classList.add('may');
     return h(
       'div',
       { class: ['me-area', deciding && 'my-turn', deciding && (may ? 'may-act' : 'must-act')], id: 'me-area' },
-      h(
-        'div',
-        { class: 'me-row' },
-        me,
-        view && view.phase !== 'over' ? actionBar(game) : null,
-      ),
+      h('div', { class: 'me-row' }, mine, view && view.phase !== 'over' ? actionBar(game) : null),
       view ? handRow(game) : null,
     );
   }
@@ -342,10 +489,9 @@ export function mount(root, { code, watch }) {
   // A tap is a press and a release on the same element. An update that redraws the page between
   // the two replaces that element, and the browser then makes no click of it: the tap is lost (a
   // bot's rematch vote arriving under the finger did exactly that). So while a pointer is down the
-  // drawing waits, its events gathered, and it runs right after the click the release makes; a
-  // press held for ten seconds lets it through (a release the page never heard of).
+  // drawing waits (the store keeps what changed), and it runs right after the click the release
+  // makes; a press held for ten seconds lets it through (a release the page never heard of).
   let pressing = null; // the timer that ends a long press, while a pointer is down on the page
-  let deferred = null; // {events} of the drawing that waits for the release
   const press = () => {
     clearTimeout(pressing);
     pressing = setTimeout(release, 10000);
@@ -354,63 +500,12 @@ export function mount(root, { code, watch }) {
     if (pressing === null) return;
     clearTimeout(pressing);
     pressing = null;
-    if (deferred) {
-      const waiting = deferred.events;
-      deferred = null;
-      setTimeout(() => render(waiting), 0);
-    }
+    setTimeout(store.flush, 0);
   };
+  store.holdWhile(() => pressing !== null);
   container.addEventListener('pointerdown', press, true);
   window.addEventListener('pointerup', release, true);
   window.addEventListener('pointercancel', release, true);
-
-  function render(events = null) {
-    if (pressing !== null) {
-      const gathered = deferred ? deferred.events : null;
-      deferred = { events: gathered && events ? [...gathered, ...events] : gathered || events };
-      return;
-    }
-    draw(events);
-  }
-
-  function draw(events) {
-    const before = events && container.querySelector('#felt') ? measure(container) : null;
-    const playing = Boolean(st.table && st.view && st.table.status !== 'waiting');
-    container.classList.toggle('in-match', playing);
-    if (st.gone) {
-      replaceKeepingFocus(container, [h('section', { class: 'panel narrow' }, h('h1', { text: t('table.gone_title') }), h('p', { text: t('table.gone') }), h('a', { class: 'btn primary', href: '/#/', text: t('nav.lobby') }))]);
-      return;
-    }
-    if (!st.table) {
-      replaceKeepingFocus(container, [topBar(game), h('p', { class: 'muted', text: t('common.loading') })]);
-      return;
-    }
-    const view = st.view;
-    const status = st.table.status;
-    const felt = h(
-      'section',
-      { class: ['felt', status === 'finished' && 'finished', `seats-${st.table.seats.length}`, st.seat === null && 'watching'], id: 'felt', 'aria-label': t('table.felt'), dataset: { version: String(st.version), status, phase: view ? view.phase : 'none' } },
-      view ? opponentsRing({ table: st.table, view, mySeat: st.seat, deciding: decidingSeats(), mayOnly: mayOnlySeats(), graceSeats: graceSeats() }) : null,
-      view ? tableArea(game) : waitingPanel(game),
-      st.seat !== null ? myArea() : null,
-    );
-    const previousLog = container.querySelector('.log-panel');
-    const parts = [topBar(game), felt];
-    if (view && status === 'finished') parts.push(resultsPanel(game), resultsReopen(game));
-    else if (view && status === 'waiting') parts.push(waitingPanel(game));
-    parts.push(logPanel(st.log, previousLog ? previousLog.open : LOG_BESIDE.matches), ready.panel());
-    chat.update();
-    parts.push(chat.el);
-    replaceKeepingFocus(container, parts, '.hand .card.playable, .hand .card, #actions button');
-    const logList = container.querySelector('#log');
-    if (logList) logList.scrollTop = logList.scrollHeight;
-    const mine = decidingSeats().includes(st.seat);
-    turnCues(st.myTurn, mine);
-    st.myTurn = mine;
-    if (inRunningMatch()) guard.arm();
-    if (before) container.dataset.flights = String(animateChange(container, before, events, st.seat));
-    tick();
-  }
 
   // ------------------------------------------------------------------ countdown
 
@@ -464,38 +559,46 @@ export function mount(root, { code, watch }) {
     }
     const rematch = container.querySelector('#rematch-countdown');
     if (rematch && st.rematchAt !== null) setText(rematch, t('rematch.time_left', { time: clockText(st.rematchAt - now) }));
+    chat.tick();
   }
 
   const ticker = setInterval(tick, 250);
   const keys = (event) => {
-    if (event.key === 'Escape' && st.selection.length) {
-      st.selection = [];
-      render();
-    }
+    if (event.key === 'Escape' && st.selection.length) set({ selection: [] });
   };
   document.addEventListener('keydown', keys);
-  const offUser = onUserChange(() => render());
-  const offMute = onMuteChange(() => render());
+  // Who the player is (not his balance, which the header shows): a new name or kind redraws the parts.
+  const userKey = () => {
+    const me = currentUser();
+    return me ? `${me.kind}:${me.name}` : '';
+  };
+  let lastUser = userKey();
+  const offUser = onUserChange(() => {
+    const key = userKey();
+    if (key === lastUser) return;
+    lastUser = key;
+    set({ user: st.user + 1 });
+  });
+  const offMute = onMuteChange(() => set({ muted: isMuted() }));
   // Crossing into or out of the wide layout (a rotated tablet, a resized window) opens the log beside
   // the felt or folds it back into its button, so that it never covers the table unasked.
-  const logLayout = () => {
-    const panel = container.querySelector('#log-panel');
-    if (panel) panel.open = LOG_BESIDE.matches;
-  };
+  const logLayout = () => set({ logOpen: LOG_BESIDE.matches });
   LOG_BESIDE.addEventListener('change', logLayout);
   socket.start();
-  render();
+  store.invalidate();
 
   return {
     relabel() {
-      render();
+      set({ lang: st.lang + 1 });
+      chat.relabel();
     },
     unmount() {
       socket.stop();
       guard.stop();
       ready.stop();
+      chat.stop();
       clearInterval(ticker);
-      clearTimeout(st.busyTimer);
+      clearTimeout(busyTimer);
       document.removeEventListener('keydown', keys);
       container.removeEventListener('pointerdown', press, true);
       window.removeEventListener('pointerup', release, true);
@@ -506,6 +609,7 @@ export function mount(root, { code, watch }) {
       LOG_BESIDE.removeEventListener('change', logLayout);
       setSlimHeader(false);
       setPageTitle(null);
+      replaceKeepingFocus(container, []);
     },
   };
 }

@@ -21,7 +21,8 @@ export function promptText(game) {
     case 'throw_in':
       return mine ? t('prompt.you_throw_in') : t('prompt.others_throw_in', { names: who });
     case 'throw_in_after_take':
-      return mine ? t('prompt.you_add_to_take', { name: seatName(names, view.defender) }) : t('prompt.others_add_to_take', { name: seatName(names, view.defender), names: who });
+      if (mine) return t('prompt.you_add_to_take', { name: seatName(names, view.defender) });
+      return view.defender === seat ? t('prompt.you_take_others_add', { names: who }) : t('prompt.others_add_to_take', { name: seatName(names, view.defender), names: who });
     case 'challenge':
       return mine ? t('prompt.you_challenge_window') : t('prompt.others_challenge_window', { names: who });
     default:
@@ -58,7 +59,7 @@ export function tableArea(game) {
   const info = [];
   if (view.phase !== 'over' && view.phase !== 'challenge') {
     info.push(h('span', { class: 'allowance', id: 'allowance', dataset: { allowance: String(view.allowance) }, text: t('table.allowance', { count: view.allowance, cap: view.cap }) }));
-    if (view.taking) info.push(h('span', { class: 'badge taking', text: t('table.taking', { name: seatName(game.names(), view.defender) }) }));
+    if (view.taking) info.push(h('span', { class: 'badge taking', text: view.defender === st.seat ? t('table.you_taking') : t('table.taking', { name: seatName(game.names(), view.defender) }) }));
   }
   return h(
     'div',

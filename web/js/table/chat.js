@@ -6,6 +6,7 @@
 import { errorText, post } from '../api.js';
 import { h, replaceKeepingFocus } from '../dom.js';
 import { t } from '../i18n.js';
+import { icon } from '../icons.js';
 import { currentUser } from '../session.js';
 import { toast } from '../toast.js';
 
@@ -81,8 +82,59 @@ export function chatPanel(game, socket) {
   const input = h('input', { type: 'text', id: 'chat-input', maxlength: MAX_TEXT, autocomplete: 'off', 'aria-label': t('chat.input_label'), placeholder: t('chat.placeholder'), dataset: { key: 'chat-input' } });
   const list = h('ol', { class: 'chat-lines', id: 'chat-lines', 'aria-live': 'polite' });
   const body = h('div', { class: 'chat-body' });
-  const el = h('details', { class: 'panel chat-panel', id: 'chat' }, h('summary', { text: t('chat.title') }), body);
+  // The toggle: an SVG icon (an emoji may have no font on a phone) with the unread count.
+  const label = h('span', { class: 'chat-label', text: t('chat.title') });
+  const unreadBadge = h('span', { class: 'unread', id: 'chat-unread', hidden: true, 'aria-hidden': 'true' });
+  const summary = h('summary', { id: 'chat-toggle', dataset: { key: 'chat-toggle' } }, icon('chat'), label, unreadBadge);
+  // On a phone the open chat is a sheet at the foot of the screen; its head says whose turn it is, so
+  // the sheet never hides that the match waits for the player.
+  const sheetTitle = h('h2', { class: 'chat-sheet-title', text: t('chat.title') });
+  const turnPill = h('span', { class: 'chat-turn', id: 'chat-turn', role: 'status', hidden: true });
+  const closeButton = h('button', { type: 'button', class: 'btn ghost icon-button chat-close', id: 'chat-close', 'aria-label': t('chat.close'), onclick: () => setOpen(false) }, icon('close'));
+  const head = h('div', { class: 'chat-sheet-head' }, sheetTitle, turnPill, closeButton);
+  const el = h('details', { class: 'panel chat-panel', id: 'chat' }, summary, h('div', { class: 'chat-sheet' }, head, body));
   let placed = false; // opened or left folded once the table is known (folded over a running match)
+  let unread = 0;
+  el.addEventListener('toggle', () => {
+    if (el.open) {
+      unread = 0;
+      showUnread();
+      const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+      if (atBottom) list.scrollTop = list.scrollHeight;
+    }
+  });
+
+  function setOpen(open) {
+    el.open = open;
+  }
+
+  function showUnread() {
+    unreadBadge.hidden = unread === 0;
+    unreadBadge.textContent = unread > 9 ? '9+' : String(unread);
+    summary.setAttribute('aria-label', unread ? t('chat.unread', { count: unread }) : t('chat.title'));
+  }
+
+  /** Every tick of the page: the sheet's head shows the player's turn and its time left. */
+  function tick() {
+    const st = game.st;
+    const mine = el.open && st.seat !== null && game.decidingSeats().includes(st.seat);
+    if (turnPill.hidden === mine) turnPill.hidden = !mine;
+    if (!mine) return;
+    const deadline = game.deadlineOf(st.seat);
+    const seconds = deadline ? Math.max(0, Math.ceil((deadline.at - performance.now()) / 1000)) : null;
+    const text = seconds === null ? t('table.your_turn') : t('chat.your_turn_left', { seconds });
+    if (turnPill.textContent !== text) turnPill.textContent = text;
+  }
+
+  function relabel() {
+    label.textContent = t('chat.title');
+    sheetTitle.textContent = t('chat.title');
+    closeButton.setAttribute('aria-label', t('chat.close'));
+    input.setAttribute('aria-label', t('chat.input_label'));
+    input.setAttribute('placeholder', t('chat.placeholder'));
+    showUnread();
+    update();
+  }
 
   function say(type, fields) {
     counter += 1;
@@ -112,6 +164,11 @@ export function chatPanel(game, socket) {
     if (message.id) seen.add(message.id);
     lines.push(message);
     if (lines.length > MAX_LINES) lines.shift();
+    const mine = game.st.you && message.from && message.from.player === game.st.you;
+    if (!el.open && !mine && !(message.from && muted[message.from.player])) {
+      unread += 1;
+      showUnread();
+    }
     update();
   }
 
@@ -171,8 +228,10 @@ export function chatPanel(game, socket) {
   function update() {
     const table = game.st.table;
     if (table && !placed) {
+      // Open by itself only for a seated player before the match on a wide screen: never over a
+      // running match, never for a spectator, never on a phone (where it would cover the table).
       placed = true;
-      el.open = table.status !== 'playing' && window.innerWidth > 700;
+      el.open = table.status === 'waiting' && game.st.seat !== null && window.innerWidth > 900;
     }
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     list.replaceChildren(...lines.filter((line) => !muted[line.from.player]).map(lineItem));
@@ -203,5 +262,6 @@ export function chatPanel(game, socket) {
   }
 
   update();
-  return { el, add, onError, update };
+  showUnread();
+  return { el, add, onError, update, tick, relabel, stop() { clearTimeout(noteTimer); }, get toggle() { return summary; } };
 }

@@ -5,7 +5,8 @@ import { h } from '../dom.js';
 import { t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
 import { toast } from '../toast.js';
-import { moveText, seatName } from './describe.js';
+import { icon } from '../icons.js';
+import { moveText, seatName, tableTitle } from './describe.js';
 import { selectionActions } from './hand.js';
 import { isMuted, setMuted } from './sound.js';
 
@@ -19,18 +20,14 @@ export function muteButton(game) {
   const muted = isMuted();
   return h('button', {
     type: 'button',
-    class: ['btn', 'small', 'ghost', 'mute-toggle', muted && 'muted'],
+    class: ['btn', 'small', 'ghost', 'mute-toggle', 'icon-button', muted && 'muted'],
     id: 'mute-toggle',
     dataset: { key: 'mute' },
     'aria-pressed': muted ? 'true' : 'false',
     'aria-label': t('table.sound'),
     title: muted ? t('table.sound_off') : t('table.sound_on'),
-    onclick: () => {
-      setMuted(!isMuted());
-      game.render();
-    },
-    text: '\u266A',
-  });
+    onclick: () => setMuted(!isMuted()), // the page hears of it (onMuteChange) and redraws the bar
+  }, icon(muted ? 'sound_off' : 'sound'));
 }
 
 function seriesLine(game) {
@@ -45,9 +42,16 @@ function seriesLine(game) {
   );
 }
 
+/** The cheating table's mark: on the top bar, the invite page and the lobby (rules §9). */
+export function cheatingBadge(id = null) {
+  return h('span', { class: 'badge cheating-badge', id, title: t('table.cheating_explain') }, icon('mask', { size: 16 }), h('span', { text: t('table.cheating') }));
+}
+
 export function topBar(game) {
-  const { table, seat, conn } = game.st;
-  const spectating = seat === null;
+  const { table, seat, conn, watch } = game.st;
+  // "Spectating" only for who watches a match (or came by the watch link): an invited player who has
+  // not sat down yet is not a spectator.
+  const spectating = table && seat === null && (watch || table.status !== 'waiting');
   const connBadge = conn === 'open' ? null : h('span', { class: ['badge', 'conn-state', conn], id: 'conn-state', role: 'status', text: connText(conn) });
   return h(
     'div',
@@ -55,16 +59,17 @@ export function topBar(game) {
     h(
       'div',
       { class: 'table-title' },
-      h('h1', { text: table ? table.name : t('common.loading') }),
-      spectating && table ? h('span', { class: 'badge spectating', id: 'spectating-badge', text: t('table.spectating') }) : null,
-      table
-        ? h('span', { class: 'badge spectators', id: 'spectator-count', dataset: { count: String(table.spectators) }, 'aria-label': t('table.spectators_n', { count: table.spectators }) }, h('span', { class: 'eye', 'aria-hidden': 'true' }), h('span', { text: String(table.spectators) }))
+      h('h1', { text: table ? tableTitle(table.name) : t('common.loading') }),
+      table && table.rules.cheating ? cheatingBadge('cheating-badge') : null,
+      spectating ? h('span', { class: 'badge spectating', id: 'spectating-badge', text: t('table.spectating') }) : null,
+      table && table.spectators
+        ? h('span', { class: 'badge spectators', id: 'spectator-count', dataset: { count: String(table.spectators) }, 'aria-label': t('table.spectators_n', { count: table.spectators }) }, icon('eye', { size: 14 }), h('span', { text: String(table.spectators) }))
         : null,
       connBadge,
     ),
     table ? rulesChips(table.rules) : null,
     table ? seriesLine(game) : null,
-    game.inRunningMatch() ? h('button', { type: 'button', class: 'btn small ghost leave', id: 'leave-button', onclick: game.leave, text: t('table.leave') }) : null,
+    game.inRunningMatch() ? h('button', { type: 'button', class: 'btn small ghost leave icon-button', id: 'leave-button', 'aria-label': t('table.leave'), onclick: game.leave }, icon('leave', { size: 20 }), h('span', { class: 'leave-label', text: t('table.leave') })) : null,
     table ? muteButton(game) : null,
   );
 }
@@ -123,10 +128,7 @@ export function actionBar(game) {
   }
   if (st.selection.length) {
     buttons.push(
-      button('clear', t('action.clear_selection'), () => {
-        st.selection = [];
-        game.render();
-      }, 'ghost'),
+      button('clear', t('action.clear_selection'), () => game.set({ selection: [] }), 'ghost'),
     );
   }
   return h('div', { class: 'action-bar', id: 'actions', role: 'group', 'aria-label': t('action.label') }, buttons, challengeMenu);

@@ -1,6 +1,7 @@
 // Table events and moves in words, for the bout log and the challenge menu.
 import { cardShort } from '../cards.js';
 import { t } from '../i18n.js';
+import { ruleText } from './reasons.js';
 
 /** A bot level in words, in the current language. */
 export function botLevelText(level) {
@@ -18,6 +19,15 @@ export function botLevelText(level) {
 export function displayName(seat) {
   if (seat.kind === 'bot' || seat.bot_level) return t('bot.display', { level: botLevelText(seat.level || seat.bot_level), n: seat.seat + 1 });
   return seat.name || seat.display_name || '';
+}
+
+/** A table's name as this page says it: the names the server gives quick-play and bot tables
+ * ("Quick game", "Vasya vs bot (easy)") in the reader's language; any other name as it is. */
+export function tableTitle(name) {
+  if (name === 'Quick game') return t('table.name_quick');
+  const bot = /^(.+) vs bot \((easy|normal|hard)\)$/.exec(name || '');
+  if (bot) return t('table.name_vs_bot', { name: bot[1], level: botLevelText(bot[2]) });
+  return name || '';
 }
 
 /** seat number -> display name. */
@@ -113,6 +123,7 @@ export function eventText(event, names, attacks) {
     case 'forfeit':
       return t('log.forfeit', { name: seatName(names, event.seat), reason: reasonText(event.reason) });
     case 'challenge':
+      if (event.ruling === 'upheld' && event.rule) return t('log.challenge_upheld_rule', { name: seatName(names, event.seat), loser: seatName(names, event.loser), rule: ruleText(event.rule) });
       return event.ruling === 'upheld'
         ? t('log.challenge_upheld', { name: seatName(names, event.seat), loser: seatName(names, event.loser) })
         : t('log.challenge_rejected', { name: seatName(names, event.seat), loser: seatName(names, event.loser) });

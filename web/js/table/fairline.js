@@ -64,7 +64,7 @@ export function fairnessLine(game, resend) {
             st.seeds.ownSeed = true;
             st.seeds.seedSentFor = null;
             resend();
-            game.render();
+            game.set({ seedsRev: st.seedsRev + 1 });
           },
         }),
       ),

@@ -5,7 +5,7 @@
 import { cardFace, sortHand } from '../cards.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
-import { whyNot } from './reasons.js';
+import { cheatOf, whyNot } from './reasons.js';
 
 /** Legal actions (view.legal) that use `card`. */
 export function actionsForCard(legal, card) {
@@ -28,15 +28,13 @@ export function onCardClick(game, card) {
   const legal = game.legal();
   const actions = actionsForCard(legal, card);
   if (st.selection.includes(card)) {
-    st.selection = st.selection.filter((c) => c !== card);
-    game.render();
+    game.set({ selection: st.selection.filter((c) => c !== card) });
     return;
   }
   if (st.selection.length) {
     const wanted = [...st.selection, card];
     if (legal.some((action) => action.cards && wanted.every((c) => action.cards.includes(c)))) {
-      st.selection = wanted;
-      game.render();
+      game.set({ selection: wanted });
       return;
     }
   }
@@ -50,8 +48,7 @@ export function onCardClick(game, card) {
     game.send(actions[0]);
     return;
   }
-  st.selection = [card];
-  game.render();
+  game.set({ selection: [card] });
 }
 
 export function onDrop(game, card, attackIndex) {
@@ -110,15 +107,21 @@ export function handRow(game) {
   const hand = sortHand(view.hand || [], view.trump);
   const legal = game.legal();
   const canAct = !st.busy && st.conn === 'open';
+  const cheating = Boolean(st.table && st.table.rules.cheating);
   const cards = hand.map((card, index) => {
-    const playable = legal.some((a) => a.card === card || (a.cards && a.cards.includes(card)));
+    const uses = actionsForCard(legal, card);
+    const playable = uses.length > 0;
+    // At a cheating table every card is offered: an honest one glows, a card that only cheats is
+    // marked as a cheat (dashed red), so a mis-tap is never a silent cheat.
+    const honest = !cheating || uses.some((action) => !cheatOf(view, action));
     const selected = st.selection.includes(card);
     const el = cardFace(card, {
       tag: 'button',
-      classes: [playable && canAct && 'playable', selected && 'selected', card.endsWith(view.trump) && 'trump'],
+      classes: [playable && canAct && (honest ? 'playable' : 'cheat'), selected && 'selected', card.endsWith(view.trump) && 'trump'],
       attrs: {
         dataset: { key: `card:${card}` },
         'aria-pressed': selected ? 'true' : 'false',
+        'aria-description': playable && !honest ? t('cheat.card_is_cheat') : null,
         'aria-disabled': playable && canAct ? 'false' : 'true',
         draggable: playable && canAct ? 'true' : 'false',
         onclick: () => {
@@ -136,11 +139,45 @@ export function handRow(game) {
         ondragend: () => game.container.classList.remove('dragging'),
       },
     });
-    el.style.setProperty('--i', String(index));
     if (playable && canAct) touchDrag(game, el, card);
     return el;
   });
-  const row = h('div', { class: ['hand', hand.length > 12 && 'long'], id: 'hand', role: 'group', 'aria-label': t('table.your_hand', { count: hand.length }) }, cards);
+  // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then two
+  // overlapping rows (the back row shows its top, where rank and suit are), then a scroller.
+  // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then up to
+  // MAX_ROWS overlapping rows of smaller cards (a back row shows the top of its cards, where rank and
+  // suit are), then a scroller.
+  const oneLine = hand.length <= cardsPerRow();
+  const perRow = cardsPerRow(window.innerWidth, window.innerHeight, TWO_ROW_SCALE);
+  const count = oneLine ? 1 : Math.ceil(hand.length / perRow);
+  const scroll = count > MAX_ROWS;
+  const rows = [];
+  if (scroll || count === 1) rows.push(cards);
+  else {
+    const size = Math.ceil(cards.length / count);
+    for (let i = 0; i < cards.length; i += size) rows.push(cards.slice(i, i + size));
+  }
+  const lines = rows.map((line, r) => {
+    line.forEach((el, i) => el.style.setProperty('--i', String(i)));
+    const div = h('div', { class: ['hand-line', r < rows.length - 1 && 'back'] }, line);
+    div.style.setProperty('--n', String(Math.max(1, line.length)));
+    return div;
+  });
+  const row = h('div', { class: ['hand', hand.length > 12 && 'long', rows.length > 1 && 'two-rows', rows.length > 2 && 'three-rows', scroll && 'scroll'], id: 'hand', role: 'group', 'aria-label': t('table.your_hand', { count: hand.length }), dataset: { rows: String(rows.length) } }, lines);
   row.style.setProperty('--n', String(Math.max(1, hand.length)));
   return row;
+}
+
+const STRIP = 33; // px of each overlapped card left to tap (at least 32, with a little to spare)
+const TWO_ROW_SCALE = 0.9; // the cards of a hand in rows are this much smaller (app.css "two-rows")
+const MAX_ROWS = 3;
+
+/** How many cards one line of the hand holds at this window size with STRIP px showing of each
+ * (the CSS sizes: app.css "--ch", "--card-w"; pure arithmetic, no layout read while drawing). */
+export function cardsPerRow(width = window.innerWidth, height = window.innerHeight, scale = 1) {
+  const landscapePhone = height <= 500 && width > height;
+  const ch = Math.min(118, Math.max(50, Math.min(0.105 * height, 0.21 * width)));
+  const cardW = scale * (landscapePhone ? 0.7 * Math.min(66, Math.max(44, 0.14 * height)) : 0.7 * ch);
+  const available = Math.min(width, 1600) - 52; // the page's, the felt's and the hand's padding and borders
+  return Math.max(2, 1 + Math.floor((available - cardW) / STRIP));
 }

@@ -3,6 +3,7 @@
 // the match's recent events (`recent`), so the log is filled again.
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import { icon } from '../icons.js';
 import { eventText } from './describe.js';
 
 const LOG_LIMIT = 120;
@@ -20,13 +21,15 @@ export function addToLog(log, events, names) {
   if (log.entries.length > LOG_LIMIT) log.entries.splice(0, log.entries.length - LOG_LIMIT);
 }
 
-/** The log panel; `open` keeps the reader's choice across redraws. */
-export function logPanel(log, open) {
+/** The log panel; `open` keeps the reader's choice across redraws (`onToggle(open)` reports it). */
+export function logPanel(log, open, onToggle = null) {
   const items = log.entries
     .map((entry) => [entry.event.type, eventText(entry.event, entry.names, entry.attacks)])
     .filter(([, text]) => text)
     .slice(-40)
     .map(([type, text]) => h('li', { class: `log-${type}`, text }));
   const list = h('ol', { class: 'log-list', id: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': t('table.log') }, items);
-  return h('details', { class: 'panel log-panel', id: 'log-panel', open }, h('summary', { text: t('table.log') }), list);
+  const panel = h('details', { class: 'panel log-panel', id: 'log-panel', open }, h('summary', { 'aria-label': t('table.log') }, icon('log'), h('span', { class: 'log-label', text: t('table.log') })), list);
+  if (onToggle) panel.addEventListener('toggle', () => onToggle(panel.open));
+  return panel;
 }

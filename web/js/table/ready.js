@@ -5,7 +5,8 @@
 // a player away from the table loses his seat and cannot confirm.
 //
 //   const ready = readyCheck(game);   // once per page
-//   parts.push(ready.panel());        // on every drawing (null when there is no check)
+//   ready.sync();                     // after the table changed (reads the check's deadline)
+//   ready.panel();                    // the ready part's drawing (null when there is no check)
 //   ready.stop();                     // when the page goes
 import { h } from '../dom.js';
 import { formatNumber, t } from '../i18n.js';
@@ -21,17 +22,16 @@ export function readyCheck(game) {
     return table && table.status === 'waiting' && table.ready_check ? table.ready_check : null;
   }
 
-  function readDeadline() {
+  /** After the table changed (never while drawing): the check's deadline on this page's clock. */
+  function sync() {
+    if (st.table === seenTable) return;
+    seenTable = st.table;
     const open = check();
-    if (st.table !== seenTable) {
-      seenTable = st.table;
-      deadlineAt = open ? performance.now() + open.deadline_ms : null;
-    }
-    return open;
+    deadlineAt = open ? performance.now() + open.deadline_ms : null;
   }
 
   function panel() {
-    const open = readDeadline();
+    const open = check();
     if (!open) return null;
     const table = st.table;
     const names = game.names();
@@ -84,6 +84,7 @@ export function readyCheck(game) {
 
   return {
     panel,
+    sync,
     stop() {
       clearInterval(ticker);
       window.removeEventListener('beforeunload', onBeforeUnload);

@@ -38,3 +38,60 @@ export function whyNot(view, seat, card, rules) {
   }
   return { code: 'illegal_action', text: t('table.cannot_play_card', { card: cardName(card) }) };
 }
+
+/** The seat a transfer from `seat` would make the defender: the next one in play that holds cards. */
+function nextWithCards(view, seat) {
+  const n = view.players.length;
+  for (let i = 1; i < n; i++) {
+    const other = (seat + i) % n;
+    const player = view.players[other];
+    if (!player.out && player.cards > 0) return other;
+  }
+  return null;
+}
+
+/** At a cheating table every card is offered (view.legal holds the cheats too): which rule `action`
+ * would break, as {rule, text} (the same rule codes as a challenge's ruling), or null when honest. */
+export function cheatOf(view, action) {
+  const cards = action.cards || (action.card ? [action.card] : []);
+  if (!cards.length || action.type === 'lead') return null;
+  const pairs = view.table || [];
+  if (action.type === 'cover') {
+    const pair = pairs[action.attack];
+    if (!pair || beats(action.card, pair.attack, view.trump)) return null;
+    return { rule: 'does_not_beat', text: t('cheat.does_not_beat', { card: cardShort(action.card), attack: cardShort(pair.attack) }) };
+  }
+  if (action.type === 'throw_in') {
+    const ranks = new Set(pairs.flatMap((pair) => [pair.attack, pair.cover]).filter(Boolean).map((c) => parseCard(c).rank));
+    const off = cards.find((card) => !ranks.has(parseCard(card).rank));
+    if (off) return { rule: 'rank_not_on_table', text: t('cheat.rank_not_on_table', { card: cardShort(off) }) };
+    if (cards.length > view.allowance) return { rule: 'attack_limit', text: t('cheat.attack_limit', { card: cardShort(cards[0]) }) };
+    return null;
+  }
+  if (action.type === 'transfer') {
+    const ranks = [...new Set(pairs.map((pair) => parseCard(pair.attack).rank))];
+    if (cards.some((card) => !ranks.includes(parseCard(card).rank))) return { rule: 'transfer_rank', text: t('cheat.transfer_rank', { card: cardShort(cards[0]) }) };
+    const target = nextWithCards(view, view.defender);
+    if (target !== null && view.players[target].cards < pairs.length + cards.length) return { rule: 'transfer_limit', text: t('cheat.transfer_limit', { card: cardShort(cards[0]) }) };
+    return null;
+  }
+  return null;
+}
+
+/** The rule a challenge found broken (the ruling's `rule`), in words. */
+export function ruleText(rule) {
+  switch (rule) {
+    case 'does_not_beat':
+      return t('rule.does_not_beat');
+    case 'rank_not_on_table':
+      return t('rule.rank_not_on_table');
+    case 'attack_limit':
+      return t('rule.attack_limit');
+    case 'transfer_rank':
+      return t('rule.transfer_rank');
+    case 'transfer_limit':
+      return t('rule.transfer_limit');
+    default:
+      return '';
+  }
+}

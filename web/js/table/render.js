@@ -16,7 +16,19 @@ export function namesWithBadges(seats) {
   return seats.map((seat, i) => [i ? ', ' : null, displayName(seat), seat.guest ? [' ', guestBadge(seat)] : null]);
 }
 
-export function roleText(role) {
+export function roleText(role, me = false) {
+  if (me) {
+    switch (role) {
+      case 'attacker':
+        return t('role.you_attacker');
+      case 'defender':
+        return t('role.you_defender');
+      case 'thrower':
+        return t('role.you_thrower');
+      default:
+        return '';
+    }
+  }
   switch (role) {
     case 'attacker':
       return t('role.attacker');
@@ -41,6 +53,15 @@ function nameText(seat, name, me) {
   return h('span', { class: 'name-text' }, h('span', { class: 'name-main', text: me ? t('table.you_name', { name }) : name }));
 }
 
+/** Two letters that tell seats apart on a narrow phone: a person's initials ("Vasya Pupkin" -> "VP",
+ * "vasya" -> "VA"), a bot's level and number ("Easy bot #2" -> "E2"). */
+export function initials(seat, name) {
+  if (seat.kind === 'bot' || seat.bot_level) return `${botLevelText(seat.level || seat.bot_level).slice(0, 1).toUpperCase()}${seat.seat + 1}`;
+  const words = (name || '?').split(/[\s_.-]+/).filter(Boolean);
+  const letters = words.length > 1 ? words[0][0] + words[1][0] : (words[0] || '?').slice(0, 2);
+  return letters.toUpperCase();
+}
+
 /**
  * One seat: name, card count, connection, role, countdown.
  * `seat` = {seat, name, kind, connected}; `player` = view.players[i] or null before a match.
@@ -52,7 +73,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
   const classes = ['seat', role && `role-${role}`, deciding && 'deciding', me && 'me', player && player.out && 'out', seat.kind === 'empty' && 'empty', showConnection && !seat.connected && seat.kind === 'human' && 'offline'];
   const status = [];
   if (player && player.out) status.push(h('span', { class: 'badge out', text: t('table.out_place', { place: player.place }) }));
-  else if (role) status.push(h('span', { class: ['badge', `role-${role}`], text: roleText(role) }));
+  else if (role) status.push(h('span', { class: ['badge', `role-${role}`], text: roleText(role, me) }));
   if (player && player.passed && !player.out) status.push(h('span', { class: 'badge passed', text: t('table.passed') }));
   const connection =
     showConnection && seat.kind === 'human'
@@ -73,7 +94,7 @@ export function seatBox(seat, player, { me = false, deciding = false, series = n
     h(
       'div',
       { class: 'seat-head' },
-      h('span', { class: 'avatar', 'aria-hidden': 'true', text: seat.kind === 'empty' ? '+' : (name[0] || '?').toUpperCase() }),
+      h('span', { class: 'avatar initials', 'aria-hidden': 'true', text: seat.kind === 'empty' ? '+' : initials(seat, name) }),
       h(
         'div',
         { class: 'seat-info' },

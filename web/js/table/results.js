@@ -3,9 +3,11 @@
 // Leave declines, docs/protocol.md).
 import { formatNumber, formatSigned, t } from '../i18n.js';
 import { h } from '../dom.js';
+import { icon } from '../icons.js';
 import { currentUser, refreshMe } from '../session.js';
 import { ratingChangeLine } from '../seasons.js';
 import { reasonText, seatName } from './describe.js';
+import { ruleText } from './reasons.js';
 
 export function resultsPanel(game) {
   const st = game.st;
@@ -43,19 +45,32 @@ export function resultsPanel(game) {
   }
   const reason = outcome.forfeit !== null && outcome.forfeit !== undefined ? h('p', { class: 'notice', text: t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) }) }) : null;
   const series = Object.entries(table.series || {});
-  const appear = st.resultsShown !== results.match_id; // animate its arrival once, not on every later update
-  st.resultsShown = results.match_id;
+  const appear = game.firstSight(results.match_id); // animate its arrival once, not on every later update
   const hidden = st.resultsHidden === results.match_id;
+  // A challenge that ended the match: who was caught, and the rule the move broke (the ruling's
+  // `rule`, kept in the log).
+  const ruling = outcome.reason === 'challenge' ? lastRuling(st.log) : null;
+  const caught = ruling && ruling.ruling === 'upheld' && ruling.rule ? h('p', { class: 'notice caught', id: 'results-rule', text: t('results.caught', { loser: seatName(seatNames, ruling.loser), rule: ruleText(ruling.rule) }) }) : null;
+  // Places, coins and rating first, then Rematch and Lobby; the deal's proof is a small link to
+  // the replay's verify panel, the series after.
   const panel = h(
     'section',
     { class: ['panel', 'results', appear && 'appear'], id: 'results', role: 'region', 'aria-label': t('results.title'), tabindex: '-1' },
-    h('button', { type: 'button', class: 'btn small ghost results-close', id: 'results-close', dataset: { key: 'results-close' }, 'aria-label': t('results.look_at_table'), title: t('results.look_at_table'), onclick: () => { st.resultsHidden = results.match_id; game.render(); }, text: '\u2715' }),
+    h('button', { type: 'button', class: 'btn small ghost results-close icon-button', id: 'results-close', dataset: { key: 'results-close' }, 'aria-label': t('results.look_at_table'), title: t('results.look_at_table'), onclick: () => game.set({ resultsHidden: results.match_id }) }, icon('close')),
     h('h2', { class: 'results-title', text: title }),
     h('ol', { class: 'result-list' }, rows),
-    reason,
+    caught || reason,
     rematchLine(game),
     st.rematchError ? h('p', { class: 'form-error', role: 'alert', id: 'rematch-error', text: st.rematchError }) : null,
-    game.fairnessLine(),
+    h('div', { class: 'actions results-actions' }, rematchButtons(game), h('a', { class: 'btn ghost', id: 'results-lobby', href: '/#/', text: t('nav.lobby') })),
+    results.match_id
+      ? h(
+          'p',
+          { class: 'results-links' },
+          h('a', { class: 'fair-deal-link', id: 'fair-deal-link', href: `/#/replay/${encodeURIComponent(results.match_id)}/verify`, 'aria-label': t('results.fair_deal_label') }, h('span', { text: t('results.fair_deal') }), icon('check', { size: 16 })),
+          h('a', { class: 'replay-link', href: `/#/replay/${encodeURIComponent(results.match_id)}`, text: t('results.replay') }),
+        )
+      : null,
     series.length
       ? h(
           'div',
@@ -68,15 +83,18 @@ export function resultsPanel(game) {
           ),
         )
       : null,
-    h(
-      'div',
-      { class: 'actions' },
-      rematchButtons(game),
-      results.match_id ? h('a', { class: 'btn ghost', href: `/#/replay/${encodeURIComponent(results.match_id)}`, text: t('results.replay') }) : null,
-      h('a', { class: 'btn ghost', href: '/#/', text: t('nav.lobby') }),
-    ),
   );
   return h('div', { class: ['results-overlay', hidden && 'closed'], id: 'results-overlay' }, panel);
+}
+
+/** The last challenge event of the match (the log keeps it with its ruling and rule), or null. */
+function lastRuling(log) {
+  for (let i = log.entries.length - 1; i >= 0; i--) {
+    const event = log.entries[i].event;
+    if (event.type === 'challenge') return event;
+    if (event.type === 'match_start') break;
+  }
+  return null;
 }
 
 /** The button that brings the results back after "look at the table". */
@@ -84,7 +102,7 @@ export function resultsReopen(game) {
   const st = game.st;
   const results = st.table && st.table.results;
   if (!results || st.resultsHidden !== results.match_id) return null;
-  return h('button', { type: 'button', class: 'btn small primary results-open', id: 'results-open', dataset: { key: 'results-open' }, onclick: () => { st.resultsHidden = null; game.render(); }, text: t('results.title') });
+  return h('button', { type: 'button', class: 'btn small primary results-open', id: 'results-open', dataset: { key: 'results-open' }, onclick: () => game.set({ resultsHidden: null }), text: t('results.title') });
 }
 
 function rematchLine(game) {

@@ -12,7 +12,7 @@ import { elapsedText, endSearch, joinRefusal, searchAt } from '../playflow.js';
 import { rulesChips } from '../rules.js';
 import { currentUser } from '../session.js';
 import { toast } from '../toast.js';
-import { botLevelText, displayName } from './describe.js';
+import { botLevelText, displayName, tableTitle } from './describe.js';
 import { guestBadge } from './render.js';
 
 const BOT_LEVEL_KEY = 'durak.quickplay.bot'; // the lobby's "Play a bot" level
@@ -22,8 +22,13 @@ export function waitingPanel(game) {
   const table = st.table;
   const search = searchAt(st.code);
   if (search && !st.watch && st.seat !== null && table.status === 'waiting' && !table.match_id) return searchPanel(game, search);
-  if (search && (table.status !== 'waiting' || table.match_id)) endSearch(); // found: the match started
   return seatsPanel(game);
+}
+
+/** After the table changed (not while drawing): a search that found its match ends. */
+export function waitingEffects(game) {
+  const table = game.st.table;
+  if (table && searchAt(game.st.code) && (table.status !== 'waiting' || table.match_id)) endSearch();
 }
 
 function seatList(game, { canSit, me, creator }) {
@@ -67,9 +72,7 @@ function fairDetails(game) {
   if (!line) return null;
   // Open or not, it stays so while the table redraws (remembered when the player toggles it).
   const details = h('details', { class: 'fair-details', id: 'fair-details', open: Boolean(game.st.fairDetailsOpen) }, h('summary', { text: t('waiting.fair_deal') }), line);
-  details.addEventListener('toggle', () => {
-    game.st.fairDetailsOpen = details.open;
-  });
+  details.addEventListener('toggle', () => game.set({ fairDetailsOpen: details.open }));
   return details;
 }
 
@@ -124,7 +127,7 @@ function seatsPanel(game) {
     children.push(h('button', { type: 'button', class: 'btn secondary', id: 'start-button', onclick: () => game.tableCall('start', {}), text: t('waiting.start_now', { count: seated }) }));
   }
   if (!watch) {
-    const share = { title: table.name, text: t('share.invite_text', { name: table.name }) };
+    const share = { title: tableTitle(table.name), text: t('share.invite_text', { name: tableTitle(table.name) }) };
     const links = [linkField(t('create.invite_link'), `${location.origin}/t/${code}`, 'invite-link', { share })];
     const watchUrl = watchUrlFor(code);
     if (watchUrl) links.push(linkField(t('create.watch_link'), watchUrl, 'watch-link'));

@@ -1,0 +1,569 @@
+"""The table page on a phone (issue 33, items 4-8, 10 and 12): one store whose parts redraw only what
+changed, 44 px controls and a long hand's 32 px strips, the chat as a bottom sheet with an unread
+count, 3-6 seats at 360 px, cheating tables, the results, and the overlaps and wording.
+
+Exact situations run against a scripted socket (tests/web/test_controls.py's FakeTable); the seats
+and the leave dialog against the real server with bots. Screenshots go to tests/artifacts/phone/."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.support import ARTIFACTS, api, create_table_api, sign_up_api
+from tests.web.test_controls import RULES, FakeTable, table_info, view
+
+pytestmark = pytest.mark.browser
+
+PHONES = [(360, 640), (390, 844), (412, 915), (844, 390)]
+SHOTS = ARTIFACTS / "phone"
+
+# Visible controls of the table page and the header that are under 44x44 CSS px (hand cards are
+# measured by their visible strip instead). [what, width, height] each.
+SMALL_CONTROLS = """() => {
+  const out = [];
+  const seen = (el) => { const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
+  const sel = ['#site-header a', '#site-header button', '#table-page button', '#table-page summary',
+    '#table-page a', '#table-page input', '#table-page select'].join(', ');
+  for (const el of document.querySelectorAll(sel)) {
+    if (!seen(el) || el.closest('#hand') || el.closest('#site-menu:not(.open)')) continue;
+    if (el.closest('details:not([open]) > :not(summary)')) continue;
+    const r = el.getBoundingClientRect();
+    const what = el.id || el.className || el.tagName;
+    if (r.width < 43.5 || r.height < 43.5) out.push([what, Math.round(r.width), Math.round(r.height)]);
+  }
+  return out;
+}"""
+
+# Each hand card's visible strip: the widest run of points along a few lines across the card that
+# hit the card itself (not a neighbour over it), and the tallest such run down it.
+HAND_STRIPS = """() => [...document.querySelectorAll('#hand .card')].map((card) => {
+  const r = card.getBoundingClientRect();
+  let wide = 0;
+  for (const fy of [0.15, 0.3, 0.5, 0.7, 0.85]) {
+    let run = 0;
+    for (let x = Math.max(0, r.left); x <= Math.min(innerWidth - 1, r.right); x += 1) {
+      const hit = document.elementFromPoint(x, r.top + r.height * fy);
+      if (hit && hit.closest('.card') === card) { run += 1; wide = Math.max(wide, run); } else run = 0;
+    }
+  }
+  let tall = 0;
+  const x = r.left + Math.min(16, r.width / 2);
+  let run = 0;
+  for (let y = Math.max(0, r.top); y <= Math.min(innerHeight - 1, r.bottom); y += 1) {
+    const hit = document.elementFromPoint(x, y);
+    if (hit && hit.closest('.card') === card) { run += 1; tall = Math.max(tall, run); } else run = 0;
+  }
+  return [card.dataset.card, wide, tall];
+})"""
+
+# Rendered elements of the page that cross the viewport's edge (the outermost of each).
+OFF_SCREEN = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll('#table-page *, #site-header *, dialog *')) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height || getComputedStyle(el).visibility === 'hidden') continue;
+    let clip = el.parentElement; let clipped = false;
+    while (clip) {
+      const s = getComputedStyle(clip);
+      if (/(auto|scroll|hidden|clip)/.test(s.overflowX + s.overflowY)) { clipped = true; break; }
+      clip = clip.parentElement;
+    }
+    if (clipped) {
+      const c = clip.getBoundingClientRect();
+      if (c.right <= innerWidth + 1 && c.left >= -1 && c.bottom <= innerHeight + 1 && c.top >= -1) continue;
+    }
+    if (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1) {
+      if (!out.some((o) => o.contains(el))) out.push(el);
+    }
+  }
+  return out.map((el) => el.id || el.className || el.tagName);
+}"""
+
+# Pills (badges, chips, the prompt) drawn with nothing in them.
+EMPTY_PILLS = """() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) =>
+  el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"""
+
+# Emoji and symbol icons (the card suits U+2660-2667 are text in every font the game ships with).
+EMOJI = re.compile("[\U0001f300-\U0001faff\u2630\u266a\u2600-\u265f\u2668-\u26ff\u2700-\u27bf]")
+
+
+def snap(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+@pytest.fixture
+def phone(new_context: Any) -> Callable[..., tuple[Any, FakeTable]]:
+    """A phone-sized page of a signed-up player on a scripted table (the socket is the test's)."""
+
+    def open_page(
+        seat_view: dict[str, Any], info: dict[str, Any], size: tuple[int, int] = (360, 640), locale: str = "en-US"
+    ) -> tuple[Any, FakeTable]:
+        context = new_context(width=size[0], height=size[1], locale=locale)
+        sign_up_api(context)
+        table = create_table_api(context)
+        page = context.new_page()
+        fake = FakeTable(page, {"version": 7, "seat": seat_view["seat"], "view": seat_view, "table": info})
+        page.goto(table["invite_url"])
+        expect(page.locator("#felt")).to_have_attribute("data-version", "7")
+        return page, fake
+
+    return open_page
+
+
+def lead_view(hand: list[str], **changes: Any) -> dict[str, Any]:
+    """Seat 0 leads: every card of the hand is a legal lead."""
+    data = view(
+        phase="lead", hand=hand, decision={"kind": "lead", "seats": [0], "forfeits": True}, attacker=0, defender=1,
+        players=[
+            {"seat": 0, "cards": len(hand), "out": False, "place": None, "role": "attacker", "passed": False},
+            {"seat": 1, "cards": 6, "out": False, "place": None, "role": "defender", "passed": False},
+        ],
+        legal=[{"type": "lead", "seat": 0, "cards": [card]} for card in hand],
+    )  # fmt: skip
+    data.update(changes)
+    return data
+
+
+HONEST = {**RULES, "cheating": False}
+
+
+def draws(page: Any, part: str) -> int:
+    return int(page.locator(f'[data-part="{part}"]').get_attribute("data-draws") or 0)
+
+
+# ------------------------------------------------------------------------------------------- item 12
+
+
+def test_one_store_own_move_is_drawn_once_and_parts_redraw_only_what_changed(phone: Any) -> None:
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    opponents, top = draws(page, "opponents"), draws(page, "top")
+    # The state is read-only: a part that wrote it while drawing would throw (the page reports it).
+    page.locator("#hand .card[data-card='8h']").click()
+    command = fake.wait_for_command(page, 1)
+    assert command["type"] == "lead" and command["cards"] == ["8h"]
+    expect(page.locator("#hand .card.playable")).to_have_count(0)  # inert while the move is on its way
+    before_update = draws(page, "me")
+    after = lead_view(
+        ["6c", "Ks"], phase="bout", table=[{"attack": "8h", "cover": None}], legal=[],
+        decision={"kind": "defend", "seats": [1], "forfeits": True},
+        players=[
+            {"seat": 0, "cards": 2, "out": False, "place": None, "role": "attacker", "passed": False},
+            {"seat": 1, "cards": 6, "out": False, "place": None, "role": "defender", "passed": False},
+        ],
+    )  # fmt: skip
+    move = {"type": "move", "seat": 0, "action": {"type": "lead", "seat": 0, "cards": ["8h"]}, "index": 0, "version": 8}
+    fake.push(
+        {
+            "type": "update",
+            "version": 8,
+            "seat": 0,
+            "events": [move],
+            "view": after,
+            "table": table_info(rules=HONEST, version=8),
+        }
+    )
+    expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
+    expect(page.locator("#hand .card")).to_have_count(2)
+    assert draws(page, "me") == before_update + 1
+    # The ack that follows the update changes nothing: the hand is not drawn a second time.
+    fake.push({"type": "ack", "id": command["id"], "version": 8})
+    page.wait_for_timeout(300)
+    assert draws(page, "me") == before_update + 1
+    # A selection, a mute: only their parts redraw; the opponents were drawn for the move alone.
+    assert draws(page, "opponents") == opponents + 1
+    page.locator("#mute-toggle").click()
+    expect(page.locator("#mute-toggle")).to_have_attribute("aria-pressed", "true")
+    assert draws(page, "top") == top + 1
+    assert draws(page, "opponents") == opponents + 1
+    # Writing the state from outside the store throws.
+    error = page.evaluate(
+        """async () => { const { createStore } = await import('/js/table/store.js');
+           const store = createStore({a: 1});
+           try { store.state.a = 2; return 'written'; } catch (e) { return e.message; } }"""
+    )
+    assert "set through the store" in error
+
+
+# -------------------------------------------------------------------------------------------- item 7
+
+
+@pytest.mark.parametrize("size", PHONES)
+def test_every_control_is_44_px_and_a_long_hand_leaves_each_card_a_32_px_strip(
+    phone: Any, size: tuple[int, int]
+) -> None:
+    hand = [
+        "6c",
+        "7c",
+        "8c",
+        "9c",
+        "10c",
+        "Jc",
+        "Qc",
+        "Kc",
+        "Ac",
+        "6h",
+        "7h",
+        "8h",
+        "9h",
+        "10h",
+        "Jh",
+        "Qh",
+        "Kh",
+        "Ah",
+    ]
+    seat_view = view(
+        hand=hand, table=[{"attack": "6s", "cover": None}],
+        players=[
+            {"seat": 0, "cards": len(hand), "out": False, "place": None, "role": "defender", "passed": False},
+            {"seat": 1, "cards": 5, "out": False, "place": None, "role": "attacker", "passed": False},
+        ],
+        legal=[{"type": "cover", "seat": 0, "attack": 0, "card": "Ah"}, {"type": "take", "seat": 0}],
+    )  # fmt: skip
+    page, _ = phone(seat_view, table_info(rules=HONEST), size)
+    expect(page.locator("#hand .card")).to_have_count(18)
+    page.wait_for_timeout(200)
+    snap(page, f"long-hand-{size[0]}x{size[1]}")
+    small = page.evaluate(SMALL_CONTROLS)
+    assert not small, f"controls under 44x44 at {size}: {small}"
+    strips = page.evaluate(HAND_STRIPS)
+    narrow = [s for s in strips if s[1] < 32 or s[2] < 44]
+    assert not narrow, f"hand cards with a strip under 32 px wide or 44 px high at {size}: {narrow}"
+    assert not page.evaluate(OFF_SCREEN), f"off-screen at {size}"
+    if size == (360, 640):
+        expect(page.locator("#hand")).to_have_attribute("data-rows", "2")  # 18 cards: two rows at 360 px
+
+
+# -------------------------------------------------------------------------------------------- item 4
+
+
+@pytest.mark.parametrize(("size", "locale"), [((360, 640), "en-US"), ((844, 390), "ru-RU"), ((412, 915), "en-US")])
+def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
+    phone: Any, size: tuple[int, int], locale: str
+) -> None:
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST), size, locale)
+    toggle = page.locator("#chat summary")
+    expect(toggle.locator("svg")).to_have_count(1)
+    expect(page.locator("#chat-unread")).to_be_hidden()
+    line = {"type": "chat", "id": "c1", "from": {"player": "a:2", "name": "Rival", "guest": False}, "text": "good game",
+            "channel": "players"}  # fmt: skip
+    fake.push(line)
+    fake.push({**line, "id": "c2", "text": "again?"})
+    expect(page.locator("#chat-unread")).to_have_text("2")
+    toggle.click()
+    expect(page.locator("#chat-unread")).to_be_hidden()
+    sheet = page.locator("#chat .chat-sheet")
+    expect(sheet).to_be_visible()
+    expect(page.locator("#chat-lines .chat-line .chat-text").first).to_have_text("good game")
+    box = sheet.bounding_box()
+    assert box is not None
+    width, height = size
+    assert (
+        box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= width + 0.5
+        and box["y"] + box["height"] <= height + 0.5
+    )
+    if width <= 600:
+        assert box["y"] + box["height"] >= height - 1 and box["width"] >= width - 1, "a bottom sheet on a phone"
+    # The open chat never hides whose turn it is: the opponents stay uncovered and the sheet's head
+    # says it is the player's turn (his own seat lies under the sheet).
+    for seat in page.locator("#opponents .seat").all():
+        seat_box = seat.bounding_box()
+        assert seat_box is not None
+        for fx, fy in ((0.1, 0.1), (0.9, 0.1), (0.5, 0.5), (0.1, 0.9), (0.9, 0.9)):
+            covered = page.evaluate(
+                "([x, y]) => !!document.elementFromPoint(x, y).closest('#chat')",
+                [seat_box["x"] + seat_box["width"] * fx, seat_box["y"] + seat_box["height"] * fy],
+            )
+            assert not covered, f"the chat covers an opponent at {size}"
+    expect(page.locator("#chat-turn")).to_be_visible()
+    expect(page.locator("#chat-turn")).to_have_text(re.compile(r"(Your turn|Ваш ход) · \d+ (s|с)"))
+    assert not page.evaluate(OFF_SCREEN), "the open chat crosses the screen's edge"
+    # No emoji or symbol icons anywhere on the table page: SVG only.
+    text = page.locator("#table-page").inner_text()
+    assert not EMOJI.search(text), f"an emoji icon on the page: {EMOJI.findall(text)}"
+    icons = page.evaluate(
+        "() => [...document.querySelectorAll('#table-page *')].map((el) => getComputedStyle(el, '::before').content"
+        " + getComputedStyle(el, '::after').content).filter((c) => /[\\u2630\\u266A\\u{1F300}-\\u{1FAFF}]/u.test(c))"
+    )
+    assert not icons
+    snap(page, f"chat-open-{width}x{height}-{locale[:2]}")
+    page.locator("#chat-close").click()
+    expect(sheet).to_be_hidden()
+
+
+# -------------------------------------------------------------------------------------------- item 6
+
+
+@pytest.mark.parametrize(("size", "locale"), [((360, 640), "en-US"), ((360, 640), "ru-RU"), ((844, 390), "ru-RU")])
+def test_six_seats_at_360_px_show_every_opponents_role_cards_and_name(
+    new_context: Any, size: tuple[int, int], locale: str
+) -> None:
+    context = new_context(width=size[0], height=size[1], locale=locale, reduced_motion="reduce")
+    sign_up_api(context)
+    table = create_table_api(context, deck=52, seats=6, name="Вечерний стол", timer=120)
+    api(context, "POST", f"/api/tables/{table['code']}/join", {})
+    for _ in range(5):
+        api(context, "POST", f"/api/tables/{table['code']}/bots", {"level": "easy"})
+    page = context.new_page()
+    page.goto(table["invite_url"])
+    expect(page.locator("#opponents .seat")).to_have_count(5)
+    expect(page.locator("#hand .card").first).to_be_visible()
+    page.wait_for_timeout(300)
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('#opponents .seat')].map((seat) => {
+          const box = (el) => { if (!el) return null; const r = el.getBoundingClientRect();
+            return r.width && r.height ? [r.left, r.top, r.right, r.bottom] : null; };
+          return {
+            seat: box(seat), avatar: seat.querySelector('.avatar').textContent,
+            count: box(seat.querySelector('.card-count')),
+            countText: (seat.querySelector('.card-count') || {}).textContent,
+            name: box(seat.querySelector('.name-text')), role: box(seat.querySelector('.seat-badges .badge')),
+            roleText: (seat.querySelector('.seat-badges .badge') || {}).textContent,
+            hasRole: !!seat.querySelector('[class*="role-"]'),
+          };
+        })"""
+    )
+    width, height = size
+    inside = lambda b: b is not None and b[0] >= -0.5 and b[1] >= -0.5 and b[2] <= width + 0.5 and b[3] <= height + 0.5  # noqa: E731
+    for seat in found:
+        assert inside(seat["seat"]), seat
+        assert re.fullmatch(r"[A-ZА-ЯЁ]\d", seat["avatar"]), seat  # a bot's initials: level and number
+        assert inside(seat["count"]) and re.match(r"\d+ ", seat["countText"]), seat
+        assert seat["name"] is not None and seat["name"][2] - seat["name"][0] >= 30, seat
+        within = lambda inner, outer: inner[0] >= outer[0] - 1 and inner[2] <= outer[2] + 1  # noqa: E731
+        assert within(seat["count"], seat["seat"]), seat
+        if seat["hasRole"]:
+            assert seat["role"] is not None and inside(seat["role"]) and within(seat["role"], seat["seat"]), seat
+    assert any(seat["hasRole"] for seat in found)
+    # The title stays (in Russian too); the trump card overlaps no opponent.
+    title = page.locator(".table-title h1").bounding_box()
+    assert title is not None and title["width"] >= 60
+    trump = page.locator("#stock .trump-card").bounding_box()
+    if trump:
+        for seat in found:
+            s = seat["seat"]
+            overlap = (
+                trump["x"] < s[2]
+                and trump["x"] + trump["width"] > s[0]
+                and trump["y"] < s[3]
+                and trump["y"] + trump["height"] > s[1]
+            )
+            assert not overlap, f"the trump card overlaps an opponent: {trump} {s}"
+    if width > height:  # landscape uses its width: the opponents spread over most of it
+        left = min(seat["seat"][0] for seat in found)
+        right = max(seat["seat"][2] for seat in found)
+        assert right - left >= width * 0.8
+    snap(page, f"six-seats-{width}x{height}-{locale[:2]}")
+
+
+# -------------------------------------------------------------------------------------------- item 5
+
+
+def test_a_cheating_table_is_marked_cheats_look_different_and_the_first_cheat_asks(phone: Any) -> None:
+    # Defending 7h with trump d: 9h and Qd beat it (honest); 6c only as a cheat.
+    seat_view = view(
+        table=[{"attack": "7h", "cover": None}], hand=["6c", "9h", "Qd"],
+        moves=[{"type": "lead", "seat": 1, "cards": ["7h"]}],
+        legal=[
+            {"type": "cover", "seat": 0, "attack": 0, "card": "6c"},
+            {"type": "cover", "seat": 0, "attack": 0, "card": "9h"},
+            {"type": "cover", "seat": 0, "attack": 0, "card": "Qd"},
+            {"type": "take", "seat": 0},
+            {"type": "challenge", "seat": 0, "move": 0},
+        ],
+    )  # fmt: skip
+    page, fake = phone(seat_view, table_info(), (360, 640), "ru-RU")
+    expect(page.locator("#cheating-badge")).to_have_text("Шулерский стол")
+    expect(page.locator("#cheating-badge")).to_be_visible()
+    expect(page.locator("#felt")).to_have_class(re.compile(r"\bcheating\b"))
+    expect(page.locator("#hand .card.playable")).to_have_count(2)
+    expect(page.locator("#hand .card.cheat")).to_have_count(1)
+    expect(page.locator("#hand .card.cheat")).to_have_attribute("data-card", "6c")
+    # The challenge menu stays on the screen at 360 px.
+    page.locator(".challenge-menu summary").click()
+    expect(page.locator(".challenge-list")).to_be_visible()
+    assert not page.evaluate(OFF_SCREEN), "the open challenge menu crosses the screen's edge"
+    snap(page, "challenge-menu-360x640-ru")
+    page.locator(".challenge-menu summary").click()
+    # The first cheat asks, naming the rule; Cancel sends nothing.
+    page.locator("#hand .card[data-card='6c']").click()
+    expect(page.locator("#cheat-dialog")).to_be_visible()
+    expect(page.locator("#cheat-dialog-text")).to_contain_text("6♣ не бьёт 7♥")
+    assert not page.evaluate(OFF_SCREEN)
+    snap(page, "cheat-question-360x640-ru")
+    page.locator("#cheat-dialog-cancel").click()
+    page.wait_for_timeout(200)
+    assert fake.commands() == []
+    # Asked again; "don't ask again" is remembered, and the cheat is sent.
+    page.locator("#hand .card[data-card='6c']").click()
+    page.locator("#cheat-dialog-opt-out").check()
+    page.locator("#cheat-dialog-ok").click()
+    command = fake.wait_for_command(page, 1)
+    assert command["type"] == "cover" and command["card"] == "6c"
+    assert page.evaluate("() => localStorage.getItem('durak.cheat.noask')") == "1"
+    # An honest card never asks.
+    fake.push({"type": "ack", "id": command["id"], "version": 7})
+
+    # The rival challenges and is right: the result names the broken rule.
+    over = view(
+        phase="over", table=[], hand=[], legal=[], decision={"kind": "none", "seats": [], "forfeits": False},
+        outcome={"draw": False, "durak": 0, "order": [1], "places": [[1], [0]], "forfeit": 0, "reason": "challenge"},
+    )  # fmt: skip
+    events = [
+        {
+            "type": "challenge",
+            "seat": 1,
+            "move": 1,
+            "ruling": "upheld",
+            "loser": 0,
+            "rule": "does_not_beat",
+            "version": 8,
+        },
+        {"type": "match_end", "outcome": over["outcome"], "version": 8},
+    ]
+    info = table_info(
+        status="finished", deadline_ms=None, results={"outcome": over["outcome"], "coin_changes": {}, "match_id": "m1"}
+    )
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": events, "view": over, "table": info})
+    expect(page.locator("#results-rule")).to_have_text(
+        "Me пойман на шулерстве: покрывать можно только старшей картой той же масти или козырем."
+    )
+    expect(page.locator("#log li").first).to_contain_text("покрывать можно только старшей картой")
+
+
+def test_the_invite_page_of_a_cheating_table_says_so_and_a_visitor_is_not_a_spectator(new_context: Any) -> None:
+    host = new_context()
+    sign_up_api(host)
+    table = create_table_api(host, cheating=True, name="Жулики")
+    api(host, "POST", f"/api/tables/{table['code']}/join", {})
+    guest = new_context(width=360, height=640, locale="ru-RU").new_page()
+    guest.goto(table["invite_url"])
+    expect(guest.locator("#waiting")).to_be_visible()
+    expect(guest.locator("#cheating-badge")).to_have_text("Шулерский стол")
+    expect(guest.locator("#waiting .cheating-note")).to_be_visible()
+    # Invited, not seated yet: no "Spectating" badge.
+    expect(guest.locator("#spectating-badge")).to_have_count(0)
+    # The chat does not open by itself for a visitor, nor cover the header's Sign in.
+    expect(guest.locator("#chat")).not_to_have_attribute("open", "")
+    login = guest.locator("#login-link")
+    box = login.bounding_box()
+    assert box is not None
+    assert guest.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y).closest('#site-header')",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    snap(guest, "invite-cheating-360x640-ru")
+
+
+# -------------------------------------------------------------------------------------------- item 8
+
+
+@pytest.mark.parametrize("size", [(360, 640), (844, 390)])
+def test_results_show_places_coins_rating_rematch_and_lobby_first_and_the_proof_as_a_link(
+    phone: Any, size: tuple[int, int]
+) -> None:
+    staked = {**HONEST, "stake": 10}
+    page, fake = phone(lead_view(["6c"]), table_info(rules=staked), size)
+    over = view(
+        phase="over", table=[], hand=[], legal=[], decision={"kind": "none", "seats": [], "forfeits": False},
+        outcome={"draw": False, "durak": 1, "order": [0], "places": [[0], [1]], "forfeit": None, "reason": None},
+    )  # fmt: skip
+    ratings = {"0": {"rating": 1516, "change": 16, "provisional": False, "season_change": 16},
+               "1": {"rating": 1484, "change": -16, "provisional": False, "season_change": -16}}  # fmt: skip
+    results = {"outcome": over["outcome"], "coin_changes": {"0": 10, "1": -10}, "match_id": "m1", "ratings": ratings}
+    fairness = {"commitment": "ab" * 32, "match_number": 2}
+    info = table_info(status="finished", results=results, deadline_ms=None, rules=staked, fairness=fairness)
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": [], "view": over, "table": info})
+    expect(page.locator("#results .results-title")).to_have_text("You won!")
+    me = page.locator("#results .result-row.me")
+    expect(me.locator(".coins")).to_have_text("+10 coins")
+    expect(me.locator(".rating-change")).to_contain_text("rating 1516 (+16)")
+    expect(page.locator("#rematch-button")).to_be_visible()
+    width, height = size
+    snap(page, f"results-{width}x{height}")
+    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me"):
+        box = page.locator(target).bounding_box()
+        assert box is not None and box["y"] + box["height"] <= height, f"{target} below the fold at {size}"
+    # No seed or commitment in the main flow: a small "fair deal" link to the replay's verify panel.
+    expect(page.locator("#results #fair-line")).to_have_count(0)
+    assert "committed" not in page.locator("#results").inner_text()
+    link = page.locator("#fair-deal-link")
+    expect(link).to_have_attribute("href", "/#/replay/m1/verify")
+    expect(link.locator("svg")).to_have_count(1)
+
+
+def test_waiting_panels_show_no_seed_or_commitment(new_context: Any) -> None:
+    context = new_context(width=360, height=640)
+    sign_up_api(context)
+    table = create_table_api(context)
+    api(context, "POST", f"/api/tables/{table['code']}/join", {})
+    page = context.new_page()
+    page.goto(table["invite_url"])
+    expect(page.locator("#waiting")).to_be_visible()
+    expect(page.locator("#fair-details")).to_be_visible()
+    expect(page.locator("#fair-commitment")).to_be_hidden()  # folded under "Fair deal"
+    expect(page.locator("#client-seed")).to_be_hidden()
+
+
+# ------------------------------------------------------------------------------------------- item 10
+
+
+def test_prompts_say_you_in_english_and_russian_and_bot_tables_are_named_in_the_pages_language(phone: Any) -> None:
+    # I defend and take; the rival may still add cards.
+    seat_view = view(
+        table=[{"attack": "7h", "cover": None}], hand=["6c"], taking=True,
+        decision={"kind": "throw_in_after_take", "seats": [1], "forfeits": False},
+    )  # fmt: skip
+    info = table_info(rules=HONEST, name="Vasya vs bot (easy)")
+    page, _ = phone(seat_view, info, (360, 640), "ru-RU")
+    expect(page.locator(".table-title h1")).to_have_text("Vasya — Лёгкий бот")
+    expect(page.locator("#prompt")).to_have_text("Вы забираете; ждём, подкинут ли Rival.")
+    expect(page.locator(".me-area .badge.role-defender")).to_have_text("Вы отбиваетесь")
+    expect(page.locator(".badge.taking")).to_have_text("Вы забираете карты")
+    # No stray empty pill anywhere.
+    assert not page.evaluate(EMPTY_PILLS)
+    page.evaluate("() => localStorage.setItem('durak.lang', 'en')")
+    page.reload()
+    expect(page.locator("#prompt")).to_have_text("You take; waiting for Rival to add cards.")
+    expect(page.locator(".me-area .badge.role-defender")).to_have_text("You defend")
+    expect(page.locator(".table-title h1")).to_have_text("Vasya vs Easy bot")
+
+
+def test_the_leave_dialog_names_the_stake_it_loses(phone: Any) -> None:
+    staked = {**HONEST, "stake": 50}
+    page, _ = phone(lead_view(["6c", "8h"]), table_info(rules=staked), (360, 640), "ru-RU")
+    page.on("dialog", lambda dialog: pytest.fail(f"a browser dialog: {dialog.message}"))
+    page.locator("#leave-button").click()
+    expect(page.locator("#leave-dialog")).to_be_visible()
+    expect(page.locator("#leave-dialog-text")).to_have_text(
+        "Вы сдаёте партию, становитесь дураком и теряете ставку: 50 мон."
+    )
+    assert not page.evaluate(OFF_SCREEN)
+    snap(page, "leave-dialog-360x640-ru")
+    page.locator("#leave-dialog-cancel").click()
+    expect(page.locator("#leave-dialog")).to_have_count(0)
+    expect(page.locator("#hand .card")).to_have_count(2)
+
+
+def test_a_spectators_chat_does_not_open_by_itself(new_context: Any) -> None:
+    host = new_context()
+    sign_up_api(host)
+    table = create_table_api(host)
+    api(host, "POST", f"/api/tables/{table['code']}/join", {})
+    api(host, "POST", f"/api/tables/{table['code']}/bots", {"level": "easy"})
+    watcher = new_context(width=1280, height=800)
+    sign_up_api(watcher)
+    page = watcher.new_page()
+    page.goto(table["watch_url"])
+    expect(page.locator("#spectating-badge")).to_be_visible()
+    page.wait_for_timeout(300)
+    expect(page.locator("#chat")).not_to_have_attribute("open", "")

@@ -1,0 +1,128 @@
+// The table page's one store. Its state is read-only to everyone (a write to `store.state` throws);
+// `set(patch)` changes it, and the changes of one task are drawn together in a microtask. A part
+// (`part(name, select, draw)`) is a fixed element of the page that redraws only when what it
+// `select`s from the state differs from its last drawing; a write while the parts draw throws, so a
+// drawing can never feed itself. An effect (`effect(fn)`) runs after the parts have drawn, with
+// the names of the keys that changed: sounds, the tab title, the leave guard.
+//
+//   const store = createStore({seat: null, view: null});
+//   const hand = store.part('hand', (s) => [s.view, s.busy], (s) => h(...));   // hand.el goes into the page
+//   store.set({view, busy: null});   // the hand redraws once, at the end of this task
+//
+// Each part counts its drawings in `data-draws` (the tests read it: one's own move is drawn once).
+import { replaceKeepingFocus } from '../dom.js';
+
+/** Equal selections: the same length and, item by item, the same value (=== or equal JSON text). */
+function same(a, b) {
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export function createStore(initial) {
+  const data = { ...initial };
+  const state = new Proxy(data, {
+    set(_target, key) {
+      throw new Error(`table state "${String(key)}" is set through the store`);
+    },
+    deleteProperty(_target, key) {
+      throw new Error(`table state "${String(key)}" is set through the store`);
+    },
+  });
+  const parts = [];
+  const effects = [];
+  const changed = new Set();
+  let drawing = false;
+  let queued = false;
+  let hold = null; // () => boolean: while true the drawing waits (a finger is down), see page.flush
+  let before = null; // () => extra, run before the parts draw (e.g. measuring cards that will fly)
+  let after = null; // (extra, keys) after they drew
+
+  function set(patch) {
+    if (drawing) throw new Error(`table state written while drawing: ${Object.keys(patch).join(', ')}`);
+    for (const [key, value] of Object.entries(patch)) {
+      if (data[key] === value) continue;
+      data[key] = value;
+      changed.add(key);
+    }
+    if (changed.size) schedule();
+  }
+
+  function schedule() {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(flush);
+  }
+
+  /** Draw what changed now (unless held: then the next `flush()` does). */
+  function flush() {
+    queued = false;
+    if (!changed.size || (hold && hold())) return;
+    const keys = new Set(changed);
+    changed.clear();
+    const extra = before ? before(keys) : null;
+    drawing = true;
+    try {
+      for (const p of parts) p.update();
+    } finally {
+      drawing = false;
+    }
+    if (after) after(extra, keys);
+    for (const fn of effects) fn(keys);
+  }
+
+  /** Redraw every part on the next flush (a new language, another user). */
+  function invalidate() {
+    for (const p of parts) p.last = null;
+    changed.add('*');
+    schedule();
+  }
+
+  function part(name, select, draw, { tag = 'div', focus = null, attrs = null } = {}) {
+    const el = document.createElement(tag);
+    el.className = 'part';
+    el.dataset.part = name;
+    el.dataset.draws = '0';
+    if (attrs) for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, value);
+    const p = {
+      el,
+      last: null,
+      update() {
+        const now = select(state);
+        if (same(now, p.last)) return;
+        p.last = now;
+        const drawn = draw(state);
+        replaceKeepingFocus(el, drawn === null || drawn === undefined ? [] : [drawn], focus);
+        el.dataset.draws = String(Number(el.dataset.draws) + 1);
+      },
+    };
+    parts.push(p);
+    return p;
+  }
+
+  return {
+    state,
+    set,
+    flush,
+    invalidate,
+    part,
+    effect(fn) {
+      effects.push(fn);
+    },
+    around(beforeFn, afterFn) {
+      before = beforeFn;
+      after = afterFn;
+    },
+    holdWhile(fn) {
+      hold = fn;
+    },
+    get drawing() {
+      return drawing;
+    },
+  };
+}
+
+/** A selection item for an object that is replaced with each message but often equal: its JSON. */
+export function json(value) {
+  return value === undefined ? 'undefined' : JSON.stringify(value);
+}
