@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from sqlalchemy import ColumnElement, delete, exists, func, or_, select, true
@@ -28,10 +29,29 @@ from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import LiveMatch, Match, MatchPlayer
 
-if TYPE_CHECKING:
-    from app.db.stakes import MatchRecord
-
 BotLevel = Literal["easy", "normal", "hard"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """Everything ``record_match`` needs, to record a match together with settling."""
+
+    match_id: str
+    table_id: str
+    rules: dict[str, Any]
+    seed: int | str
+    dealer: int
+    seats: Sequence[Mapping[str, Any]]
+    actions: Sequence[Mapping[str, Any]]
+    result: Mapping[str, Any]
+    created_at: datetime
+    finished_at: datetime | None = None
+    coin_changes: Mapping[int, int] | None = None
+    fairness: Mapping[str, Any] | None = None  # the revealed deal (docs/fairness.md)
+    private: bool = False
+    # The integrity facts (docs/integrity.md): whether the match may move ratings, the farming watch.
+    # None (a record made outside a table): rated as before, not watched.
+    integrity: integrity.MatchFacts | None = None
 
 
 def table_ref(code: str) -> str:
@@ -366,7 +386,6 @@ def aborted_record(
     """The history record of a dealt match that never ended: its deal revealed (``secret``: the key
     it was sealed with), no moves (they were lost with the table), no outcome, no coins won or lost
     (its stakes are refunded)."""
-    from app.db.stakes import MatchRecord
 
     return MatchRecord(
         match_id=live.match_id,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import ledger
 from app.db.base import utcnow
 from app.db.errors import EscrowClosed, EscrowNotFound, IdempotencyConflict, PayoutMismatch
+from app.db.matches import MatchRecord, record_match
 from app.db.models import (
     ESCROW_OPEN,
     ESCROW_REFUNDED,
@@ -39,7 +40,7 @@ from app.db.models import (
 from app.db.session import Database
 
 if TYPE_CHECKING:
-    from app.db.integrity import MatchFacts
+    pass
 
 REASON_STAKE = "stake"
 REASON_PAYOUT = "payout"
@@ -67,28 +68,6 @@ class EscrowInfo:
     balance: int  # coins currently held
     opened_at: datetime
     closed_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class MatchRecord:
-    """Everything ``app.db.matches.record_match`` needs, to record a match together with settling."""
-
-    match_id: str
-    table_id: str
-    rules: dict[str, Any]
-    seed: int | str
-    dealer: int
-    seats: Sequence[Mapping[str, Any]]
-    actions: Sequence[Mapping[str, Any]]
-    result: Mapping[str, Any]
-    created_at: datetime
-    finished_at: datetime | None = None
-    coin_changes: Mapping[int, int] | None = None
-    fairness: Mapping[str, Any] | None = None  # the revealed deal (docs/fairness.md)
-    private: bool = False
-    # The integrity facts (docs/integrity.md): whether the match may move ratings, the farming watch.
-    # None (a record made outside a table): rated as before, not watched.
-    integrity: MatchFacts | None = None
 
 
 def _check_match_id(match_id: str) -> None:
@@ -245,7 +224,6 @@ async def _close(
 
 async def record_finished(session: AsyncSession, record: MatchRecord, coin_changes: Mapping[int, int]) -> None:
     """Store ``record`` in the match history (inside the caller's transaction)."""
-    from app.db.matches import record_match
 
     await record_match(session, replace(record, coin_changes=coin_changes))
 
