@@ -18,6 +18,7 @@ from app.api.security import normalize_origin
 from app.config import Settings
 from app.main import create_app
 from tests.api.support import PASSWORD, SECRET, Api
+from tests.limits import RELAXED_LIMITS
 from tests.tables.harness import Player, create_table, guest
 
 OWN = "http://testserver"  # the origin httpx's test clients address
@@ -107,7 +108,9 @@ async def test_a_listed_origin_may_send_state_changing_requests_unless_marked_cr
     """``DURAK_ALLOWED_ORIGINS`` names the server's public origin when a proxy passes another Host:
     a page there may join; a request the browser marks same-site or cross-site may not, whatever
     its Origin says (the list is compared as origins, not as strings)."""
-    settings = Settings(database_url=database_url, secret_key=SECRET, allowed_origins=["https://Durak.Example:443"])
+    settings = Settings(
+        database_url=database_url, secret_key=SECRET, allowed_origins=["https://Durak.Example:443"], **RELAXED_LIMITS
+    )
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         api = Api(app=app, settings=settings)
