@@ -25,7 +25,7 @@ from app.tables.store import MemoryStore
 from tests.limits import RELAXED_LIMITS
 from tests.support.wait import eventually, wait_until
 from tests.tables.actors import ALICE, BOB
-from tests.tables.harness import create_table, signup
+from tests.tables.harness import ORIGIN, Player, create_table, signup
 from tests.tables.test_limits import Clock
 
 RULES = Rules(deck=36, seats=2, timer=0)
@@ -88,7 +88,8 @@ def test_over_http_the_closed_tables_match_is_in_the_history_and_verifies(client
 def _server(path: Path) -> TestClient:
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
-        secret_key="test-secret-key-0123456789",
+        secret_key="test-secret-key-0123456789abcdef-32",
+        allowed_origins=[ORIGIN],  # as tests/tables/harness.py: the test client's sockets go to ws://testserver
         ws_rate_per_s=1000.0,
         **RELAXED_LIMITS,
     )
@@ -105,9 +106,16 @@ def test_a_staked_match_lost_to_a_restart_is_recorded_aborted_revealed_and_refun
     with _server(path) as first:
         alice, bob = signup(first, "alice"), signup(first, "bob")
         code = create_table(first, alice, timer=0, stake=100)["code"]
-        first.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-        first.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
-        table = first.get(f"/api/tables/{code}").json()
+        with (  # both at the table, so that the ready check passes (docs/protocol.md)
+            first.websocket_connect(f"/ws/tables/{code}", headers=alice) as alice_tab,
+            first.websocket_connect(f"/ws/tables/{code}", headers=bob) as bob_tab,
+        ):
+            Player(alice_tab, "a").hello()
+            Player(bob_tab, "b").hello()
+            first.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+            first.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)  # bob's join confirms him
+            assert first.post(f"/api/tables/{code}/ready", headers=alice).status_code == 200
+            table = first.get(f"/api/tables/{code}").json()
         assert table["status"] == "playing"
         match_id, commitment = table["match_id"], table["fairness"]["commitment"]
         assert first.get("/api/me", headers=alice).json()["balance"] == 900  # the stake is in escrow
@@ -152,12 +160,14 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
         registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES.with_changes(stake=100), creator=ALICE))
+            for who in (ALICE, BOB):  # both at the table: the ready check can pass (docs/protocol.md)
+                await registry.call(actor.code, "hello", who, conn=f"{who.name}-tab")
             assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"
-            assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: the start fails
+            assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: the ready check
+            # The last confirmation starts the match, and the start fails: the table waits again.
+            assert (await registry.call(actor.code, "ready", ALICE))["type"] == "ack"
             assert actor.status == "waiting" and actor.game is None and actor.match_id is None
             assert actor.fair.deal is None and actor.fair.revealed() is None  # its seed stays secret
-            answer = await registry.call(actor.code, "start", ALICE)
-            assert answer["type"] == "error" and answer["code"] == "unavailable"
     assert hooks.balances == {1: 500, 2: 500}  # the stakes taken for it went back
     assert not hooks.finished and hooks.refunded
 
