@@ -35,6 +35,10 @@ async def test_a_signed_out_visitor_taps_play_a_bot_and_is_a_seated_guest_in_a_r
         assert body["guest"] is True and body["created"] is True
         me = (await visitor.get("/api/session")).json()["user"]  # the answer's cookie signs him in
         assert me["kind"] == "guest" and me["name"].startswith("Guest") and len(me["name"]) == 9
+        # The table deals once the page sends its seed (docs/fairness.md); this client has no page,
+        # so it starts the match itself, as a player may.
+        assert (await info(api, body["code"]))["status"] == "waiting"
+        assert (await visitor.post(f"/api/tables/{body['code']}/start")).status_code == 200
         table = await info(api, body["code"])
         assert table["status"] == "playing"
         assert table["seats"][body["seat"]]["name"] == me["name"] and table["seats"][body["seat"]]["guest"] is True
@@ -205,6 +209,7 @@ async def test_my_tables_lists_waiting_and_playing_tables_and_close_frees_a_wait
     other = await api.signed_up("other")
     assert (await me.get("/api/me/tables")).json() == {"tables": [], "waiting_limit": 3}
     playing = (await me.post("/api/quickplay/bot", json={})).json()["code"]  # a match I play, not mine to close
+    assert (await me.post(f"/api/tables/{playing}/start")).status_code == 200  # (no page here to send a seed)
     opened = []
     for index in range(3):
         created = await me.post("/api/tables", json={"name": f"T{index}", "private": index == 2})
