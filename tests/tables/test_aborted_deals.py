@@ -18,6 +18,7 @@ from app.config import Settings
 from app.db.models import LiveMatch
 from app.engine import Rules, fairness
 from app.main import create_app
+from app.tables import commands as cmd
 from app.tables.hooks import DealtMatch, MemoryHooks
 from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import TableSpec
@@ -52,7 +53,7 @@ async def test_a_match_of_bots_closed_midway_is_recorded_aborted_with_its_deal_r
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES, creator=ALICE, bot_delay_ms=5000))
             for _ in range(2):
-                assert (await registry.call(actor.code, "add_bot", ALICE, level="easy"))["type"] == "ack"
+                assert (await registry.call(actor.code, cmd.AddBot(level="easy"), ALICE))["type"] == "ack"
             match_id = actor.match_id
             assert actor.status == "playing" and match_id in hooks.dealt  # kept from the deal on
             assert hooks.dealt[match_id].fairness["server_seed"] == actor.fair.server_seed.hex()
@@ -152,11 +153,11 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
         registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES.with_changes(stake=100), creator=ALICE))
-            assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"
-            assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: the start fails
+            assert (await registry.call(actor.code, cmd.Join(), ALICE))["type"] == "ack"
+            assert (await registry.call(actor.code, cmd.Join(), BOB))["type"] == "ack"  # fills it: the start fails
             assert actor.status == "waiting" and actor.game is None and actor.match_id is None
             assert actor.fair.deal is None and actor.fair.revealed() is None  # its seed stays secret
-            answer = await registry.call(actor.code, "start", ALICE)
+            answer = await registry.call(actor.code, cmd.Start(), ALICE)
             assert answer["type"] == "error" and answer["code"] == "unavailable"
     assert hooks.balances == {1: 500, 2: 500}  # the stakes taken for it went back
     assert not hooks.finished and hooks.refunded
