@@ -55,15 +55,15 @@ from app.broker import BrokerOptions, open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.integrity import IntegrityRules
+from app.db.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.db.seasons import SeasonRules
 from app.db.session import Database
+from app.db.table_hooks import DbHooks
 from app.metrics import LIVE_TABLES, REGISTRY
+from app.store import open_store
 from app.tables.bot_runner import BotRunner
-from app.tables.db_hooks import DbHooks
-from app.tables.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import DecisionLimits
-from app.tables.store import open_store
 from app.tournaments.runner import ArenaHooks
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"

@@ -53,8 +53,9 @@ from app.api.routes.play import Connection
 from app.broker import open_broker
 from app.db.migrate import upgrade
 from app.db.session import Database
+from app.db.table_hooks import DbHooks
 from app.engine import Action, Rules, State, action_to_json, legal_actions
-from app.tables.db_hooks import DbHooks
+from app.tables import commands as cmd
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
@@ -140,7 +141,7 @@ async def play(database_url: str, matches: int, seed: int) -> Costs:
             async with registry:
                 actor = await registry.create(TableSpec(rules=Rules(deck=36, seats=4), creator=PLAYERS[0]))
                 for player in PLAYERS:
-                    await registry.call(actor.code, "join", player)
+                    await registry.call(actor.code, cmd.Join(), player)
                 sockets = [MemorySocket() for _ in (*PLAYERS, WATCHER)]
                 connections = [
                     asyncio.create_task(

@@ -6,17 +6,16 @@ Enforced today (each holds on the code as it is):
 * ``bots-see-seats``: app.bots imports neither app.tables, app.api, app.db nor the broker and store;
 * ``no-cycles``: no import cycle between the sibling packages and modules of app and of bench, at
   any depth, except the two cycles closed by a TYPE_CHECKING import that are named in the contract
-  (app.api.chat -> app.api.routes.play, app.db.matches -> app.db.stakes).
+  (app.api.chat -> app.api.routes.play, app.db.matches -> app.db.stakes);
+* ``tables-behind-ports``: app.tables imports nothing of app.api, app.db or the Redis modules
+  (app.broker.redis, app.broker.redis_cluster, app.broker.redis_wire, app.store.redis), not even
+  through a package's ``__init__`` (the tables import ``app.broker.base`` and ``app.store.base``).
+  The database is reached through ``MatchHooks`` (app/tables/hooks.py), implemented on the ledger
+  by app/db/table_hooks.py; the store for a URL is chosen in app/main.py.
 
 Issue 34's refactor adds (written out, commented, at the end of the import rules in pyproject.toml);
 each fails today:
 
-* ``tables-behind-ports``: app.tables imports nothing of app.api, app.db or the Redis modules
-  (app.broker.redis, app.broker.redis_cluster, app.broker.redis_wire, app.store.redis). Today:
-  app.tables.actor -> app.db.matches; app.tables.db_hooks -> app.db.errors, .integrity, .matches,
-  .session, .stakes; app.tables.recovery -> app.db.session, .stakes; and the Redis modules through
-  the packages' ``__init__`` (app.tables.inbox -> app.broker -> app.broker.redis, app.tables.store ->
-  app.store -> app.store.redis);
 * ``routes-apart``: no route module imports another (today app.api.routes.play and
   app.api.routes.quickplay import app.api.routes.tables);
 * ``no-cycles`` without its two ignored imports.

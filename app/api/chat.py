@@ -37,6 +37,8 @@ from app.broker import BrokerError, Event, Gap
 from app.db.integrity import valid_device
 from app.db.models import DeviceAccount
 from app.tables import chat
+from app.tables.commands import Info
+from app.tables.messages import Ack, Chat, Error
 from app.tables.registry import TableGone, TableRegistry
 
 if TYPE_CHECKING:
@@ -133,13 +135,13 @@ class ChatHub:
         if blocks.hides(self.registry, connection.principal, line):  # never a blocked sender's lines
             return
         with contextlib.suppress(Exception):
-            connection.send(chat.public(line))
+            connection.send(_chat_line(chat.public(line)))
 
     # --- sending
 
     async def _table_info(self, code: str, connection: Connection) -> dict[str, Any]:
         """The table as it is now (never a copy kept from before: a match may have started since)."""
-        reply = await self.registry.call(code, "info", connection.principal)
+        reply = await self.registry.call(code, Info(), connection.principal)
         info: dict[str, Any] = reply.get("table") or {}
         return info
 
@@ -157,87 +159,67 @@ class ChatHub:
         cmd_id = message.id
         principal = connection.principal
         if principal.key.startswith("anon:"):
-            connection.send(
-                {
-                    "type": "error",
-                    "id": cmd_id,
-                    "code": "chat_forbidden",
-                    "message": "sign in or play as a guest to chat",
-                }
-            )
+            connection.send(Error.wire(id=cmd_id, code="chat_forbidden", message="sign in or play as a guest to chat"))
             return
         text = key = None
         if message.type == "chat":
             text = chat.clean_text(message.text)
             if not text:
-                connection.send(
-                    {"type": "error", "id": cmd_id, "code": "chat_empty", "message": "the message is empty"}
-                )
+                connection.send(Error.wire(id=cmd_id, code="chat_empty", message="the message is empty"))
                 return
         else:
             key = message.key
         wait_ms = self.rate.take(f"{connection.code}|{principal.key}")
         if wait_ms:
-            connection.send(
-                {
-                    "type": "error",
-                    "id": cmd_id,
-                    "code": "chat_rate_limited",
-                    "message": f"at most {chat.RATE_COUNT} chat messages per {chat.RATE_WINDOW_S:g} s: "
-                    f"wait {wait_ms} ms",
-                    "retry_after_ms": wait_ms,
-                }
-            )
+            message = f"at most {chat.RATE_COUNT} chat messages per {chat.RATE_WINDOW_S:g} s: wait {wait_ms} ms"
+            connection.send(Error.wire(id=cmd_id, code="chat_rate_limited", message=message, retry_after_ms=wait_ms))
             return
         try:
             info = await self._table_info(connection.code, connection)
         except (TableGone, BrokerError, TimeoutError) as exc:
-            connection.send(
-                {"type": "error", "id": cmd_id, "code": "unavailable", "message": f"the table is unreachable: {exc}"}
-            )
+            connection.send(Error.wire(id=cmd_id, code="unavailable", message=f"the table is unreachable: {exc}"))
             return
         if not info.get("chat", True):
-            connection.send(
-                {
-                    "type": "error",
-                    "id": cmd_id,
-                    "code": "chat_off",
-                    "message": "the creator turned chat off at this table",
-                }
-            )
+            message = "the creator turned chat off at this table"
+            connection.send(Error.wire(id=cmd_id, code="chat_off", message=message))
             return
         seats = info.get("seats", ())
         seat = next((s["seat"] for s in seats if s.get("player") == principal.key), None)
         staked_running = info.get("status") == "playing" and bool((info.get("rules") or {}).get("stake"))
-        line: dict[str, Any] = {
-            "type": "chat",
-            "id": secrets.token_hex(6),
-            "from": {"name": principal.name, "seat": seat, "guest": principal.is_guest, "player": principal.key},
-            "channel": chat.PLAYERS if seat is not None else chat.SPECTATORS,
-            "at": int(time.time() * 1000),
-            "players_hidden": seat is None and staked_running,
-        }
+        line = Chat.wire(
+            id=secrets.token_hex(6),
+            from_={"name": principal.name, "seat": seat, "guest": principal.is_guest, "player": principal.key},
+            channel=chat.PLAYERS if seat is not None else chat.SPECTATORS,
+            at=int(time.time() * 1000),
+            text=text,
+            key=key,
+        )
+        # What the servers route by (chat.ROUTING), never sent to a client.
+        line["players_hidden"] = seat is None and staked_running
         if line["players_hidden"]:
             line["hidden_from"] = [s["player"] for s in seats if s.get("player")]
-        if text is not None:
-            line["text"] = text
-        else:
-            line["key"] = key
         data = orjson.dumps(line)
         try:
             await self.registry.broker.publish(chat.channel(connection.code), data)
             await chat.remember(self.registry.broker, connection.code, data)
         except (BrokerError, OSError) as exc:
-            connection.send(
-                {
-                    "type": "error",
-                    "id": cmd_id,
-                    "code": "unavailable",
-                    "message": f"chat is unreachable right now: {exc}",
-                }
-            )
+            message = f"chat is unreachable right now: {exc}"
+            connection.send(Error.wire(id=cmd_id, code="unavailable", message=message))
             return
-        connection.send({"type": "ack", "id": cmd_id, "version": int(info.get("version", 0))})
+        connection.send(Ack.wire(id=cmd_id, version=int(info.get("version", 0))))
+
+
+def _chat_line(line: dict[str, Any]) -> dict[str, Any]:
+    """A chat line (without its routing fields) as the ``chat`` message's writer writes it."""
+    return Chat.wire(
+        id=line["id"],
+        from_=line["from"],
+        channel=line["channel"],
+        at=line["at"],
+        text=line.get("text"),
+        key=line.get("key"),
+        history=line.get("history"),
+    )
 
 
 _running: set[asyncio.Task[None]] = set()

@@ -24,12 +24,13 @@ from starlette.websockets import WebSocketState
 from app.broker import Broker, BrokerError, Gap
 from app.db import login_sessions
 from app.db.session import Database
+from app.tables.messages import Bye
 
 log = logging.getLogger("durak.signouts")
 
 CHANNEL = "signouts"
 CLOSE_CODE = 4001
-BYE = {"type": "bye", "code": "signed_out", "message": "this session was signed out; sign in again to play"}
+BYE = Bye.wire_text(code="signed_out", message="this session was signed out; sign in again to play")
 
 
 @dataclass
@@ -183,5 +184,5 @@ async def announce_guest(broker: Broker, *, guest_id: str) -> None:
 
 async def say_signed_out(websocket: WebSocket) -> None:
     with contextlib.suppress(Exception):
-        await websocket.send_json(BYE)
+        await websocket.send_text(BYE)
         await websocket.close(code=CLOSE_CODE, reason="signed out")

@@ -102,7 +102,7 @@ class IntegrityRules:
 @dataclass(frozen=True, slots=True)
 class MatchFacts:
     """What the table knows about a finished match that the integrity rules need (computed from the
-    action log by ``app.tables.integrity``, in ``app.tables.db_hooks``)."""
+    action log by ``app.tables.integrity``, in ``app.db.table_hooks``)."""
 
     bouts: int  # bouts opened (leads)
     seconds: float | None  # from the first deal to the end; None when unknown (a match taken over)

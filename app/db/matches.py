@@ -7,7 +7,7 @@ that played them and to admins (``visible_to``).
 Every dealt match is recorded, however it ends (docs/fairness.md): its deal is written at the deal
 (``record_deal``: a ``live_matches`` row) and removed in the transaction that records the match, so
 a match that never ends — its table closed mid-match, its server restarted — is still there to be
-recorded as aborted with its deal revealed (``aborted_record``; ``app.tables.recovery``).
+recorded as aborted with its deal revealed (``aborted_record``; ``app.db.recovery``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from app.db import integrity, ratings
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import LiveMatch, Match, MatchPlayer
+from app.tables import spec
+from app.tables.results import aborted_result
+from app.tables.spec import AbortReason
 
 BotLevel = Literal["easy", "normal", "hard"]
 
@@ -54,10 +57,7 @@ class MatchRecord:
     integrity: integrity.MatchFacts | None = None
 
 
-def table_ref(code: str) -> str:
-    """The opaque id match history stores for the table with invite code ``code``: a hash of the
-    128-bit random code, so it cannot be turned back into the code (migration 0003 has a copy)."""
-    return "t-" + hashlib.sha256(f"durak-table:{code}".encode()).hexdigest()[:32]
+table_ref = spec.table_ref  # the tables name a table so in its deals (docs/fairness.md)
 
 
 def visible_to(viewer_id: int | None, *, is_admin: bool) -> ColumnElement[bool]:
@@ -303,8 +303,8 @@ async def get_match(
 
 # ---------------------------------------------------------------------- matches dealt, not yet recorded
 
-ABORT_EVICTED = "table_closed"  # its table was closed mid-match (a match of bots only nobody watched...)
-ABORT_RESTART = "server_restart"  # its server stopped mid-match and the match could not go on
+ABORT_EVICTED = AbortReason.TABLE_CLOSED
+ABORT_RESTART = AbortReason.SERVER_RESTART
 
 
 def _deal_pad(secret: str, match_id: str) -> bytes:
@@ -375,9 +375,6 @@ async def live_deals(session: AsyncSession) -> list[LiveMatch]:
     return list((await session.scalars(select(LiveMatch).order_by(LiveMatch.started_at, LiveMatch.match_id))).all())
 
 
-def aborted_result(reason: str) -> dict[str, Any]:
-    """The ``result`` of a match stopped without an outcome."""
-    return {"draw": False, "durak": None, "order": [], "places": [], "forfeit": None, "reason": reason, "aborted": True}
 
 
 def aborted_record(

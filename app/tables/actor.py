@@ -25,16 +25,34 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app.broker import Broker, BrokerError
-from app.db.matches import table_ref
+from app.broker.base import Broker, BrokerError
 from app.engine import Action, Forfeit, IllegalAction, apply
-from app.tables import channels, deadlines, facts, fanout
+from app.tables import deadlines, facts, fanout
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
-from app.tables.commands import PLAY_COMMANDS, Answers, Command, Refused, refused_move, unavailable
+from app.tables.commands import (
+    MOVES,
+    PLAY_COMMANDS,
+    SEAT_BODIES,
+    Answers,
+    BotMove,
+    Bye,
+    Command,
+    Hello,
+    Info,
+    Leave,
+    Rated,
+    Refused,
+    Start,
+    Wake,
+    refused_move,
+    unavailable,
+)
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
+from app.tables.messages import Ack, InfoReply, SeatAck, StartAck, Welcome
+from app.tables.ports import TableTransport
 from app.tables.record import (
     Recorder,
     TableRecord,
@@ -56,8 +74,10 @@ from app.tables.seat_commands import (
     rematch_expired,
 )
 from app.tables.seating import Seating
-from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec
+from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec, TableStatus, table_ref
 from app.tables.store import TableStore
+from app.transport import channels
+from app.transport.delivery import Delivery
 
 __all__ = ["PLAY_COMMANDS", "Refused", "TableActor"]
 
@@ -83,6 +103,7 @@ class TableActor:
         limits: DecisionLimits = DecisionLimits(),
         restored: TableRecord | None = None,
         process: str | None = None,
+        transport: TableTransport | None = None,
     ) -> None:
         """A new table of ``spec``, or the one ``restored`` from its record and log (``read_record``:
         the same match at the same version, on the process that took the table over). ``process``
@@ -92,9 +113,11 @@ class TableActor:
         # It saves the table under this owner's lease (``token``; ``relock`` takes the lease again
         # when the store lost the table); ``fenced``: a newer owner took it over.
         self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon, relock=relock)
-        self.delivery = fanout.Delivery(spec.code, broker, process or f"process-{uuid.uuid4().hex}")
+        # Where its frames go (the registry injects it; app/transport/delivery.py routes between processes).
+        process = process or f"process-{uuid.uuid4().hex}"
+        self.delivery: TableTransport = transport or Delivery(spec.code, broker, process)
         table = restored or TableRecord.new(spec)
-        self.status = table.status  # waiting | playing | finished
+        self.status: TableStatus = table.status
         self.rules, self.version, self.created = table.rules, table.version, table.created
         self.seating = Seating(table.seats, series=table.series)
         self.game, self.match_id, self.log = table.game, table.match_id, table.log  # log_entry() of each move
@@ -107,7 +130,7 @@ class TableActor:
         self.timers = deadlines.TableTimers()
         if restored is not None:  # the move timer and a rematch proposal go on; idle limits and graces start again
             self.seating.rematch = rematch_from_json(table.rematch, clock(), table.saved_at)
-            if self.status == "playing":
+            if self.status == TableStatus.PLAYING:
                 self.timers.taken_over(self.game, takeover_deadline(table.deadline, clock(), table.saved_at), clock())
         self.inbox = Inbox(lambda: self.clock(), spec.code)  # tests may swap the clock
         self.bot_turns = BotTurns(spec.code, bots, self.post)
@@ -150,7 +173,7 @@ class TableActor:
                 try:
                     await (self._on_deadline() if command is None else self._handle(command))
                 except Exception:  # one bad command must never kill the table
-                    what = "timer" if command is None else repr(command.type)
+                    what = "timer" if command is None else repr(command.kind)
                     log.exception("table %s: %s handling failed", self.code[:8], what)
                 self.delivery.flush()
 
@@ -161,21 +184,22 @@ class TableActor:
     # ------------------------------------------------------------------ dispatch
 
     async def _handle(self, command: Command) -> None:
-        kind, principal = command.type, command.principal
-        if command.conn and principal is not None:  # a connection's frames go where it is (fanout.py)
+        body, principal = command.body, command.principal
+        if command.conn and principal is not None:  # a connection's frames go where it is (its transport)
             process = (command.via or "") if command.remote else self.delivery.process
             self.delivery.heard(command.conn, principal.key, process)
-        if kind in _INTERNAL:
-            return await _INTERNAL[kind](self, command)
+        internal = _INTERNAL.get(type(body))
+        if internal is not None:
+            return await internal(self, command)
         if principal is None:
             return
-        handler = _HANDLERS.get(kind)
+        handler = _HANDLERS.get(type(body))
         run = None if handler is None else lambda: handler(self, principal, command)
         answer = await self.answers.answer(command, principal, run)
         self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
 
     async def _on_info(self, principal: Principal, command: Command) -> dict[str, Any]:
-        return {"type": "info", "table": self.info(principal), "watch_code": self.spec.watch_code}
+        return InfoReply.wire(table=self.info(principal), watch_code=self.spec.watch_code)
 
     # ------------------------------------------------------------------ connections and seats (seating.py)
 
@@ -186,19 +210,20 @@ class TableActor:
             return
         principal = command.principal
         seat, arrived = self.seating.connect(command.conn, principal)
-        if self.status == "waiting":
+        if self.status == TableStatus.WAITING:
             self.seating.sync_away(self.clock())
         seat_no = seat.seat if seat else None
         table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
-        reply = facts.welcome(table, self.history.versions(), command.last_version, seat_no)
+        assert isinstance(command.body, Hello)
+        reply = facts.welcome(table, self.history.versions(), command.body.last_version, seat_no)
         self.delivery.send(fanout.answer_frames(self.code, command, principal.key, reply))
         if arrived:
             await self._presence_changed()
 
     async def _on_bye(self, command: Command) -> None:
         if command.conn:
-            self.seating.disconnect(command.conn, self.status == "playing", self.clock())
-            if self.status == "waiting":
+            self.seating.disconnect(command.conn, self.status == TableStatus.PLAYING, self.clock())
+            if self.status == TableStatus.WAITING:
                 self.seating.sync_away(self.clock())
             await self._presence_changed()
             self.delivery.gone(command.conn)
@@ -214,17 +239,19 @@ class TableActor:
         """join, leave between matches, add or remove a bot, a client seed, a rematch, ready: the
         change is made on the seats (seat_commands.py); here it is saved, told, and may start the
         match."""
-        change = await SEAT_COMMANDS[command.type](self._seat_table(), principal, command)
+        body = command.body
+        assert isinstance(body, SEAT_BODIES)
+        change = await SEAT_COMMANDS[type(body)](self._seat_table(), principal, body)
         await self._seats_changed(change)
-        return {"type": "ack", **change.answer, "version": self.version}
+        return SeatAck.wire(id=command.id, seat=change.seat, version=self.version)
 
     async def _on_leave(self, principal: Principal, command: Command) -> dict[str, Any]:
         """Leaving a running match is a forfeit (§8); between matches it frees the seat."""
         seat = self.seating.seated(principal, "you have no seat at this table")
-        if self.status == "playing" and self.game is not None and seat.seat not in self.game.out:
+        if self.status == TableStatus.PLAYING and self.game is not None and seat.seat not in self.game.out:
             key = f"{principal.key}|{command.id}" if command.id is not None else None  # deduped after a takeover too
             await self._apply_engine(Forfeit(seat.seat, "left"), key)
-            return {"type": "ack", "version": self.version}
+            return SeatAck.wire(id=command.id, version=self.version)
         return await self._on_seat_command(principal, command)
 
     def _seat_table(self) -> SeatTable:
@@ -232,19 +259,20 @@ class TableActor:
 
     async def _seats_changed(self, change: SeatChange) -> None:
         if change.waiting:
-            self.status, self.rules = "waiting", self.spec.rules.with_changes(seats=len(self.seats))
-        if self.status == "waiting":
+            self.status, self.rules = TableStatus.WAITING, self.spec.rules.with_changes(seats=len(self.seats))
+        if self.status == TableStatus.WAITING:
             self.seating.sync_away(self.clock())
         if change.events or change.waiting:
             await self._changed(change.events)
         for principal in change.watching:  # tell a player's connections they watch now
             table = facts.snapshot(self.info(principal), self.version, None, self.game, principal)
-            frame = fanout.reply_frame(channels.person(self.code, principal.key), {"type": "welcome", **table})
+            frame = fanout.reply_frame(channels.person(self.code, principal.key), Welcome.wire(**table))
             self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
         checking = self.seating.ready is not None  # a ready check the creator opened early
         ready = full and self.fair.seeded(self.seats) if self.spec.deal_on_seed else full
-        if change.start != "no" and self.status == "waiting" and (ready or checking):  # after a match: all agreed
+        # After a match: all agreed.
+        if change.start != "no" and self.status == TableStatus.WAITING and (ready or checking):
             try:
                 await self._try_start(change.ready)
             except Refused:  # a player cannot cover the stake, ...: the table waits for players
@@ -259,8 +287,8 @@ class TableActor:
         may_start(self._seat_table(), principal)
         mine = self.seating.seat_of(principal)
         await self._try_start([mine.seat] if mine is not None else [])
-        started = self.status == "playing"
-        return {"type": "ack", "version": self.version, "match_id": self.match_id if started else None}
+        started = self.status == TableStatus.PLAYING
+        return StartAck.wire(id=command.id, version=self.version, match_id=self.match_id if started else None)
 
     async def _try_start(self, ready: list[int]) -> None:
         """Start the match now -- at a staked table only once every human seated is connected and
@@ -307,7 +335,7 @@ class TableActor:
                     await self.hooks.match_abandoned(match_id=match_id)
             raise unavailable() from exc
         self.game = game
-        self.match_id, self.log, self.results, self.status = match_id, [], None, "playing"
+        self.match_id, self.log, self.results, self.status = match_id, [], None, TableStatus.PLAYING
         self.started = time.time()  # the deal's wall-clock time, kept in the record (takeovers too)
         self.seating.match_started()
         self.bot_turns.new_match(self.seats)
@@ -317,7 +345,7 @@ class TableActor:
     async def _finish_match(self, bump: bool = True) -> None:
         game, match_id, fair = self.game, self.match_id, self.fair
         assert game is not None and game.outcome is not None and match_id is not None
-        self.status = "finished"
+        self.status = TableStatus.FINISHED
         self.timers.deadline = self.timers.decision_since = None
         self.seating.gone_since.clear()
         actions, series = logged_actions(self.log), self.seating.series
@@ -339,27 +367,28 @@ class TableActor:
 
     def _ratings_told(self, match_id: str) -> Callable[[dict[int, dict[str, Any]]], None]:
         """What the ledger says the match did to the ratings comes back to the actor as a command."""
-        return lambda ratings: self.post(Command("rated", id=match_id, rating=ratings))
+        return lambda ratings: self.post(Command(Rated(match_id, ratings)))
 
     async def _on_rated(self, command: Command) -> None:
         """The finished match's rating changes (seat -> rating, change...) join its results, as a
         ``ratings`` event, unless the table has moved on to another match."""
-        results = self.results
-        if results is None or results.get("match_id") != command.id or not isinstance(command.rating, dict):
+        results, rated = self.results, command.body
+        assert isinstance(rated, Rated)
+        if results is None or results.get("match_id") != rated.match_id:
             return
-        ratings = {str(seat): change for seat, change in command.rating.items()}
+        ratings = {str(seat): change for seat, change in rated.ratings.items()}
         if results.get("ratings") == ratings:
             return
         self.results = {**results, "ratings": ratings}
-        await self._changed([{"type": "ratings", "match_id": command.id, "ratings": ratings}])
+        await self._changed([{"type": "ratings", "match_id": rated.match_id, "ratings": ratings}])
     async def abort(self, reason: str) -> None:
         """The table closes in the middle of a match (call it once the actor has stopped): the match
         is recorded as aborted, its moves so far and its deal revealed, and every stake goes back
         (retried in the background like a settlement; a restart finishes it otherwise)."""
         game, match_id = self.game, self.match_id
-        if self.status != "playing" or game is None or match_id is None or game.outcome is not None:
+        if self.status != TableStatus.PLAYING or game is None or match_id is None or game.outcome is not None:
             return
-        self.status = "finished"
+        self.status = TableStatus.FINISHED
         actions = logged_actions(self.log)
         record = aborted_match(
             game, self.rules, self.seats, self.spec, match_id, actions, self.fair.revealed(), reason
@@ -371,14 +400,16 @@ class TableActor:
     # ------------------------------------------------------------------ play
 
     async def _on_play(self, principal: Principal, command: Command) -> dict[str, Any]:
-        if self.status != "playing" or self.game is None:
+        if self.status != TableStatus.PLAYING or self.game is None:
             raise Refused("match_not_running", "there is no match running at this table")
         seat = self.seating.seated(principal, "spectators cannot play; join a seat first")
         try:
-            await self._apply_engine(command.seated_action(seat.seat), f"{principal.key}|{command.id}")
+            move = command.body
+            assert isinstance(move, MOVES)
+            await self._apply_engine(move.action(seat.seat), f"{principal.key}|{command.id}")
         except IllegalAction as exc:
             raise refused_move(exc, command.version, self.version) from exc
-        return {"type": "ack", "id": command.id, "version": self.version}
+        return Ack.wire(id=command.id, version=self.version)
 
     async def _apply_engine(self, action: Action, key: str | None = None) -> None:
         """Apply, persist, then push. If the store cannot take the move, nothing happened."""
@@ -401,25 +432,27 @@ class TableActor:
             await self._finish_match()
 
     def _schedule_bots(self) -> None:
-        if self.status == "playing" and self.game is not None:
+        if self.status == TableStatus.PLAYING and self.game is not None:
             self.bot_turns.schedule(self.game, self.seats, self.version, self.spec.bot_delay_ms / 1000)
 
     async def _on_bot(self, command: Command) -> None:
         """A bot's decision (bot_turns.py), applied only if the table has not moved on meanwhile."""
-        seat = int(command.seat)
+        bot = command.body
+        assert isinstance(bot, BotMove)
+        seat = bot.seat
         self.bot_turns.answered(seat)
-        if self.game is None or self.status != "playing":
+        if self.game is None or self.status != TableStatus.PLAYING:
             return
-        if command.action is not None and command.version == self.version:
+        if bot.action is not None and bot.at_version == self.version:
             try:
-                await self._apply_engine(command.action)
+                await self._apply_engine(bot.action)
                 return
             except IllegalAction as exc:
                 log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
             except Refused:  # the store is down: ask it again shortly
                 self.bot_turns.retry_later(seat)
                 return
-        self.bot_turns.not_applied(self.game, seat, stale=command.version != self.version)
+        self.bot_turns.not_applied(self.game, seat, stale=bot.at_version != self.version)
         self._schedule_bots()
 
     async def _on_wake(self, command: Command) -> None:
@@ -429,7 +462,7 @@ class TableActor:
 
     def _own_limits(self) -> dict[int, tuple[float, str]]:
         """Each waited-for player's idle limit or disconnect grace."""
-        running = self.game if self.status == "playing" else None
+        running = self.game if self.status == TableStatus.PLAYING else None
         return self.timers.own_limits(running, self.seats, self.seating.gone_since, self.limits)
 
     def _next_deadline(self) -> float | None:
@@ -448,16 +481,17 @@ class TableActor:
             if (change := ready_expired(self._seat_table())) is not None:
                 await self._seats_changed(change)
             return
-        away = self.status == "waiting" and seating.away_since
+        away = self.status == TableStatus.WAITING and seating.away_since
         if away and (change := away_expired(self._seat_table(), self.limits.waiting_seat_away_s)) is not None:
             await self._seats_changed(change)
             return
-        if game is None or self.status != "playing":
+        if game is None or self.status != TableStatus.PLAYING:
             timers.deadline = None
             return
         actions, by_timer = timers.due_actions(game, self._own_limits(), now)
         for action in actions:
-            if self.status != "playing" or self.game is None or not deadlines.still_applies(self.game, action):
+            game = self.game
+            if self.status != TableStatus.PLAYING or game is None or not deadlines.still_applies(game, action):
                 continue
             try:
                 await self._apply_engine(action)
@@ -489,13 +523,15 @@ class TableActor:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
         self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
-        if self.status == "waiting":  # nobody is connected here yet: those who do not come back lose their seats
+        # Nobody is connected here yet: those who do not come back lose their seats.
+        if self.status == TableStatus.WAITING:
             self.seating.sync_away(self.clock())
-        if self.status in ("playing", "finished") and self.game is not None and self.game.outcome is not None:
+        over = self.game is not None and self.game.outcome is not None
+        if over and self.status in (TableStatus.PLAYING, TableStatus.FINISHED):
             # The match is over: settle it again (idempotent). A record still "playing" lost its owner
             # between the last move and the match's end: the end (results, series) is made now.
-            counted = self.status == "finished"
-            self.status = "playing"
+            counted = self.status == TableStatus.FINISHED
+            self.status = TableStatus.PLAYING
             await self._finish_match(bump=not counted)
         self._schedule_bots()
 
@@ -503,7 +539,7 @@ class TableActor:
 
     def info(self, principal: Principal | None = None) -> dict[str, Any]:
         """The table facts; ``you`` is the asker's key."""
-        running, now = (self.game if self.status == "playing" else None), self.clock()
+        running, now = (self.game if self.status == TableStatus.PLAYING else None), self.clock()
         return facts.table_facts(
             self.spec, self.seating, status=self.status, rules=self.rules, match_id=self.match_id,
             results=self.results, version=self.version, fairness=self.fair.info(self.seats),
@@ -545,17 +581,19 @@ class TableActor:
 
 _aborting: set[asyncio.Task[bool]] = set()  # aborted matches being recorded after their table closed
 
-_HANDLERS: dict[str, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
+# The handler of each command, by the type of its body: a player's requests, answered (``Answers``) ...
+_HANDLERS: dict[type, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
     **dict.fromkeys(SEAT_COMMANDS, TableActor._on_seat_command),
-    "leave": TableActor._on_leave,  # a forfeit while the match runs
-    "start": TableActor._on_start,
-    "info": TableActor._on_info,
-    **dict.fromkeys(PLAY_COMMANDS, TableActor._on_play),
+    Leave: TableActor._on_leave,  # a forfeit while the match runs
+    Start: TableActor._on_start,
+    Info: TableActor._on_info,
+    **dict.fromkeys(MOVES, TableActor._on_play),
 }
-_INTERNAL: dict[str, Callable[[TableActor, Command], Awaitable[None]]] = {  # connections' own and the table's
-    "hello": TableActor._on_hello,
-    "bye": TableActor._on_bye,
-    "bot": TableActor._on_bot,
-    "wake": TableActor._on_wake,
-    "rated": TableActor._on_rated,
+# ... and the connections' own and the table's, answered by nobody.
+_INTERNAL: dict[type, Callable[[TableActor, Command], Awaitable[None]]] = {
+    Hello: TableActor._on_hello,
+    Bye: TableActor._on_bye,
+    BotMove: TableActor._on_bot,
+    Wake: TableActor._on_wake,
+    Rated: TableActor._on_rated,
 }

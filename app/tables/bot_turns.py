@@ -12,7 +12,7 @@ from typing import Any
 from app.engine import Action, State, action_from_json, decision, event_to_json, legal_actions, public_cards, view
 from app.engine.actions import ActionParseError
 from app.tables.bot_runner import BotRunner
-from app.tables.commands import Command
+from app.tables.commands import BotMove, Command, Wake
 from app.tables.deadlines import RETRY_S
 from app.tables.spec import Seat
 
@@ -63,7 +63,7 @@ class BotTurns:
     def retry_later(self, seat: int) -> None:
         """The bot's answer could not be saved (the store is down): ask it again after ``RETRY_S``."""
         self.ask_again(seat)
-        asyncio.get_running_loop().call_later(RETRY_S, self.post, Command("wake"))
+        asyncio.get_running_loop().call_later(RETRY_S, self.post, Command(Wake()))
 
     def not_applied(self, game: State, seat: int, stale: bool) -> None:
         """A bot's answer was not applied: ask it again if the match still waits for it, or if the
@@ -83,4 +83,4 @@ class BotTurns:
             log.warning("table %s: bot %d chose an illegal action: %s", self.code[:8], seat, exc)
         except Exception:
             log.exception("table %s: bot in seat %d failed", self.code[:8], seat)
-        self.post(Command("bot", seat=seat, version=version, action=action))
+        self.post(Command(BotMove(seat, version, action)))

@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
-from app.broker import Broker
-from app.tables import channels
+from app.broker.base import Broker
+from app.transport import channels
 
 MAX_TEXT = 200
 HISTORY = 50

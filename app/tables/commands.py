@@ -1,10 +1,18 @@
-"""What a table actor is asked to do: one typed value per command, whoever sends it.
+"""What a table actor is asked to do: one type per command, whoever sends it.
 
-A websocket frame is parsed once (``app/api/routes/play.py``) into a :class:`Command` carrying the
-engine ``Action`` of a play command; a REST call (``registry.call``), a bot's decision and the
-connection's own ``hello``/``bye`` are commands too. In the same process the value goes straight
-onto the actor's queue; across processes :func:`command_to_json` / :func:`command_from_json` are the
-one wire codec (the command's JSON on ``t:<code>:in``, decoded once by the receiving actor).
+A command is a :class:`Command` envelope (who sent it, from which connection, its id and the table
+version it acted on, where its answer goes) around its *body*, a frozen dataclass of its own type:
+the play commands (:class:`LeadMove` ... :class:`ExchangeTrumpMove`, each the move without a seat:
+the actor seats it from the sender's seating), the seat and match commands (:class:`Join`,
+:class:`Leave`, :class:`AddBot`, ...), a connection's :class:`Hello` and :class:`Bye`, and the
+table's own (:class:`BotMove`, :class:`Wake`, :class:`Rated`). The actor handles each body type with
+its own handler (a table keyed by type, ``actor.py``).
+
+A websocket frame is parsed once at the edge (``app/api/protocol.py``: each client message model
+makes its body); a REST call (``registry.call``) builds its body itself. In the same process the
+value goes straight onto the actor's queue; across processes :func:`command_to_json` /
+:func:`command_from_json` are the one wire codec (the command's JSON on ``t:<code>:in``, decoded
+once by the receiving actor).
 """
 
 from __future__ import annotations
@@ -13,18 +21,31 @@ import dataclasses
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
-from app.engine import Action, IllegalAction, action_from_json, action_to_json
+from app.engine import (
+    Action,
+    Card,
+    Challenge,
+    Cover,
+    ExchangeTrump,
+    IllegalAction,
+    Lead,
+    Pass,
+    Take,
+    ThrowIn,
+    Transfer,
+    action_from_json,
+    action_to_json,
+)
 from app.engine.actions import ActionParseError
+from app.engine.cards import CARD_TEXT, CardParseError
+from app.tables.messages import Ack, Error
 from app.tables.spec import Principal
 
-# The commands a player's connection may send that become an engine action (docs/protocol.md).
-PLAY_COMMANDS = ("lead", "throw_in", "cover", "transfer", "take", "pass", "challenge", "exchange_trump")
 _PROCESS_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-UNSEATED = -1  # the seat of a play command's action until the actor knows the sender's seat
 
 
 class Refused(Exception):
@@ -40,35 +61,239 @@ class BadCommand(ValueError):
     """Wire JSON that is no command."""
 
 
+# ---------------------------------------------------------------------------- play commands
+
+
+@dataclass(frozen=True, slots=True)
+class LeadMove:
+    cards: tuple[Card, ...]
+    kind: ClassVar[str] = "lead"
+
+    def action(self, seat: int) -> Action:
+        return Lead(seat, self.cards)
+
+
+@dataclass(frozen=True, slots=True)
+class ThrowInMove:
+    cards: tuple[Card, ...]
+    kind: ClassVar[str] = "throw_in"
+
+    def action(self, seat: int) -> Action:
+        return ThrowIn(seat, self.cards)
+
+
+@dataclass(frozen=True, slots=True)
+class CoverMove:
+    attack: int
+    card: Card
+    kind: ClassVar[str] = "cover"
+
+    def action(self, seat: int) -> Action:
+        return Cover(seat, self.attack, self.card)
+
+
+@dataclass(frozen=True, slots=True)
+class TransferMove:
+    cards: tuple[Card, ...]
+    kind: ClassVar[str] = "transfer"
+
+    def action(self, seat: int) -> Action:
+        return Transfer(seat, self.cards)
+
+
+@dataclass(frozen=True, slots=True)
+class TakeMove:
+    kind: ClassVar[str] = "take"
+
+    def action(self, seat: int) -> Action:
+        return Take(seat)
+
+
+@dataclass(frozen=True, slots=True)
+class PassMove:
+    kind: ClassVar[str] = "pass"
+
+    def action(self, seat: int) -> Action:
+        return Pass(seat)
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeMove:
+    move: int
+    kind: ClassVar[str] = "challenge"
+
+    def action(self, seat: int) -> Action:
+        return Challenge(seat, self.move)
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeTrumpMove:
+    kind: ClassVar[str] = "exchange_trump"
+
+    def action(self, seat: int) -> Action:
+        return ExchangeTrump(seat)
+
+
+Move = LeadMove | ThrowInMove | CoverMove | TransferMove | TakeMove | PassMove | ChallengeMove | ExchangeTrumpMove
+MOVES: tuple[type[Move], ...] = (
+    LeadMove, ThrowInMove, CoverMove, TransferMove, TakeMove, PassMove, ChallengeMove, ExchangeTrumpMove,
+)  # fmt: skip
+# The commands a player's connection may send that become an engine action (docs/protocol.md).
+PLAY_COMMANDS = tuple(move.kind for move in MOVES)
+
+
+def move_of(action: Action) -> Move:
+    """The play command that makes ``action`` (its seat is the sender's): a bot's or a test's choice
+    sent as a player would send it."""
+    if isinstance(action, Lead):
+        return LeadMove(action.cards)
+    if isinstance(action, ThrowIn):
+        return ThrowInMove(action.cards)
+    if isinstance(action, Transfer):
+        return TransferMove(action.cards)
+    if isinstance(action, Cover):
+        return CoverMove(action.attack, action.card)
+    if isinstance(action, Challenge):
+        return ChallengeMove(action.move)
+    if isinstance(action, Take):
+        return TakeMove()
+    if isinstance(action, Pass):
+        return PassMove()
+    if isinstance(action, ExchangeTrump):
+        return ExchangeTrumpMove()
+    raise ValueError(f"no player sends a {action.kind}")
+
+
+# ---------------------------------------------------------------------------- seat and match commands
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """Take ``seat`` (None: the first free one); ``rating``: the account's ({"rating", "provisional"});
+    a ``client_seed`` for the next deal answering the table's ``commitment`` (docs/fairness.md)."""
+
+    seat: int | None = None
+    rating: dict[str, Any] | None = None
+    client_seed: str | None = None
+    commitment: str | None = None
+    kind: ClassVar[str] = "join"
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    kind: ClassVar[str] = "leave"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSeed:
+    seed: str
+    commitment: str
+    kind: ClassVar[str] = "client_seed"
+
+
+@dataclass(frozen=True, slots=True)
+class AddBot:
+    level: str | None = None
+    seat: int | None = None
+    kind: ClassVar[str] = "add_bot"
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveBot:
+    seat: int | None = None
+    kind: ClassVar[str] = "remove_bot"
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    kind: ClassVar[str] = "rematch"
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    kind: ClassVar[str] = "ready"
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    kind: ClassVar[str] = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    kind: ClassVar[str] = "info"
+
+
+SeatBody = Join | Leave | ClientSeed | AddBot | RemoveBot | Rematch | Ready
+Request = Move | SeatBody | Start | Info  # what a player asks, answered with an ack, an error or info
+
+
+# ---------------------------------------------------------------------------- a connection's and the table's own
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """A connection says hello (``last_version``: the last version it saw): answered by a welcome."""
+
+    last_version: int | None = None
+    kind: ClassVar[str] = "hello"
+
+
+@dataclass(frozen=True, slots=True)
+class Bye:
+    kind: ClassVar[str] = "bye"
+
+
+@dataclass(frozen=True, slots=True)
+class BotMove:
+    """A bot's decision (``action``; None: it chose nothing) for ``seat`` at table version ``at_version``."""
+
+    seat: int
+    at_version: int
+    action: Action | None
+    kind: ClassVar[str] = "bot"
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """Let the bots think again."""
+
+    kind: ClassVar[str] = "wake"
+
+
+@dataclass(frozen=True, slots=True)
+class Rated:
+    """What the ledger says match ``match_id`` did to the ratings: seat -> its change."""
+
+    match_id: str
+    ratings: dict[int, dict[str, Any]]
+    kind: ClassVar[str] = "rated"
+
+
+Internal = Hello | Bye | BotMove | Wake | Rated
+Body = Request | Internal
+SEAT_BODIES = (Join, Leave, ClientSeed, AddBot, RemoveBot, Rematch, Ready)
+BODIES: dict[str, type[Body]] = {
+    body.kind: body for body in (*MOVES, *SEAT_BODIES, Start, Info, Hello, Bye, BotMove, Wake, Rated)
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One command for a table actor.
+    """One command for a table actor: its ``body`` and who sent it from where."""
 
-    ``type`` is a play command (``PLAY_COMMANDS``, with ``action``), a seat or match command
-    (``join``, ``leave``, ``add_bot``, ``remove_bot``, ``start``, ``rematch``, ``info``), a
-    connection's ``hello`` / ``bye``, or internal: ``bot`` (a bot's decision: ``seat``, ``version``,
-    ``action`` or None) and ``wake`` (let the bots think again)."""
-
-    type: str
+    body: Body
     principal: Principal | None = None
     conn: str | None = None  # the websocket connection it came from (its answer goes only there)
     reply: str | None = None  # a REST call's reply channel
     id: str | None = None  # the client's command id, echoed in the answer
     version: int | None = None  # the table version the client acted on
-    action: Action | None = None  # play commands: seat UNSEATED; bot: the bot's own seat
-    seat: Any = None  # join / add_bot / remove_bot: the seat asked for; bot: the bot's seat
-    level: Any = None  # add_bot
-    rating: Any = None  # join: the account's rating when it sits down ({"rating", "provisional"})
-    client_seed: Any = None  # client_seed (or join): the player's seed for the next deal, 32 hex digits
-    commitment: Any = None  # ... answering this commitment of the table (docs/fairness.md)
-    last_version: Any = None  # hello
     remote: bool = False  # came through the broker (its connection lives in another process)
     via: str | None = None  # the process of the websocket connection that sent it (its fan channel)
 
-    def seated_action(self, seat: int) -> Action:
-        """The play command's action for the sender's seat."""
-        assert self.action is not None
-        return dataclasses.replace(self.action, seat=seat)
+    @property
+    def kind(self) -> str:
+        return self.body.kind
 
 
 def refused_move(exc: IllegalAction, seen: int | None, version: int) -> Refused:
@@ -84,34 +309,96 @@ def unavailable() -> Refused:
     return Refused("unavailable", "the table cannot save moves right now (storage unreachable); try again shortly")
 
 
-def play_action(kind: str, fields: dict[str, Any]) -> Action:
-    """The engine action of play command ``kind`` with ``fields`` (its cards, attack, card or move),
-    not yet seated (raises ``ActionParseError``)."""
-    return action_from_json({**fields, "type": kind, "seat": UNSEATED})
+# ---------------------------------------------------------------------------- the broker wire
 
 
-_WIRE_FIELDS = (
-    *("conn", "reply", "id", "version", "seat", "level"),
-    *("rating", "client_seed", "commitment", "last_version"),
-)
+def _body_json(body: Body) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": body.kind}
+    for name in body.__slots__:
+        value = getattr(body, name)
+        if value is None:
+            continue
+        if name == "cards":
+            value = [CARD_TEXT[card] for card in value]
+        elif name == "card":
+            value = CARD_TEXT[value]
+        elif name == "action":
+            value = action_to_json(value)
+        data[name] = value
+    return data
 
 
 def command_to_json(command: Command, *, via: str | None = None) -> bytes:
-    """The command as JSON for the broker (only the fields that are set); ``via``, when given, in
-    place of the command's own (the sending process: no copy of the command made for it)."""
-    data: dict[str, Any] = {"type": command.type}
+    """The command as JSON for the broker: its body's fields beside ``type`` and the envelope's that
+    are set; ``via``, when given, in place of the command's own (the sending process: no copy of the
+    command made for it)."""
+    data = _body_json(command.body)
     if command.principal is not None:
         data["principal"] = command.principal.to_json()
-    for name in _WIRE_FIELDS:
+    for name in ("conn", "reply", "id", "version"):
         value = getattr(command, name)
         if value is not None:
             data[name] = value
     via = via or command.via
     if via is not None:
         data["via"] = via
-    if command.action is not None:
-        data["action"] = action_to_json(command.action)
-    return orjson.dumps(data)
+    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+
+
+def _int(value: Any, *, optional: bool = False) -> int | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadCommand(f"an integer, not {value!r}")
+    return value
+
+
+def _str(value: Any, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise BadCommand(f"a string, not {value!r}")
+    return value
+
+
+def _cards(value: Any) -> tuple[Card, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(text, str) for text in value):
+        raise BadCommand(f"cards: a non-empty list of card strings, not {value!r}")
+    return tuple(Card.parse(text) for text in value)
+
+
+_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "cards": _cards,
+    "card": lambda value: Card.parse(_str(value) or ""),
+    "attack": _int,
+    "move": _int,
+    "seat": lambda value: _int(value, optional=True),
+    "at_version": _int,
+    "last_version": lambda value: _int(value, optional=True),
+    "level": lambda value: _str(value, optional=True),
+    "seed": _str,
+    "commitment": lambda value: _str(value, optional=True),
+    "client_seed": lambda value: _str(value, optional=True),
+    "match_id": _str,
+    "rating": lambda value: value if isinstance(value, dict) else None,
+    "ratings": lambda value: {int(seat): change for seat, change in value.items()},
+    "action": lambda value: None if value is None else action_from_json(value),
+}
+
+
+def body_from_json(data: dict[str, Any]) -> Body:
+    """A body from its wire fields (raises :class:`BadCommand`)."""
+    kind = data.get("type")
+    cls = BODIES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise BadCommand(f"unknown command {kind!r}")
+    if cls in MOVES and isinstance(data.get("action"), dict):  # the form of older processes
+        data = {**data["action"], **{k: v for k, v in data.items() if k != "action"}}
+    try:
+        values = {field.name: _FIELDS[field.name](data.get(field.name)) for field in dataclasses.fields(cls)}
+        return cls(**values)
+    except (ActionParseError, CardParseError, AttributeError, TypeError, ValueError) as exc:
+        raise BadCommand(f"{kind}: {exc}") from exc
 
 
 def command_from_json(raw: bytes | str) -> Command:
@@ -122,27 +409,18 @@ def command_from_json(raw: bytes | str) -> Command:
         raise BadCommand(f"not JSON: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise BadCommand("a command is a JSON object with a string type")
+    body = body_from_json(data)
     try:
         principal = Principal.from_json(data["principal"]) if data.get("principal") is not None else None
-        action = action_from_json(data["action"]) if data.get("action") is not None else None
-    except (ActionParseError, KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise BadCommand(str(exc)) from exc
-    if data["type"] in PLAY_COMMANDS and action is None:
-        raise BadCommand(f"{data['type']} without an action")
     return Command(
-        type=data["type"],
+        body,
         principal=principal,
         conn=_text(data.get("conn")),
         reply=_text(data.get("reply")),
         id=_text(data.get("id")),
         version=data["version"] if isinstance(data.get("version"), int) else None,
-        action=action,
-        seat=data.get("seat"),
-        level=data.get("level"),
-        rating=data.get("rating") if isinstance(data.get("rating"), dict) else None,
-        client_seed=_text(data.get("client_seed")),
-        commitment=_text(data.get("commitment")),
-        last_version=data.get("last_version"),
         remote=True,
         via=_process(data.get("via")),
     )
@@ -156,6 +434,8 @@ def _process(value: Any) -> str | None:
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
+
+# ---------------------------------------------------------------------------- answers
 
 Kept = int | tuple[str, str] | dict[str, Any]  # an ack's version, an error's (code, message), else the answer
 
@@ -197,10 +477,10 @@ class Answers:
                 return {**_rebuilt(kept, cmd_id), "duplicate": True}
         try:
             if handler is None:
-                raise Refused("unknown_type", f"unknown command {command.type!r}")
+                raise Refused("unknown_type", f"unknown command {command.kind!r}")
             reply = await handler()
         except Refused as refused:
-            reply = {"type": "error", "id": cmd_id, "code": refused.code, "message": refused.message}
+            reply = Error.wire(id=cmd_id, code=refused.code, message=refused.message)
         if cmd_id is not None:
             reply.setdefault("id", cmd_id)
         if key is not None and reply.get("code") not in RETRYABLE:
@@ -228,7 +508,7 @@ def _kept(reply: dict[str, Any]) -> Kept:
 
 def _rebuilt(kept: Kept, cmd_id: Any) -> dict[str, Any]:
     if isinstance(kept, int):
-        return {"type": "ack", "id": cmd_id, "version": kept}
+        return Ack.wire(id=cmd_id, version=kept)
     if isinstance(kept, tuple):
-        return {"type": "error", "id": cmd_id, "code": kept[0], "message": kept[1]}
+        return Error.wire(id=cmd_id, code=kept[0], message=kept[1])
     return dict(kept)

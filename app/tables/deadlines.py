@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from app.engine import Action, Forfeit, State, decision, legal_actions, timeout_actions
-from app.tables.spec import DecisionLimits, Seat
+from app.tables.spec import DecisionLimits, Seat, TableStatus
 
 REMATCH_WINDOW_S = 60.0  # how long a rematch proposal waits for every player's agreement (§8)
 RETRY_S = 1.0  # storage unreachable: try the timer or a bot again after this long
@@ -31,13 +31,13 @@ def timers_after_change(
     game: State | None, status: str, timer_s: int, limits: DecisionLimits, window_closes: float | None, now: float
 ) -> Timers:
     """After every change: the decision that came with it gets its full time."""
-    if status == "playing" and game is not None and game.phase == "challenge":
+    if status == TableStatus.PLAYING and game is not None and game.phase == "challenge":
         # The challenge window (§9) runs from its opening, with or without a move timer; passes on
         # it do not extend it. When it closes, ``timeout_actions`` passes for everyone left. It
         # never forfeits anyone, so no idle limit or grace runs during it (no ``decision_since``).
         closes = window_closes if window_closes is not None else now + limits.challenge_window_s
         return Timers(closes, None, closes)
-    if status == "playing" and game is not None and game.outcome is None:
+    if status == TableStatus.PLAYING and game is not None and game.outcome is None:
         return Timers(now + timer_s if timer_s > 0 else None, now, None)
     return Timers(None, None, None)
 

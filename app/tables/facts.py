@@ -10,6 +10,7 @@ from typing import Any
 
 from app.engine import Rules, State, view
 from app.tables.fanout import events_since, recent_events
+from app.tables.messages import Welcome
 from app.tables.results import series_key
 from app.tables.seating import Seating
 from app.tables.spec import Principal, TableSpec
@@ -94,12 +95,8 @@ def welcome(
 ) -> dict[str, Any]:
     """The answer to ``hello``: the snapshot, and the events a client that saw ``last_version``
     missed (``resumed_from``) when they are still in ``history``, else this match's ``recent`` ones."""
-    reply: dict[str, Any] = {"type": "welcome", **snapshot}
     if isinstance(last_version, int) and not isinstance(last_version, bool):
         missed = events_since(history, snapshot["version"], last_version, seat)
         if missed is not None:
-            reply["events"] = missed
-            reply["resumed_from"] = last_version
-            return reply
-    reply["recent"] = recent_events(history, seat)
-    return reply
+            return Welcome.wire(**snapshot, events=missed, resumed_from=last_version)
+    return Welcome.wire(**snapshot, recent=recent_events(history, seat))

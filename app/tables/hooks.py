@@ -1,6 +1,6 @@
 """What a table needs from the rest of the server when a match starts and ends.
 
-The actor calls these; ``app.tables.db_hooks`` implements them on the ledger and match history.
+The actor calls these; ``app.db.table_hooks`` implements them on the ledger and match history.
 ``MemoryHooks`` keeps everything in memory (tests, and tables with no database).
 """
 

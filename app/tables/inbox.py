@@ -8,7 +8,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 
-from app.broker import Event, Gap
+from app.broker.base import Event, Gap
 from app.tables.commands import BadCommand, Command, command_from_json
 
 log = logging.getLogger("durak.table")

@@ -15,13 +15,14 @@ from typing import Any
 
 import orjson
 
-from app.broker import BrokerError
+from app.broker.base import BrokerError
 from app.engine import Action, Rules, State, action_from_json, action_to_json, apply, new_match
 from app.engine.cards import Card
-from app.tables.channels import dumps
 from app.tables.commands import Refused
-from app.tables.spec import Principal, RematchProposal, Seat, TableSpec
+from app.tables.messages import Ack
+from app.tables.spec import Principal, RematchProposal, Seat, TableSpec, TableStatus
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
+from app.transport.channels import dumps
 
 log = logging.getLogger("durak.table")
 
@@ -69,7 +70,7 @@ class TableRecord:
     spec: TableSpec
     rules: Rules
     seats: list[Seat]
-    status: str
+    status: TableStatus
     version: int
     match_id: str | None
     series: dict[str, tuple[int, int]]
@@ -89,7 +90,7 @@ class TableRecord:
     def new(cls, spec: TableSpec) -> TableRecord:
         """A table just opened: empty seats, waiting for players."""
         seats = [Seat(i) for i in range(spec.rules.seats)]
-        return cls(spec, spec.rules, seats, "waiting", 0, None, {}, None, None, time.time(), None)
+        return cls(spec, spec.rules, seats, TableStatus.WAITING, 0, None, {}, None, None, time.time(), None)
 
 
 def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +124,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         spec=TableSpec.from_json(record["spec"]),
         rules=Rules.from_json(record["rules"]),
         seats=[seat_from_json(s) for s in record["seats"]],
-        status=record["status"],
+        status=TableStatus(record["status"]),
         version=record["version"],
         match_id=record["match_id"],
         series={key: (score[0], score[1]) for key, score in record["series"].items()},
@@ -136,7 +137,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         saved_at=record.get("saved_at"),
         started=record.get("started"),
     )
-    if record["seed"] is not None and table.status in ("playing", "finished"):
+    if record["seed"] is not None and table.status in (TableStatus.PLAYING, TableStatus.FINISHED):
         deal = (table.fair or {}).get("deal")
         order = [Card.parse(text) for text in deal["deck"]] if deal is not None else None
         game = new_match(table.rules, int(record["seed"]), record["dealer"], order)
@@ -145,7 +146,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
             game, _ = apply(game, action_from_json(action))
             if key:
                 principal_key, cmd_id = key.split("|", 1)
-                table.done[(principal_key, cmd_id)] = {"type": "ack", "id": cmd_id, "version": table.version}
+                table.done[(principal_key, cmd_id)] = Ack.wire(id=cmd_id, version=table.version)
         table.game = game
         table.log = list(entries)
     return table

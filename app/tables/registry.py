@@ -24,16 +24,18 @@ from typing import Any
 
 import orjson
 
-from app.broker import Broker, BrokerError, Event, Gap
-from app.db.matches import ABORT_EVICTED
-from app.tables import channels, chat, fanout
+from app.broker.base import Broker, BrokerError, Event, Gap
+from app.tables import chat
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
-from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
+from app.tables.commands import Body, Command, command_to_json
 from app.tables.hooks import MatchHooks
+from app.tables.ports import TableTransport
 from app.tables.record import read_record
-from app.tables.spec import DecisionLimits, Principal, TableSpec
+from app.tables.spec import AbortReason, DecisionLimits, Principal, TableSpec, TableStatus
 from app.tables.store import Fenced, MemoryStore, TableStore
+from app.transport import channels
+from app.transport.delivery import Delivery, Relay
 
 log = logging.getLogger("durak.registry")
 
@@ -43,7 +45,7 @@ SUPERVISE_S = 1.0
 SWEEP_S = 5.0  # how often idle tables are looked for
 LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
 CLOSED_REMEMBERED = 100_000  # codes of closed tables kept to answer "closed" rather than "no such table"
-LISTED = ("waiting", "playing")  # the statuses a public table is listed in the lobby with
+LISTED = (TableStatus.WAITING, TableStatus.PLAYING)  # the statuses a public table is listed in the lobby with
 
 
 class TableGone(Exception):
@@ -224,7 +226,7 @@ def lease_name(code: str) -> str:
 def _waits_for_players(actor: TableActor) -> bool:
     """A table with an empty seat before its match: a full table waiting for its player's seed (a
     match against a bot) is not waiting for players."""
-    return actor.status == "waiting" and any(seat.kind == "empty" for seat in actor.seats)
+    return actor.status == TableStatus.WAITING and any(seat.kind == "empty" for seat in actor.seats)
 
 class TableRegistry:
     def __init__(
@@ -239,13 +241,15 @@ class TableRegistry:
         limits: DecisionLimits | None = None,
         table_limits: TableLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
+        transport: Callable[[str, Broker, str], TableTransport] = Delivery,
     ) -> None:
         self.broker = broker
         self.hooks = hooks
         self.bots = bots or BotRunner()
         self.store: TableStore = store if store is not None else MemoryStore()
         self.owner = owner or uuid.uuid4().hex
-        self.relay = fanout.Relay(broker, self.owner)  # frames from tables owned elsewhere, to our connections
+        self.transport = transport  # each table's: where its frames go (app/transport/delivery.py)
+        self.relay = Relay(broker, self.owner)  # frames from tables owned elsewhere, to our connections
         self.supervise = supervise
         self.limits = limits or DecisionLimits()  # idle limit and disconnect grace of every table
         self.tables: dict[str, TableActor] = {}
@@ -340,6 +344,7 @@ class TableRegistry:
                 relock=self._relock(spec.code),
                 limits=self.limits,
                 process=self.owner,
+                transport=self.transport(spec.code, self.broker, self.owner),
             )
             await actor.save_now()
             if address is not None:
@@ -420,7 +425,7 @@ class TableRegistry:
             1
             for other in self.tables.values()
             if other.code != code
-            and other.status == "playing"
+            and other.status == TableStatus.PLAYING
             and other.spec.creator.key == principal_key
             and bots_only(other)
         )
@@ -562,13 +567,13 @@ class TableRegistry:
                 self._seen_at[code] = now
             quiet_s = now - max(self._seen_at.get(code, now), self._changed_at.get(code, now))
             unwatched_s = now - self._seen_at.get(code, now)
-            if actor.status == "waiting" and quiet_s >= limits.idle_ttl_s:
+            if actor.status == TableStatus.WAITING and quiet_s >= limits.idle_ttl_s:
                 closing.append((code, f"it waited {_minutes(limits.idle_ttl_s)} for players and nobody came"))
-            elif actor.status == "finished" and quiet_s >= limits.finished_ttl_s:
+            elif actor.status == TableStatus.FINISHED and quiet_s >= limits.finished_ttl_s:
                 closing.append(
                     (code, f"its match ended and nobody was at the table for {_minutes(limits.finished_ttl_s)}")
                 )
-            elif actor.status == "playing" and bots_only(actor):
+            elif actor.status == TableStatus.PLAYING and bots_only(actor):
                 since = self._bots_since.setdefault(code, now)
                 if unwatched_s >= limits.bot_table_unwatched_s:
                     closing.append((code, "its match of bots only was stopped: nobody was watching it"))
@@ -596,7 +601,7 @@ class TableRegistry:
             self.closed.popitem(last=False)
         self._drop(code)
         await actor.stop()
-        await actor.abort(ABORT_EVICTED)  # a match cut short is recorded, its deal revealed (docs/fairness.md)
+        await actor.abort(AbortReason.TABLE_CLOSED)  # a match cut short is recorded, its deal revealed
         with contextlib.suppress(Exception):
             await self.store.remove(code, actor.recorder.token)
         with contextlib.suppress(Exception):
@@ -662,8 +667,9 @@ class TableRegistry:
             limits=self.limits,
             process=self.owner,
             restored=table,
+            transport=self.transport(code, self.broker, self.owner),
         )
-        if actor.status == "playing":
+        if actor.status == TableStatus.PLAYING:
             self.bots.reset(code, {s.seat: s.level or "normal" for s in actor.seats if s.kind == "bot"})
         await actor.save_now()  # claims the table with the new fencing token
         await self._adopt(actor)
@@ -676,7 +682,7 @@ class TableRegistry:
     def _on_change(self, actor: TableActor, lobby: bool = True) -> None:
         """A table changed; ``lobby=False``: a move, which changes nothing its lobby row shows."""
         self._changed_at[actor.code] = self.clock()
-        if actor.status == "playing" and actor.code not in self._bots_since and bots_only(actor):
+        if actor.status == TableStatus.PLAYING and actor.code not in self._bots_since and bots_only(actor):
             self._bots_since[actor.code] = self.clock()
         if lobby:
             self._mark_lobby(actor.code)
@@ -801,39 +807,13 @@ class TableRegistry:
     # ------------------------------------------------------------------ calls
 
     async def call(
-        self,
-        code: str,
-        op: str,
-        principal: Principal,
-        *,
-        seat: Any = None,
-        level: Any = None,
-        rating: Any = None,
-        client_seed: Any = None,
-        commitment: Any = None,
-        conn: str | None = None,
-        **fields: Any,
+        self, code: str, body: Body, principal: Principal, *, id: str | None = None, conn: str | None = None
     ) -> dict[str, Any]:
-        """Send a command to the table's actor (wherever it runs) and wait for its answer. A play
-        command takes its ``id`` and its action's fields (``cards``, ``attack``, ``card``, ``move``)."""
+        """Send a command (its typed ``body``, from ``principal``; ``id``: a player's command id,
+        ``conn``: on behalf of that connection) to the table's actor, wherever it runs, and wait for
+        its answer."""
         reply_channel = f"reply:{uuid.uuid4().hex}"
-        cmd_id = fields.pop("id", None)
-        if op not in PLAY_COMMANDS and fields:
-            raise TypeError(f"{op} takes no {', '.join(fields)}")
-        action = play_action(op, fields) if op in PLAY_COMMANDS else None
-        command = Command(
-            op,
-            principal=principal,
-            conn=conn,
-            reply=reply_channel,
-            id=cmd_id,
-            seat=seat,
-            level=level,
-            rating=rating,
-            client_seed=client_seed,
-            commitment=commitment,
-            action=action,
-        )
+        command = Command(body, principal=principal, conn=conn, reply=reply_channel, id=id)
         async with self.broker.subscribe(reply_channel) as sub:
             await self.broker.publish(channels.inbox(code), command_to_json(command))
             async with asyncio.timeout(CALL_TIMEOUT_S):

@@ -30,6 +30,11 @@ async def take_stakes(hooks: MatchHooks, match_id: str, stake: int, account_ids:
         raise Refused(exc.code, exc.message) from exc
 
 
+def aborted_result(reason: str) -> dict[str, Any]:
+    """The ``result`` of a match stopped without an outcome."""
+    return {"draw": False, "durak": None, "order": [], "places": [], "forfeit": None, "reason": reason, "aborted": True}
+
+
 def series_key(seat: Seat) -> str:
     """Whose score a seat's result counts for: its player, or the bot in that seat."""
     return seat.principal.key if seat.principal else f"bot:{seat.seat}"
@@ -131,8 +136,6 @@ def aborted_match(
 ) -> FinishedMatch:
     """A match stopped without an outcome (its table closed mid-match): its moves so far and its
     deal revealed, nobody's coins changed (every stake goes back)."""
-    from app.db.matches import aborted_result
-
     return FinishedMatch(
         match_id=match_id,
         table_code=spec.code,

@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.tables.commands import Command, Refused
+from app.tables.commands import AddBot, ClientSeed, Join, Leave, Ready, Refused, Rematch, RemoveBot, SeatBody
 from app.tables.deadlines import REMATCH_WINDOW_S
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.seating import Seating, require_creator
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import Principal, TableSpec, TableStatus
 
 StartWhen = Literal["no", "if_ready", "if_ready_or_refuse"]
 
@@ -33,7 +33,7 @@ class SeatTable:
     seating: Seating
     fair: FairDeals
     hooks: MatchHooks
-    status: str  # waiting | playing | finished
+    status: TableStatus
     stake: int
     now: float
 
@@ -41,7 +41,7 @@ class SeatTable:
 @dataclass
 class SeatChange:
     events: list[dict[str, Any]]
-    answer: dict[str, Any] = field(default_factory=dict)  # the ack's own fields (the seat taken)
+    seat: int | None = None  # the seat taken (join, add_bot): the ack says which
     # After the change: "if_ready" tries to start the match (a refusal is only announced);
     # "if_ready_or_refuse" also answers the command with the refusal (the last rematch vote).
     start: StartWhen = "no"
@@ -58,7 +58,7 @@ def seat_event(seat: int, name: str | None, kind: str) -> dict[str, Any]:
     return {"type": "seat", "seat": seat, "name": name, "kind": kind}
 
 
-async def join(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def join(table: SeatTable, principal: Principal, command: Join) -> SeatChange:
     """A player takes a seat: the one he asked for, or the first free one. Sitting down after a
     match is agreeing to the next one."""
     seating, fair = table.seating, table.fair
@@ -71,50 +71,51 @@ async def join(table: SeatTable, principal: Principal, command: Command) -> Seat
     seat = seating.sit(principal, command.seat, command.rating)
     if seed is not None:
         fair.client_seeds[principal.key] = seed  # sitting down with a seed: before the match can start
-    last_vote = table.status == "finished" and _agree(table, seat.seat)
+    last_vote = table.status == TableStatus.FINISHED and _agree(table, seat.seat)
     event = seat_event(seat.seat, principal.name, "human")
     ready = _human_seats(table) if last_vote else [seat.seat]
-    return SeatChange([event], {"seat": seat.seat}, start="if_ready", waiting=last_vote, ready=ready)
+    return SeatChange([event], seat.seat, start="if_ready", waiting=last_vote, ready=ready)
 
 
-async def leave(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def leave(table: SeatTable, principal: Principal, command: Leave) -> SeatChange:
     """A player gives up his seat between matches (declining a rematch); his connections watch."""
     seat = table.seating.seated(principal, "you have no seat at this table")
-    if table.status == "playing":
+    if table.status == TableStatus.PLAYING:
         raise Refused("match_running", "you are already out; you can leave when the match ends")
     table.fair.forget(principal.key)  # his seed does not count for the next deal
     had_connections = table.seating.vacate(seat)
     return SeatChange([seat_event(seat.seat, None, "empty")], watching=[principal] if had_connections else [])
 
 
-async def client_seed(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def client_seed(table: SeatTable, principal: Principal, command: ClientSeed) -> SeatChange:
     """A seated player's own randomness for the next deal: accepted only between matches and only
     as an answer to the table's current commitment (the server is bound to its seed first)."""
     seat = table.seating.seated(principal, "only a player seated at this table contributes a client seed")
-    if table.status == "playing":
+    if table.status == TableStatus.PLAYING:
         raise Refused("match_running", "the deal of this match is fixed; send a client seed for the next one")
-    table.fair.client_seeds[principal.key] = table.fair.checked_client_seed(command.client_seed, command.commitment)
+    table.fair.client_seeds[principal.key] = table.fair.checked_client_seed(command.seed, command.commitment)
     start: StartWhen = "if_ready" if table.spec.deal_on_seed else "no"  # the seed this table waits for
     return SeatChange([{"type": "client_seed", "seat": seat.seat}], start=start)
 
 
-async def add_bot(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def add_bot(table: SeatTable, principal: Principal, command: AddBot) -> SeatChange:
     require_creator(table.spec, principal)
     seat = table.seating.seat_bot(command.level, command.seat, table.status, table.stake)
-    return SeatChange([seat_event(seat.seat, seat.name, "bot")], {"seat": seat.seat}, start="if_ready")
+    return SeatChange([seat_event(seat.seat, seat.name, "bot")], seat.seat, start="if_ready")
 
 
-async def remove_bot(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def remove_bot(table: SeatTable, principal: Principal, command: RemoveBot) -> SeatChange:
     require_creator(table.spec, principal)
     seat_no = table.seating.unseat_bot(command.seat, table.status)
     return SeatChange([seat_event(seat_no, None, "empty")])
 
 
-async def rematch(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def rematch(table: SeatTable, principal: Principal, command: Rematch) -> SeatChange:
     """Proposing or agreeing to a rematch (§8, seating.py); it starts once every seat agreed."""
     seat = table.seating.seated(principal, "only a player seated at this table can ask for a rematch")
-    if table.status != "finished":
-        raise Refused("match_running" if table.status == "playing" else "no_match", "no finished match to rematch")
+    if table.status != TableStatus.FINISHED:
+        running = table.status == TableStatus.PLAYING
+        raise Refused("match_running" if running else "no_match", "no finished match to rematch")
     proposal = table.seating.rematch
     if proposal is not None and seat.seat in proposal.agreed:
         return SeatChange([])  # asked again: nothing changes
@@ -125,11 +126,11 @@ async def rematch(table: SeatTable, principal: Principal, command: Command) -> S
     )
 
 
-async def ready(table: SeatTable, principal: Principal, command: Command) -> SeatChange:
+async def ready(table: SeatTable, principal: Principal, command: Ready) -> SeatChange:
     """A seated player confirms he is ready for the staked match the ready check is about (§8); it
     starts once every human seated has, each connected."""
     seat = table.seating.seated(principal, "only a player seated at this table confirms he is ready")
-    if table.status != "waiting" or table.seating.ready is None:
+    if table.status != TableStatus.WAITING or table.seating.ready is None:
         raise Refused("no_ready_check", "there is no ready check to answer: the match is not about to start")
     if not seat.connections:
         raise Refused("not_connected", "open the table first: a player confirms he is ready with the table open")
@@ -155,7 +156,7 @@ def _agree(table: SeatTable, seat: int) -> bool:
 def rematch_expired(table: SeatTable) -> SeatChange | None:
     """Nobody plays a match he did not agree to: the seats of those who did not agree in time are
     freed; the others keep theirs and the table waits for players again. None: nothing changes."""
-    freed = table.seating.expire_rematch(finished=table.status == "finished")
+    freed = table.seating.expire_rematch(finished=table.status == TableStatus.FINISHED)
     if freed is None:
         return None
     for _, principal, _ in freed:
@@ -188,19 +189,20 @@ def _freed(table: SeatTable, freed: list[tuple[int, Principal, bool]]) -> SeatCh
 def may_start(table: SeatTable, principal: Principal) -> None:
     """The creator may start a waiting table before every seat is taken (a match needs two)."""
     require_creator(table.spec, principal)
-    if table.status == "playing":
+    if table.status == TableStatus.PLAYING:
         raise Refused("match_running", "the match is already running")
-    if table.status == "finished":
+    if table.status == TableStatus.FINISHED:
         raise Refused("match_over", "the match is over: a rematch starts when every player has asked for it")
 
 
-SeatCommand = Callable[[SeatTable, Principal, Command], Awaitable[SeatChange]]
-SEAT_COMMANDS: dict[str, SeatCommand] = {
-    "join": join,
-    "leave": leave,
-    "client_seed": client_seed,
-    "add_bot": add_bot,
-    "remove_bot": remove_bot,
-    "rematch": rematch,
-    "ready": ready,
+SeatCommand = Callable[[SeatTable, Principal, Any], Awaitable[SeatChange]]
+# The handler of each seat command, by the command's type.
+SEAT_COMMANDS: dict[type[SeatBody], SeatCommand] = {
+    Join: join,
+    Leave: leave,
+    ClientSeed: client_seed,
+    AddBot: add_bot,
+    RemoveBot: remove_bot,
+    Rematch: rematch,
+    Ready: ready,
 }

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.engine import Rules, RulesError
 from app.tables.commands import Refused
-from app.tables.spec import BOT_LEVELS, Principal, ReadyCheck, RematchProposal, Seat, TableSpec
+from app.tables.spec import BOT_LEVELS, Principal, ReadyCheck, RematchProposal, Seat, TableSpec, TableStatus
 
 
 def require_creator(spec: TableSpec, principal: Principal) -> None:
@@ -92,7 +92,7 @@ class Seating:
         """Refuse a player who cannot sit down at this table now."""
         if self.seat_of(principal) is not None:
             raise Refused("already_seated", "you already have a seat at this table")
-        if status == "playing":
+        if status == TableStatus.PLAYING:
             raise Refused("match_running", "the match is running; join after it ends or watch")
         if stake > 0 and principal.is_guest:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
@@ -132,7 +132,7 @@ class Seating:
         return bool(moved)
 
     def seat_bot(self, level: Any, wanted: Any, status: str, stake: int) -> Seat:
-        if status == "playing":
+        if status == TableStatus.PLAYING:
             raise Refused("match_running", "bots can be seated only between matches")
         if level not in BOT_LEVELS:
             raise Refused("bad_level", f"bot level must be one of {', '.join(BOT_LEVELS)}")
@@ -144,7 +144,7 @@ class Seating:
         return seat
 
     def unseat_bot(self, wanted: Any, status: str) -> int:
-        if status == "playing":
+        if status == TableStatus.PLAYING:
             raise Refused("match_running", "bots can be removed only between matches")
         if not isinstance(wanted, int) or not 0 <= wanted < len(self.seats) or self.seats[wanted].kind != "bot":
             raise Refused("bad_seat", f"there is no bot in seat {wanted!r}")

@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from app.engine import Rules
 
 SeatKind = Literal["empty", "human", "bot"]
 BOT_LEVELS = ("easy", "normal", "hard")
+
+
+def table_ref(code: str) -> str:
+    """The opaque id match history stores for the table with invite code ``code``: a hash of the
+    128-bit random code, so it cannot be turned back into the code (migration 0003 has a copy)."""
+    return "t-" + hashlib.sha256(f"durak-table:{code}".encode()).hexdigest()[:32]
+
+
+class AbortReason(StrEnum):
+    """Why a match ended without an outcome (its record's ``result.reason``)."""
+
+    TABLE_CLOSED = "table_closed"  # its table was closed mid-match (a match of bots only nobody watched...)
+    SERVER_RESTART = "server_restart"  # its server stopped mid-match and the match could not go on
+
+
+class TableStatus(StrEnum):
+    """Where a table is: seats filling, a match running, the last match over (until a rematch)."""
+
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
 
 
 def new_code() -> str:

@@ -1,9 +1,8 @@
-"""The table store, as the actor and the registry see it: the interface, its errors, the in-memory
-store and the factory. They live in ``app/store`` (the Redis store, ``app/store/redis.py``, beside the
-broker's Redis code); this module re-exports them so that ``app/tables`` imports its store from one place."""
+"""The live-table store as the tables use it (app/store): its interface and the in-process store.
+The store for a broker URL is chosen where the application is put together (``app.store.open_store``
+in app/main.py), so the tables never load the Redis store."""
 
-from __future__ import annotations
+from app.store.base import Fenced, LogGap, TableStore
+from app.store.memory import MemoryStore
 
-from app.store import Fenced, LogGap, MemoryStore, TableStore, open_store
-
-__all__ = ["Fenced", "LogGap", "MemoryStore", "TableStore", "open_store"]
+__all__ = ["Fenced", "LogGap", "MemoryStore", "TableStore"]

@@ -28,6 +28,7 @@ from app.db.integrity import IntegrityRules
 from app.db.models import Tournament
 from app.db.session import Database
 from app.engine import Rules
+from app.tables.commands import AddBot, Join
 from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal, TableSpec
@@ -343,10 +344,10 @@ class ArenaRunner:
                 if seat["account_id"] is not None:
                     principal = Principal(f"a:{seat['account_id']}", seat["name"], seat["account_id"])
                     reply = await self.registry.call(
-                        code, "join", principal, seat=seat["seat"], rating=seat_ratings.get(seat["account_id"])
+                        code, Join(seat=seat["seat"], rating=seat_ratings.get(seat["account_id"])), principal
                     )
                 else:
-                    reply = await self.registry.call(code, "add_bot", creator, seat=seat["seat"], level=BOT_LEVEL)
+                    reply = await self.registry.call(code, AddBot(level=BOT_LEVEL, seat=seat["seat"]), creator)
                 if reply.get("type") != "ack":
                     raise RuntimeError(f"{reply.get('code')}: {reply.get('message')}")
         except (RuntimeError, TimeoutError, TableGone) as exc:

@@ -17,6 +17,7 @@ from app.db import accounts, passwords
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 from app.main import create_app
+from app.tables import commands as cmd
 from app.tables.spec import Principal
 from tests.limits import RELAXED_LIMITS
 
@@ -86,4 +87,4 @@ async def at_table(api: Api, client: httpx.AsyncClient, code: str) -> None:
     is connected and has confirmed he is ready (RULES §8; ``POST /api/tables/{code}/ready``)."""
     me = (await client.get("/api/me")).json()
     principal = Principal(key=f"a:{me['id']}", name=me["name"], account_id=me["id"])
-    await api.app.state.tables.call(code, "hello", principal, conn=f"test-{uuid.uuid4().hex[:8]}")
+    await api.app.state.tables.call(code, cmd.Hello(), principal, conn=f"test-{uuid.uuid4().hex[:8]}")

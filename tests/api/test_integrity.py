@@ -18,8 +18,9 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from app.config import Settings
 from app.db import ledger
 from app.db.models import AdminAction, CountedMatches, LedgerAccount, LedgerTransfer, Match, RatingChange
-from app.engine import action_to_json, decision, legal_actions
+from app.engine import decision, legal_actions
 from app.main import create_app
+from app.tables import commands as cmd
 from tests.api.support import PASSWORD, SECRET, Api, at_table
 from tests.limits import RELAXED_LIMITS
 from tests.support.clock import FakeClock
@@ -230,14 +231,13 @@ async def test_a_short_match_moves_no_rating_unless_a_player_who_had_moved_ran_o
     for _ in range(2):  # the lead, and the defender's answer: both players have moved
         seat = decision(actor.game)["seats"][0]
         action = legal_actions(actor.game, seat)[-1]  # a lead, or a take
-        fields = {k: v for k, v in action_to_json(action).items() if k not in ("type", "seat")}
-        reply = await registry.call(code, action.kind, actor.seats[seat].principal, id=uuid.uuid4().hex, **fields)
+        reply = await registry.call(code, cmd.move_of(action), actor.seats[seat].principal, id=uuid.uuid4().hex)
         assert reply["type"] == "ack", reply
     for _ in range(20):  # nobody moves again: the timer decides, pass by pass, until someone forfeits
         if actor.status != "playing":
             break
         await clock.advance(6)
-        await registry.call(code, "info", actor.seats[0].principal)
+        await registry.call(code, cmd.Info(), actor.seats[0].principal)
     assert actor.status == "finished" and actor.results is not None
     outcome = actor.results["outcome"]
     assert outcome["reason"] == "timeout" and outcome["forfeit"] is not None

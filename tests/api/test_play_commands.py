@@ -11,9 +11,10 @@ import orjson
 
 from app.api.routes.play import Connection
 from app.broker import BrokerUnavailable, Gap, GapReason, Message
-from app.tables import channels
-from app.tables.commands import Command, play_action
+from app.tables import commands as cmd
+from app.tables.commands import Command
 from app.tables.spec import Principal
+from app.transport import channels
 
 
 class DownBroker:
@@ -44,10 +45,10 @@ async def test_remote_commands_keep_their_order_and_a_failed_one_is_reported() -
     websocket = SimpleNamespace(scope={})
     conn = Connection(websocket, None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
     broker.down = True
-    conn.command(Command("pass", id="m0", action=play_action("pass", {})))
+    conn.command(Command(cmd.PassMove(), id="m0"))
     broker.down = False
     for n in range(1, 4):
-        conn.command(Command("pass", id=f"m{n}", action=play_action("pass", {})))
+        conn.command(Command(cmd.PassMove(), id=f"m{n}"))
     # Sent at once, in this turn of the loop: no task and no wait per command.
     assert broker.calls == 4 and [m["id"] for m in broker.published] == ["m1", "m2", "m3"]
     # Each says who sent it and from which process (where the table's answers are bundled to).

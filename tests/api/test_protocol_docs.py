@@ -101,6 +101,8 @@ def error_codes_in_code() -> set[str]:
                     found |= _strings(node.args[0])
                 elif name == "error" and len(node.args) >= 2 and "routes" in path.parts:
                     found |= _strings(node.args[1])
+                elif name in ("wire", "wire_text") and getattr(getattr(node.func, "value", 0), "id", 0) == "Error":
+                    found |= {s for k in node.keywords if k.arg == "code" for s in _strings(k.value)}  # its writer
             elif isinstance(node, ast.Dict) and _strings(_dict_value(node, "type")) == {"error"}:
                 found |= _strings(_dict_value(node, "code"))
             elif isinstance(node, ast.ClassDef) and path.parent.name == "engine":

@@ -21,9 +21,10 @@ from app.broker import Broker, BrokerOptions, BrokerUnavailable, Gap, GapReason,
 from app.broker.redis import RedisBroker
 from app.broker.redis_cluster import ClusterTarget, slot_of
 from app.store.redis import RedisStore
-from app.tables import channels, chat
+from app.tables import chat
 from app.tables.registry import lease_name
 from app.tables.store import Fenced, LogGap
+from app.transport import channels
 from tests.broker.conftest import assert_silent, next_event
 from tests.support.redis_cluster import RedisClusterServers
 from tests.support.wait import eventually

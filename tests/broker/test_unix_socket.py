@@ -11,8 +11,9 @@ from pydantic import ValidationError
 from app.broker import BrokerOptions, open_broker
 from app.broker.redis import RedisBroker
 from app.config import Settings
+from app.store import open_store
 from app.store.redis import RedisStore
-from app.tables.store import LogGap, open_store
+from app.tables.store import LogGap
 from tests.broker.conftest import OwnRedis
 
 

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from app.tables import channels
+from app.transport import channels
 from tests.cluster.harness import Cluster, Player, signup
 from tests.cluster.test_cluster import _check_settled, _open_staked_table, logout_closes_the_socket_on_another_process
 from tests.support.redis_cluster import RedisClusterServers

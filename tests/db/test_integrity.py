@@ -1,5 +1,5 @@
 """The integrity rules on the database (app/db/integrity.py, app/db/integrity_admin.py and the table
-hooks of app/tables/db_hooks.py), on SQLite and PostgreSQL: related accounts, the refusals at staked
+hooks of app/db/table_hooks.py), on SQLite and PostgreSQL: related accounts, the refusals at staked
 tables, which matches move ratings, the farming watch, soft-play and private-table signals, and the
 admins' actions with a ledger-correct reversal."""
 
@@ -29,8 +29,8 @@ from app.db.models import (
     ThrowInCount,
 )
 from app.db.session import Database
+from app.db.table_hooks import DbHooks
 from app.engine import Action, Forfeit, Rules, State, action_to_json, apply, legal_actions, new_match
-from app.tables.db_hooks import DbHooks
 from app.tables.hooks import CannotStart, FinishedMatch
 from app.tables.results import match_end
 from app.tables.spec import Principal, Seat, TableSpec

@@ -16,9 +16,10 @@ from app.broker import open_broker
 from app.db.integrity import IntegrityRules
 from app.db.models import Match, RatingChange
 from app.db.session import Database
-from app.engine import Rules, action_to_json, decision, legal_actions
+from app.db.table_hooks import DbHooks
+from app.engine import Rules, decision, legal_actions
+from app.tables import commands as cmd
 from app.tables.actor import TableActor
-from app.tables.db_hooks import DbHooks
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
@@ -40,11 +41,11 @@ async def table_of(
         async with registry:
             actor = await registry.create(TableSpec(Rules(deck=24, timer=0, stake=stake), people[0], bot_delay_ms=0))
             for person in people:  # at the table (a staked match starts once both are there and ready)
-                await registry.call(actor.code, "hello", person, conn=f"conn-{person.key}")
-                reply = await registry.call(actor.code, "join", person)
+                await registry.call(actor.code, cmd.Hello(), person, conn=f"conn-{person.key}")
+                reply = await registry.call(actor.code, cmd.Join(), person)
                 assert reply["type"] == "ack", reply
             if stake > 0:
-                assert (await registry.call(actor.code, "ready", people[0]))["type"] == "ack"
+                assert (await registry.call(actor.code, cmd.Ready(), people[0]))["type"] == "ack"
             yield registry, actor, people
 
 
@@ -59,8 +60,7 @@ async def play_bouts(registry: TableRegistry, actor: TableActor, people: list[Pr
             if leads == bouts:
                 return
             leads += 1
-        body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
-        reply = await registry.call(actor.code, action.kind, people[seat], id=uuid.uuid4().hex, **body)
+        reply = await registry.call(actor.code, cmd.move_of(action), people[seat], id=uuid.uuid4().hex)
         assert reply["type"] == "ack", reply
 
 
@@ -94,7 +94,7 @@ async def test_a_short_free_match_is_recorded_with_its_start_and_not_rated_like_
             clock.advance(seconds)
             match_id = actor.match_id
             assert match_id is not None
-            assert (await registry.call(actor.code, "leave", people[1]))["type"] == "ack"
+            assert (await registry.call(actor.code, cmd.Leave(), people[1]))["type"] == "ack"
             row = await finished_row(db, match_id)
         assert row.created_at == dealt_at and row.finished_at - row.created_at == timedelta(seconds=seconds)
         assert await rating_rows(db, match_id) == (2 if rated else 0), (stake, seconds)
@@ -115,7 +115,7 @@ async def test_the_start_of_a_free_match_survives_a_takeover(db: Database) -> No
             await first.__aenter__()
             actor = await first.create(TableSpec(Rules(deck=24, timer=0), people[0], bot_delay_ms=0))
             for person in people:
-                assert (await first.call(actor.code, "join", person))["type"] == "ack"
+                assert (await first.call(actor.code, cmd.Join(), person))["type"] == "ack"
             await play_bouts(first, actor, people, 3)
             match_id = actor.match_id
             assert match_id is not None
@@ -123,7 +123,7 @@ async def test_the_start_of_a_free_match_survives_a_takeover(db: Database) -> No
             await first.broker.release_lease(lease_name(actor.code), "a", actor.recorder.token)
             successor = await second.take_over(actor.code)
             assert successor is not None and successor.match_id == match_id
-            assert (await second.call(actor.code, "leave", people[1]))["type"] == "ack"
+            assert (await second.call(actor.code, cmd.Leave(), people[1]))["type"] == "ack"
             row = await finished_row(db, match_id)
     assert await rating_rows(db, match_id) == 0  # three bouts in a few seconds: too short
     assert dealt <= row.created_at.timestamp() < row.finished_at.timestamp()

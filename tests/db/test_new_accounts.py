@@ -14,8 +14,8 @@ from app.db import integrity
 from app.db.integrity import IntegrityRules
 from app.db.models import Account, InflowDay, IntegrityFlag, PairDay
 from app.db.session import Database
+from app.db.table_hooks import DbHooks
 from app.engine import Forfeit, State
-from app.tables.db_hooks import DbHooks
 from app.tables.hooks import CannotStart
 from tests.db.helpers import assert_ledger_sound, balance, make_player
 from tests.db.test_integrity import Clock, act, left_at_once, play, rated, run_match

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from app.broker import Broker, open_broker
-from app.engine import Rules, action_to_json, decision, legal_actions
+from app.engine import Rules, decision, legal_actions
+from app.tables import commands as cmd
 from app.tables.actor import TableActor
 from app.tables.commands import Command
 from app.tables.hooks import MatchHooks, MemoryHooks
@@ -61,10 +62,10 @@ async def seated_table(
                 actor.clock = clock
             for person in (ALICE, BOB):
                 if rules.stake > 0:
-                    await registry.call(actor.code, "hello", person, conn=seated_conn(person))
-                await registry.call(actor.code, "join", person)
+                    await registry.call(actor.code, cmd.Hello(), person, conn=seated_conn(person))
+                await registry.call(actor.code, cmd.Join(), person)
             if rules.stake > 0:
-                await registry.call(actor.code, "ready", ALICE)  # bob confirmed by filling the table
+                await registry.call(actor.code, cmd.Ready(), ALICE)  # bob confirmed by filling the table
             yield broker, registry, actor
 
 
@@ -76,15 +77,15 @@ def seated_conn(person: Principal) -> str:
 async def away(registry: TableRegistry, actor: TableActor, *people: Principal) -> None:
     """Close the connections ``seated_table`` opened for ``people`` (and let the table take it in)."""
     for person in people:
-        actor.post(Command("bye", conn=seated_conn(person)))
-    await registry.call(actor.code, "info", ALICE)
+        actor.post(Command(cmd.Bye(), conn=seated_conn(person)))
+    await registry.call(actor.code, cmd.Info(), ALICE)
 
 
 async def advance(registry: TableRegistry, actor: TableActor, clock: FakeClock, seconds: float) -> dict:
     """Move the table's clock on by ``seconds`` and let the table act on every deadline that came
     (a deadline that has passed goes before the next command): the table facts afterwards."""
     clock.now += seconds
-    reply = await registry.call(actor.code, "info", ALICE)
+    reply = await registry.call(actor.code, cmd.Info(), ALICE)
     table: dict = reply["table"]
     return table
 
@@ -103,8 +104,7 @@ async def play_moves(registry: TableRegistry, code: str, steps: int, rng: random
         if not options:
             continue
         action = rng.choice(options)
-        body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
-        reply = await registry.call(code, action.kind, (ALICE, BOB)[seat], id=uuid.uuid4().hex, **body)
+        reply = await registry.call(code, cmd.move_of(action), (ALICE, BOB)[seat], id=uuid.uuid4().hex)
         assert reply["type"] == "ack", reply
         done += 1
     return done

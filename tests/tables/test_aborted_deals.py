@@ -18,6 +18,7 @@ from app.config import Settings
 from app.db.models import LiveMatch
 from app.engine import Rules, fairness
 from app.main import create_app
+from app.tables import commands as cmd
 from app.tables.hooks import DealtMatch, MemoryHooks
 from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import TableSpec
@@ -52,7 +53,7 @@ async def test_a_match_of_bots_closed_midway_is_recorded_aborted_with_its_deal_r
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES, creator=ALICE, bot_delay_ms=5000))
             for _ in range(2):
-                assert (await registry.call(actor.code, "add_bot", ALICE, level="easy"))["type"] == "ack"
+                assert (await registry.call(actor.code, cmd.AddBot(level="easy"), ALICE))["type"] == "ack"
             match_id = actor.match_id
             assert actor.status == "playing" and match_id in hooks.dealt  # kept from the deal on
             assert hooks.dealt[match_id].fairness["server_seed"] == actor.fair.server_seed.hex()
@@ -159,10 +160,10 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES.with_changes(stake=100), creator=ALICE))
             for who in (ALICE, BOB):  # both at the table: the ready check can pass (§8)
-                await registry.call(actor.code, "hello", who, conn=f"conn-{who.key}")
-            assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"
-            assert (await registry.call(actor.code, "join", BOB))["type"] == "ack"  # fills it: bob is ready
-            await registry.call(actor.code, "ready", ALICE)  # everyone ready: the deal is tried, and fails
+                await registry.call(actor.code, cmd.Hello(), who, conn=f"conn-{who.key}")
+            assert (await registry.call(actor.code, cmd.Join(), ALICE))["type"] == "ack"
+            assert (await registry.call(actor.code, cmd.Join(), BOB))["type"] == "ack"  # fills it: bob is ready
+            await registry.call(actor.code, cmd.Ready(), ALICE)  # everyone ready: the deal is tried, and fails
             assert actor.status == "waiting" and actor.game is None and actor.match_id is None
             assert actor.fair.deal is None and actor.fair.revealed() is None  # its seed stays secret
             assert actor.seating.ready is None  # a new start opens a new ready check

@@ -11,8 +11,8 @@ import random
 import orjson
 
 from app.engine import Rules, apply, legal_actions, new_match
-from app.tables import channels
 from app.tables.fanout import Change, update_frames
+from app.transport import channels
 from bench.capacity import _FINISHED, _NO_LEGAL, _TABLE, _UPDATE, Scheduler, _deciding, _view_of
 
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from app.config import get_settings
 from app.engine import Rules, decision
 from app.main import create_app
+from app.tables import commands as cmd
 from app.tables.record import logged_actions
 from app.tables.spec import DecisionLimits
 from tests.tables.actors import ALICE, BOB, play_moves, seated_table
@@ -45,25 +46,25 @@ async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> 
         await _until_window(registry, actor)
         opened = clock.now
         assert actor.timers.deadline == opened + 5.0  # even without a move timer
-        info = await registry.call(actor.code, "info", ALICE)
+        info = await registry.call(actor.code, cmd.Info(), ALICE)
         assert info["table"]["deadline_ms"] == 5000
         assert decision(actor.game)["kind"] == "challenge" and not decision(actor.game)["forfeits"]
         ply = actor.game.ply
 
         # Alice passes after 3 s: the window is not extended for Bob.
         clock.now = opened + 3.0
-        reply = await registry.call(actor.code, "pass", ALICE, id=uuid.uuid4().hex)
+        reply = await registry.call(actor.code, cmd.PassMove(), ALICE, id=uuid.uuid4().hex)
         assert reply["type"] == "ack", reply
         assert actor.game.phase == "challenge" and decision(actor.game)["seats"] == [1]
         assert actor.timers.deadline == opened + 5.0
-        assert (await registry.call(actor.code, "info", ALICE))["table"]["deadline_ms"] == 2000
+        assert (await registry.call(actor.code, cmd.Info(), ALICE))["table"]["deadline_ms"] == 2000
 
         clock.now = opened + 4.9
-        await registry.call(actor.code, "info", ALICE)  # the actor looks at its clock: not yet
+        await registry.call(actor.code, cmd.Info(), ALICE)  # the actor looks at its clock: not yet
         assert actor.game.phase == "challenge" and actor.game.ply == ply + 1
 
         clock.now = opened + 5.0
-        await registry.call(actor.code, "info", ALICE)  # a deadline that has come goes first
+        await registry.call(actor.code, cmd.Info(), ALICE)  # a deadline that has come goes first
         assert actor.status == "playing" and actor.game.phase == "lead"
         assert logged_actions(actor.log[-2:]) == [{"type": "pass", "seat": 0}, {"type": "pass", "seat": 1}]
         assert actor.timers.deadline is None and actor.timers.window_closes is None  # no move timer at this table
@@ -77,7 +78,7 @@ async def test_a_timed_table_runs_the_window_instead_of_the_move_timer_then_the_
         opened = clock.now
         assert actor.timers.deadline == opened + 2.0
         for who in (ALICE, BOB):  # both pass: the bout is resolved at once, the move timer runs
-            reply = await registry.call(actor.code, "pass", who, id=uuid.uuid4().hex)
+            reply = await registry.call(actor.code, cmd.PassMove(), who, id=uuid.uuid4().hex)
             assert reply["type"] == "ack", reply
         assert actor.game.phase == "lead"  # the stock lasts a few bouts: nobody is out yet
         assert actor.timers.deadline == clock.now + 30 and actor.timers.window_closes is None

@@ -15,6 +15,7 @@ from app.api import chat as chat_socket
 from app.api.protocol import server_message
 from app.engine import Rules
 from app.tables import chat
+from app.tables import commands as cmd
 from app.tables.spec import Principal, TableSpec
 from tests.support.wait import eventually
 from tests.tables.actors import two_processes
@@ -236,8 +237,8 @@ async def test_a_line_said_on_one_process_reaches_the_players_on_another() -> No
     bob = Principal("a:2", "bob", account_id=2)
     async with two_processes() as (first, second):
         actor = await first.create(TableSpec(rules=Rules(deck=36, seats=2, timer=0), creator=alice, bot_delay_ms=0))
-        await first.call(actor.code, "join", alice)
-        await first.call(actor.code, "join", bob)
+        await first.call(actor.code, cmd.Join(), alice)
+        await first.call(actor.code, cmd.Join(), bob)
         here = FakeConnection(actor.code, alice, seated=True)
         there = FakeConnection(actor.code, bob, seated=True)
         hub_a, hub_b = chat_socket.hub(first), chat_socket.hub(second)

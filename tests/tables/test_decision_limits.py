@@ -10,7 +10,8 @@ import uuid
 
 from fastapi.testclient import TestClient
 
-from app.engine import Rules, action_to_json, decision, legal_actions
+from app.engine import Rules, decision, legal_actions
+from app.tables import commands as cmd
 from app.tables.actor import TableActor
 from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
@@ -28,20 +29,19 @@ PEOPLE = (ALICE, BOB)
 async def _connect(registry: TableRegistry, actor: TableActor, who: Principal) -> str:
     """A connection of ``who`` says hello (as the table socket would), and the table has seen it."""
     conn = f"conn-{who.name}-{uuid.uuid4().hex[:6]}"
-    actor.post(Command("hello", principal=who, conn=conn))
-    await registry.call(actor.code, "info", who)
+    actor.post(Command(cmd.Hello(), principal=who, conn=conn))
+    await registry.call(actor.code, cmd.Info(), who)
     return conn
 
 
 async def _disconnect(registry: TableRegistry, actor: TableActor, who: Principal, conn: str) -> None:
-    actor.post(Command("bye", principal=who, conn=conn))
-    await registry.call(actor.code, "info", who)
+    actor.post(Command(cmd.Bye(), principal=who, conn=conn))
+    await registry.call(actor.code, cmd.Info(), who)
 
 
 async def _lead(registry: TableRegistry, actor: TableActor, seat: int) -> None:
     lead = next(a for a in legal_actions(actor.game, seat) if a.kind == "lead")
-    cards = action_to_json(lead)["cards"]
-    reply = await registry.call(actor.code, "lead", PEOPLE[seat], id=f"lead-{actor.version}", cards=cards)
+    reply = await registry.call(actor.code, cmd.move_of(lead), PEOPLE[seat], id=f"lead-{actor.version}")
     assert reply["type"] == "ack", reply
 
 
@@ -135,7 +135,7 @@ async def test_a_throw_in_left_too_long_is_a_pass_not_a_forfeit() -> None:
             await _connect(registry, actor, who)
         leader, defender = actor.game.attacker, actor.game.defender
         await _lead(registry, actor, leader)
-        reply = await registry.call(actor.code, "take", PEOPLE[defender], id="take-1")
+        reply = await registry.call(actor.code, cmd.TakeMove(), PEOPLE[defender], id="take-1")
         assert reply["type"] == "ack", reply
         assert decision(actor.game) == {"kind": "throw_in_after_take", "seats": [leader], "forfeits": False}
         await advance(registry, actor, clock, 300)

@@ -8,13 +8,11 @@ import gc
 import orjson
 
 from app.engine import Card, Rules, new_match
-from app.tables import channels
+from app.tables import commands as cmd
 from app.tables.commands import Command
 from app.tables.fanout import (
     Change,
-    Delivery,
     History,
-    Route,
     answer_frames,
     events_since,
     presence_frames,
@@ -23,6 +21,8 @@ from app.tables.fanout import (
     update_frames,
 )
 from app.tables.spec import Principal, Seat
+from app.transport import channels
+from app.transport.delivery import Delivery, Route
 
 CODE = "tbl"
 TABLE = {"code": CODE, "status": "playing", "seats": [], "version": 3}
@@ -123,12 +123,12 @@ def test_after_a_takeover_the_watchers_and_every_seated_person_are_asked_to_say_
 
 def test_an_answer_goes_to_the_rest_caller_or_to_the_connection_that_sent_the_command() -> None:
     ack = {"type": "ack", "version": 4}
-    rest = answer_frames(CODE, Command("join", reply="reply:9"), "a:1", ack)
+    rest = answer_frames(CODE, Command(cmd.Join(), reply="reply:9"), "a:1", ack)
     assert rest == [("reply:9", orjson.dumps(ack).decode())]  # plain JSON for a REST call
-    [(channel, text)] = answer_frames(CODE, Command("take", conn="c-1"), "a:1", ack)
+    [(channel, text)] = answer_frames(CODE, Command(cmd.TakeMove(), conn="c-1"), "a:1", ack)
     frame = channels.parse_frame(text.encode())
     assert channel == channels.person(CODE, "a:1") and frame.conn == "c-1" and orjson.loads(frame.body) == ack
-    assert answer_frames(CODE, Command("bot", seat=1), "a:1", ack) == []  # a bot's decision is not answered
+    assert answer_frames(CODE, Command(cmd.BotMove(1, 0, None)), "a:1", ack) == []  # a bot's decision is not answered
 
 
 def test_the_history_keeps_the_last_versions_as_json_text_and_gives_them_back() -> None:

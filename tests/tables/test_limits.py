@@ -20,6 +20,7 @@ from app.broker import open_broker
 from app.config import Settings
 from app.engine import Rules
 from app.main import create_app
+from app.tables import commands as cmd
 from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableClosed, TableLimits, TableRegistry, TooMany
@@ -65,8 +66,8 @@ async def test_a_player_may_have_only_so_many_tables_waiting() -> None:
             await registry.create(spec(ALICE))
         assert refused.value.code == "too_many_tables" and "at most 3" in refused.value.message
         await registry.create(spec(BOB))  # somebody else is not held back
-        await registry.call(tables[0].code, "join", ALICE)
-        await registry.call(tables[0].code, "join", BOB)  # full: the match starts, the table waits no more
+        await registry.call(tables[0].code, cmd.Join(), ALICE)
+        await registry.call(tables[0].code, cmd.Join(), BOB)  # full: the match starts, the table waits no more
         assert tables[0].status == "playing"
         await registry.create(spec(ALICE))
 
@@ -126,9 +127,9 @@ async def test_matches_of_bots_are_stopped_when_nobody_watches_or_they_run_too_l
         watched = await registry.create(TableSpec(rules=RULES, creator=BOB, bot_delay_ms=5000))
         for actor in (unwatched, watched):
             for _ in range(2):
-                assert (await registry.call(actor.code, "add_bot", actor.spec.creator, level="easy"))["type"] == "ack"
+                assert (await registry.call(actor.code, cmd.AddBot(level="easy"), actor.spec.creator))["type"] == "ack"
             assert actor.status == "playing"
-        await registry.call(watched.code, "hello", CAROL, conn="carol-1")  # a spectator stays
+        await registry.call(watched.code, cmd.Hello(), CAROL, conn="carol-1")  # a spectator stays
         clock.now += 59
         assert await registry.sweep() == []
         clock.now += 2
@@ -154,9 +155,9 @@ async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
         finished = await registry.create(spec(ALICE))
         running = await registry.create(spec(BOB))
         for actor in (finished, running):
-            await registry.call(actor.code, "join", ALICE)
-            await registry.call(actor.code, "join", BOB)
-        await registry.call(finished.code, "leave", BOB)  # a forfeit ends it
+            await registry.call(actor.code, cmd.Join(), ALICE)
+            await registry.call(actor.code, cmd.Join(), BOB)
+        await registry.call(finished.code, cmd.Leave(), BOB)  # a forfeit ends it
         assert finished.status == "finished"
         clock.now += 599
         assert await registry.sweep() == []
@@ -165,9 +166,9 @@ async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
         assert finished.match_id in hooks.finished  # its match stays in the history
         assert await registry.store.load(finished.code) is None
         clock.now += 1200
-        await registry.call(idle.code, "hello", CAROL, conn="carol-1")  # a visitor keeps it a while
-        idle.post(Command("bye", conn="carol-1"))
-        await registry.call(idle.code, "info", CAROL)  # handled after the bye
+        await registry.call(idle.code, cmd.Hello(), CAROL, conn="carol-1")  # a visitor keeps it a while
+        idle.post(Command(cmd.Bye(), conn="carol-1"))
+        await registry.call(idle.code, cmd.Info(), CAROL)  # handled after the bye
         assert not idle.seating.spectators
         clock.now += 1799
         assert await registry.sweep() == []
@@ -186,10 +187,10 @@ async def test_a_finished_table_someone_sits_at_stays() -> None:
     clock = Clock()
     async with registry_with(TableLimits(finished_ttl_s=600), clock) as registry:
         actor = await registry.create(spec(ALICE))
-        await registry.call(actor.code, "join", ALICE)
-        await registry.call(actor.code, "join", BOB)
-        await registry.call(actor.code, "hello", ALICE, conn="alice-1")
-        await registry.call(actor.code, "leave", BOB)
+        await registry.call(actor.code, cmd.Join(), ALICE)
+        await registry.call(actor.code, cmd.Join(), BOB)
+        await registry.call(actor.code, cmd.Hello(), ALICE, conn="alice-1")
+        await registry.call(actor.code, cmd.Leave(), BOB)
         assert actor.status == "finished"
         clock.now += 10**5
         assert await registry.sweep() == []
@@ -256,8 +257,8 @@ async def test_a_player_may_have_only_so_many_tables_waiting_or_playing() -> Non
         running = []
         for _ in range(2):
             actor = await registry.create(spec(ALICE))
-            await registry.call(actor.code, "join", ALICE)
-            await registry.call(actor.code, "join", BOB)
+            await registry.call(actor.code, cmd.Join(), ALICE)
+            await registry.call(actor.code, cmd.Join(), BOB)
             assert actor.status == "playing"
             running.append(actor)
         with pytest.raises(TooMany) as refused:
@@ -265,7 +266,7 @@ async def test_a_player_may_have_only_so_many_tables_waiting_or_playing() -> Non
         assert refused.value.code == "too_many_tables"
         assert "2 tables open (waiting or playing)" in refused.value.message
         await registry.create(spec(BOB))  # bob sits at alice's tables; he opened none
-        await registry.call(running[0].code, "leave", BOB)  # a forfeit ends one: it is live no more
+        await registry.call(running[0].code, cmd.Leave(), BOB)  # a forfeit ends one: it is live no more
         assert running[0].status == "finished"
         await registry.create(spec(ALICE))
 
@@ -273,8 +274,8 @@ async def test_a_player_may_have_only_so_many_tables_waiting_or_playing() -> Non
 async def test_an_address_may_have_only_so_many_tables_waiting_or_playing() -> None:
     async with registry_with(TableLimits(live_per_ip=2)) as registry:
         actor = await registry.create(spec(ALICE), "2001:db8:0:1::/64")
-        await registry.call(actor.code, "join", ALICE)
-        await registry.call(actor.code, "join", BOB)
+        await registry.call(actor.code, cmd.Join(), ALICE)
+        await registry.call(actor.code, cmd.Join(), BOB)
         await registry.create(spec(BOB), "2001:db8:0:1::/64")
         with pytest.raises(TooMany, match="open \\(waiting or playing\\)"):
             await registry.create(spec(CAROL), "2001:db8:0:1::/64")
@@ -289,9 +290,9 @@ async def test_tables_opened_lately_are_counted_though_their_matches_ended() -> 
     async with registry_with(limits, clock) as registry:
         for _ in range(3):
             actor = await registry.create(spec(ALICE), "2001:db8:0:3::/64")
-            await registry.call(actor.code, "join", ALICE)
-            await registry.call(actor.code, "join", BOB)
-            await registry.call(actor.code, "leave", ALICE)  # a forfeit: the match is over at once
+            await registry.call(actor.code, cmd.Join(), ALICE)
+            await registry.call(actor.code, cmd.Join(), BOB)
+            await registry.call(actor.code, cmd.Leave(), ALICE)  # a forfeit: the match is over at once
             assert actor.status == "finished"
         with pytest.raises(TooMany) as refused:
             await registry.create(spec(ALICE), "2001:db8:0:4::/64")

@@ -17,6 +17,7 @@ from app.broker import open_broker
 from app.config import Settings
 from app.engine import Rules
 from app.main import create_app
+from app.tables import commands as cmd
 from app.tables import registry as registry_module
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
@@ -52,20 +53,20 @@ async def test_the_feed_sends_a_snapshot_then_one_delta_per_table_change() -> No
                 event, row = await next_event(feed)
                 assert (event, row["code"], row["status"], row["free_seats"]) == ("added", actor.code, "waiting", 2)
                 assert "version" not in row and "player" not in row["seats"][0]  # nothing that moves, no ids
-                await registry.call(actor.code, "join", ALICE)
+                await registry.call(actor.code, cmd.Join(), ALICE)
                 event, row = await next_event(feed)
                 assert (event, row["code"], row["free_seats"]) == ("changed", actor.code, 1)
-                await registry.call(actor.code, "join", BOB)  # the last seat: the match starts
+                await registry.call(actor.code, cmd.Join(), BOB)  # the last seat: the match starts
                 event, row = await next_event(feed)
                 assert (event, row["status"], row["free_seats"]) == ("changed", "playing", 0)
                 # Moves change the table but not its lobby row: no event at all. The join at the
                 # other table is the marker: every change made before it is published no later than
                 # the join's, so an event of the moves would arrive before or right after that one.
                 assert await play_moves(registry, actor.code, 6, random.Random(3)) == 6
-                await registry.call(old.code, "join", BOB)  # the next event is this other table's
+                await registry.call(old.code, cmd.Join(), BOB)  # the next event is this other table's
                 event, row = await next_event(feed)
                 assert (event, row["code"]) == ("changed", old.code)
-                await registry.call(actor.code, "leave", ALICE)  # a forfeit: the match is over
+                await registry.call(actor.code, cmd.Leave(), ALICE)  # a forfeit: the match is over
                 assert actor.status == "finished"
                 event, data = await next_event(feed)
                 assert (event, data) == ("removed", {"code": actor.code})
@@ -92,8 +93,8 @@ async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_i
         async with registry:
             spec = TableSpec(rules=Rules(deck=36, seats=2, timer=0), creator=ALICE, bot_delay_ms=0)
             actor = await registry.create(spec)
-            await registry.call(actor.code, "join", ALICE)
-            await registry.call(actor.code, "join", BOB)
+            await registry.call(actor.code, cmd.Join(), ALICE)
+            await registry.call(actor.code, cmd.Join(), BOB)
             for _ in range(50):
                 await asyncio.sleep(0.01)
             built.clear()
@@ -102,7 +103,7 @@ async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_i
                 await asyncio.sleep(0.01)
             assert built == []  # eight moves: no lobby row built, nothing compared, nothing sent
             assert registry.lobby_rows[actor.code]["status"] == "playing"
-            await registry.call(actor.code, "leave", ALICE)  # a forfeit ends the match: off the lobby
+            await registry.call(actor.code, cmd.Leave(), ALICE)  # a forfeit ends the match: off the lobby
             for _ in range(50):
                 await asyncio.sleep(0.01)
             assert actor.code not in registry.lobby_rows
@@ -172,7 +173,7 @@ async def test_another_process_lists_the_table_and_forwards_its_deltas() -> None
         actor = await first.create(TableSpec(rules=Rules(deck=36, seats=2), creator=ALICE))
         event, row = await next_event(feed)
         assert (event, row["code"]) == ("added", actor.code)
-        await first.call(actor.code, "join", BOB)
+        await first.call(actor.code, cmd.Join(), BOB)
         event, row = await next_event(feed)
         assert (event, row["free_seats"]) == ("changed", 1)
         assert [row["code"] for row in await second.lobby()] == [actor.code]

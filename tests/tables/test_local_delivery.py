@@ -10,13 +10,15 @@ import asyncio
 import uuid
 
 from app.broker import Subscription, open_broker
-from app.engine import Rules, action_to_json, decision, legal_actions
-from app.tables import channels, fanout
-from app.tables.commands import Command, command_to_json, play_action
+from app.engine import Rules, decision, legal_actions
+from app.tables import commands as cmd
+from app.tables.commands import Command, command_to_json
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport import channels
+from app.transport.delivery import Relay
 from tests.tables.actors import ALICE, BOB
 
 
@@ -60,25 +62,25 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
             alice_channel, bob_channel = channels.person(code, ALICE.key), channels.person(code, BOB.key)
             async with (
                 owner_broker.subscribe(alice_channel) as alice_here,
-                fanout.Relay(other_broker, "proc-b").joined(code),  # what Bob's connection does first
+                Relay(other_broker, "proc-b").joined(code),  # what Bob's connection does first
                 other_broker.subscribe(bob_channel) as bob_there,
             ):
                 # Alice's connection lives with the actor: her hello is posted, her frames stay here.
-                actor.post(Command("hello", principal=ALICE, conn="c-a", last_version=-1))
+                actor.post(Command(cmd.Hello(last_version=-1), principal=ALICE, conn="c-a"))
                 assert (await _next_frame(alice_here)).kind == "welcome"
                 assert alice_channel not in published
 
                 # Bob's connection is in another process: his hello comes through the broker, and
                 # from then on his channel (and the spectators') goes through it too.
-                hello = Command("hello", principal=BOB, conn="c-b", last_version=-1, via="proc-b")
+                hello = Command(cmd.Hello(last_version=-1), principal=BOB, conn="c-b", via="proc-b")
                 await other_broker.publish(channels.inbox(code), command_to_json(hello))
                 assert (await _next_frame(bob_there)).kind == "welcome"
                 assert bob_channel in published
 
                 published.clear()
                 bundles = 0
-                await registry.call(code, "join", ALICE)
-                await registry.call(code, "join", BOB)
+                await registry.call(code, cmd.Join(), ALICE)
+                await registry.call(code, cmd.Join(), BOB)
                 assert bundles == 2  # one per command, whoever its frames are for
                 assert actor.status == "playing"
                 for sub in (alice_here, bob_there):  # both see the match start
@@ -106,16 +108,16 @@ async def test_a_player_whose_process_died_is_served_by_the_owners_process_when_
             spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
             actor = await registry.create(spec)
             code = spec.code
-            await registry.call(code, "join", ALICE)
-            await registry.call(code, "join", BOB)
+            await registry.call(code, cmd.Join(), ALICE)
+            await registry.call(code, cmd.Join(), BOB)
             bob_channel, watch_channel = channels.person(code, BOB.key), channels.watch(code)
             first_spectator = Principal("anon:s1", "spectator")
             async with (
-                fanout.Relay(other_broker, "proc-b").joined(code),
+                Relay(other_broker, "proc-b").joined(code),
                 other_broker.subscribe(bob_channel) as bob_there,
             ):
                 for who, conn in ((BOB, "c-b1"), (first_spectator, "c-s1")):
-                    hello = Command("hello", principal=who, conn=conn, last_version=-1, via="proc-b")
+                    hello = Command(cmd.Hello(last_version=-1), principal=who, conn=conn, via="proc-b")
                     await other_broker.publish(channels.inbox(code), command_to_json(hello))
                 assert (await _next_frame(bob_there)).kind == "welcome"
             # Process B is gone without a word. Bob and a spectator come back on the owner's process.
@@ -125,9 +127,9 @@ async def test_a_player_whose_process_died_is_served_by_the_owners_process_when_
                 owner_broker.subscribe(channels.person(code, spectator.key)) as spectator_here,
                 owner_broker.subscribe(watch_channel) as watching_here,
             ):
-                actor.post(Command("hello", principal=BOB, conn="c-b2", last_version=-1))
+                actor.post(Command(cmd.Hello(last_version=-1), principal=BOB, conn="c-b2"))
                 assert (await _next_frame(bob_here)).kind == "welcome"
-                actor.post(Command("hello", principal=spectator, conn="c-s2", last_version=-1))
+                actor.post(Command(cmd.Hello(last_version=-1), principal=spectator, conn="c-s2"))
                 assert (await _next_frame(spectator_here)).kind == "welcome"
                 # Moves of both players until Bob has made one over his new connection: he gets each
                 # update and his ack, and so do the spectators here.
@@ -135,16 +137,15 @@ async def test_a_player_whose_process_died_is_served_by_the_owners_process_when_
                 for step in range(40):
                     seat = decision(actor.game)["seats"][0]
                     action = next(a for a in legal_actions(actor.game, seat) if a.kind != "challenge")
-                    body = {k: v for k, v in action_to_json(action).items() if k not in ("seat", "type")}
                     version = actor.version
                     if actor.seats[seat].principal == BOB:
                         cmd_id = f"m{step}"
-                        actor.post(Command(action.kind, BOB, "c-b2", id=cmd_id, action=play_action(action.kind, body)))
+                        actor.post(Command(cmd.move_of(action), BOB, "c-b2", id=cmd_id))
                         frames = await _frames_until(bob_here, "ack", cmd_id)
                         assert [f.kind for f in frames if f.kind != "presence"] == ["update", "ack"]
                         bob_moved = True
                     else:
-                        reply = await registry.call(code, action.kind, ALICE, id=f"m{step}", **body)
+                        reply = await registry.call(code, cmd.move_of(action), ALICE, id=f"m{step}")
                         assert reply["type"] == "ack", reply
                         assert (await _frames_until(bob_here, "update"))[-1].version == version + 1
                     assert (await _frames_until(watching_here, "update"))[-1].version == version + 1

@@ -12,6 +12,7 @@ from typing import Any
 
 from app.broker import open_broker
 from app.engine import Rules
+from app.tables import commands as cmd
 from app.tables.actor import TableActor
 from app.tables.commands import Command
 from app.tables.hooks import MemoryHooks
@@ -38,8 +39,10 @@ async def table(stake: int, seats: int = 2) -> AsyncIterator[tuple[TableRegistry
             yield registry, actor, hooks, clock
 
 
-async def call(registry: TableRegistry, actor: TableActor, op: str, who: Principal, **fields: Any) -> dict[str, Any]:
-    return await registry.call(actor.code, op, who, **fields)
+async def call(
+    registry: TableRegistry, actor: TableActor, op: str, who: Principal, conn: str | None = None, **fields: Any
+) -> dict[str, Any]:
+    return await registry.call(actor.code, cmd.body_from_json({"type": op, **fields}), who, conn=conn)
 
 
 async def connect(registry: TableRegistry, actor: TableActor, who: Principal) -> str:
@@ -50,7 +53,7 @@ async def connect(registry: TableRegistry, actor: TableActor, who: Principal) ->
 
 
 async def close(registry: TableRegistry, actor: TableActor, conn: str) -> None:
-    actor.post(Command("bye", conn=conn))
+    actor.post(Command(cmd.Bye(), conn=conn))
     await call(registry, actor, "info", CAROL)  # handled after the bye
 
 
@@ -198,11 +201,11 @@ async def test_a_player_away_from_a_waiting_table_too_long_loses_his_seat() -> N
 async def test_after_a_takeover_the_seats_of_a_waiting_table_count_as_away_until_their_players_come_back() -> None:
     async with two_processes() as (first, second):
         actor = await first.create(TableSpec(rules=Rules(deck=36, seats=3, timer=0), creator=ALICE, bot_delay_ms=0))
-        await first.call(actor.code, "join", ALICE)
-        await first.call(actor.code, "join", BOB)
+        await first.call(actor.code, cmd.Join(), ALICE)
+        await first.call(actor.code, cmd.Join(), BOB)
         await first.broker.release_lease(lease_name(actor.code), "proc-a", actor.recorder.token)  # it lapsed
         successor = await second.take_over(actor.code)
         assert successor is not None and successor.status == "waiting"
         assert set(successor.seating.away_since) == {0, 1}  # nobody is connected to the new owner yet
-        await second.call(actor.code, "hello", BOB, conn="bob-back")
+        await second.call(actor.code, cmd.Hello(), BOB, conn="bob-back")
         assert set(successor.seating.away_since) == {0}

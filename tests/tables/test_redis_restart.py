@@ -13,6 +13,7 @@ import pytest
 from app.broker import LeaseHolder, open_broker
 from app.engine import Rules
 from app.store import open_store
+from app.tables import commands as cmd
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
@@ -38,8 +39,8 @@ async def test_a_table_comes_back_at_its_version_after_redis_restarts_from_its_a
             await first.__aenter__()
             actor = await first.create(TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0))
             code = actor.code
-            await first.call(code, "join", ALICE)
-            await first.call(code, "join", BOB)
+            await first.call(code, cmd.Join(), ALICE)
+            await first.call(code, cmd.Join(), BOB)
             assert await play_moves(first, code, 12, rng) == 12
             version, log, token = actor.version, list(actor.log), actor.recorder.token
             # Redis goes down (SIGTERM), and the owner with it: it never writes again.

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.broker import Broker, BrokerError, BrokerUnavailable, Gap, Message, open_broker
-from app.tables import channels
-from app.tables.fanout import Delivery, Relay
+from app.transport import channels
+from app.transport.delivery import Delivery, Relay
 
 CODE = "tblcode"
 OTHER = "othercode"

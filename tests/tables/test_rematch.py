@@ -7,6 +7,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from app.engine import Rules
+from app.tables import commands as cmd
 from app.tables.actor import TableActor
 from app.tables.deadlines import REMATCH_WINDOW_S
 from app.tables.hooks import MemoryHooks
@@ -24,13 +25,13 @@ def _hooks() -> MemoryHooks:
 
 async def _finish_by_forfeit(registry: TableRegistry, actor: TableActor, quitter: Principal = BOB) -> None:
     """End the running match at once: ``quitter`` leaves it (a forfeit; he keeps his seat)."""
-    assert (await registry.call(actor.code, "leave", quitter))["type"] == "ack"
+    assert (await registry.call(actor.code, cmd.Leave(), quitter))["type"] == "ack"
     assert actor.status == "finished"
     await actor._settle_task
 
 
 async def _call(registry: TableRegistry, actor: TableActor, op: str, who: Principal) -> dict:
-    reply = await registry.call(actor.code, op, who)
+    reply = await registry.call(actor.code, cmd.body_from_json({"type": op}), who)
     assert reply["type"] == "ack", reply
     return reply
 
@@ -83,11 +84,11 @@ async def test_whoever_has_not_agreed_when_the_window_closes_loses_his_seat_and_
         assert [seat["player"] for seat in table["seats"]] == [ALICE.key, None]
         assert hooks.balances == {1: 110, 2: 90, 3: 100}  # nothing staked
         # Bob's click comes too late: he has no seat now.
-        late = await registry.call(actor.code, "rematch", BOB)
+        late = await registry.call(actor.code, cmd.Rematch(), BOB)
         assert (late["type"], late["code"]) == ("error", "not_seated")
         # Someone else takes the free seat: sitting down is his agreement, and alice agreed. The
         # table waits again, so the staked match starts once both are there and ready (§8).
-        await registry.call(actor.code, "hello", CAROL, conn="carol-1")
+        await registry.call(actor.code, cmd.Hello(), CAROL, conn="carol-1")
         await _call(registry, actor, "join", CAROL)
         assert actor.status == "waiting" and hooks.balances == {1: 110, 2: 90, 3: 100}
         await _call(registry, actor, "ready", ALICE)
@@ -106,7 +107,7 @@ async def test_leaving_declines_and_a_newcomer_who_sits_down_completes_the_remat
         assert table["status"] == "finished" and table["rematch"]["agreed"] == [1]
         assert table["seats"][0]["kind"] == "empty"
         balances = dict(hooks.balances)
-        await registry.call(actor.code, "hello", CAROL, conn="carol-1")  # she is at the table
+        await registry.call(actor.code, cmd.Hello(), CAROL, conn="carol-1")  # she is at the table
         await _call(registry, actor, "join", CAROL)
         assert actor.status == "playing" and [s.principal for s in actor.seats] == [CAROL, BOB]
         assert hooks.balances == {**balances, 2: balances[2] - 10, 3: balances[3] - 10}
@@ -116,7 +117,7 @@ async def test_the_creator_cannot_start_a_match_after_a_match_without_the_others
     clock, hooks = FakeClock(), _hooks()
     async with seated_table(STAKED, clock=clock, hooks=hooks) as (_, registry, actor):
         await _finish_by_forfeit(registry, actor)
-        refused = await registry.call(actor.code, "start", ALICE)
+        refused = await registry.call(actor.code, cmd.Start(), ALICE)
         assert (refused["type"], refused["code"]) == ("error", "match_over")
         assert actor.status == "finished" and hooks.balances == {1: 110, 2: 90, 3: 100}
 
@@ -124,7 +125,7 @@ async def test_the_creator_cannot_start_a_match_after_a_match_without_the_others
 async def test_bots_agree_by_themselves() -> None:
     clock = FakeClock()
     async with seated_table(Rules(timer=0, seats=3), clock=clock) as (_, registry, actor):
-        reply = await registry.call(actor.code, "add_bot", ALICE, level="easy")
+        reply = await registry.call(actor.code, cmd.AddBot(level="easy"), ALICE)
         assert reply["type"] == "ack" and actor.status == "playing"
         await _finish_by_forfeit(registry, actor)
         await _call(registry, actor, "rematch", BOB)

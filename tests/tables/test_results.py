@@ -7,6 +7,7 @@ import asyncio
 
 from app.broker import Gap, GapReason, Message
 from app.engine import Forfeit, Rules, apply, new_match
+from app.tables import commands as cmd
 from app.tables.commands import Command, command_to_json
 from app.tables.hooks import FinishedMatch, MemoryHooks
 from app.tables.inbox import Inbox
@@ -35,18 +36,18 @@ async def test_a_deadline_that_has_come_goes_before_queued_commands() -> None:
     clock = FakeClock()
     inbox = Inbox(clock)
     due: list[float | None] = [None]
-    inbox.post(Command("wake"))
-    assert await inbox.next(lambda: due[0]) == Command("wake")
-    inbox.post(Command("info"))
+    inbox.post(Command(cmd.Wake()))
+    assert await inbox.next(lambda: due[0]) == Command(cmd.Wake())
+    inbox.post(Command(cmd.Info()))
     due[0] = clock.now  # the deadline has come: it goes first
     assert await inbox.next(lambda: due[0]) is None
     due[0] = None
-    assert await inbox.next(lambda: due[0]) == Command("info")
+    assert await inbox.next(lambda: due[0]) == Command(cmd.Info())
     waiting = asyncio.ensure_future(inbox.next(lambda: due[0]))
     await asyncio.sleep(0)
     assert not waiting.done()  # nothing queued, no deadline: it waits
-    inbox.post(Command("bye"))
-    assert await asyncio.wait_for(waiting, 1) == Command("bye")
+    inbox.post(Command(cmd.Bye()))
+    assert await asyncio.wait_for(waiting, 1) == Command(cmd.Bye())
     inbox.close()
 
 
@@ -85,11 +86,11 @@ async def test_settling_a_match_is_retried_with_growing_pauses_until_the_ledger_
 async def test_the_inbox_queues_the_broker_commands_and_drops_what_is_no_command() -> None:
     inbox = Inbox(FakeClock(), "x")
     for event in (
-        Message("t:x:in", command_to_json(Command("info", principal=ALICE))),
+        Message("t:x:in", command_to_json(Command(cmd.Info(), principal=ALICE))),
         Gap("t:x:in", GapReason.RECONNECT),  # commands lost in a gap are answered by the clients' own timeouts
         Message("t:x:in", b"not json"),
-        Message("t:x:in", command_to_json(Command("wake"))),
+        Message("t:x:in", command_to_json(Command(cmd.Wake()))),
     ):
         inbox.heard(event)
-    assert await inbox.next(lambda: None) == Command("info", principal=ALICE, remote=True)
-    assert await inbox.next(lambda: None) == Command("wake", remote=True)
+    assert await inbox.next(lambda: None) == Command(cmd.Info(), principal=ALICE, remote=True)
+    assert await inbox.next(lambda: None) == Command(cmd.Wake(), remote=True)

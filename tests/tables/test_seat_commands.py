@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.engine import Rules
-from app.tables.commands import Command, Refused
+from app.tables.commands import BODIES, Refused
 from app.tables.deadlines import REMATCH_WINDOW_S
 from app.tables.fair import FairDeals
 from app.tables.hooks import MemoryHooks
@@ -28,14 +28,15 @@ def _table(seats: list[Seat], status: str = "waiting", stake: int = 0, hooks: Me
 
 
 async def _run(table: SeatTable, principal: Principal, kind: str, **fields: Any) -> SeatChange:
-    return await SEAT_COMMANDS[kind](table, principal, Command(kind, principal, **fields))
+    body = BODIES[kind](**fields)
+    return await SEAT_COMMANDS[type(body)](table, principal, body)  # type: ignore[index]
 
 
 async def test_joining_takes_the_first_free_seat_and_may_start_the_match() -> None:
     table = _table([Seat(0, "human", ALICE), Seat(1)])
     change = await _run(table, BOB, "join")
     assert change.events == [{"type": "seat", "seat": 1, "name": "bob", "kind": "human"}]
-    assert change.answer == {"seat": 1} and change.start == "if_ready" and not change.waiting
+    assert change.seat == 1 and change.start == "if_ready" and not change.waiting
     assert table.seating.seats[1].principal == BOB
     with pytest.raises(Refused) as refused:
         await _run(table, CAROL, "join")
@@ -106,14 +107,14 @@ async def test_only_the_creator_seats_and_removes_bots_and_only_at_free_tables()
 async def test_a_client_seed_only_between_matches_and_from_a_seated_player() -> None:
     table = _table([Seat(0, "human", ALICE), Seat(1)])
     seed = secrets.token_hex(16)
-    change = await _run(table, ALICE, "client_seed", client_seed=seed, commitment=table.fair.commitment)
+    change = await _run(table, ALICE, "client_seed", seed=seed, commitment=table.fair.commitment)
     assert change.events == [{"type": "client_seed", "seat": 0}]
     with pytest.raises(Refused) as refused:
-        await _run(table, BOB, "client_seed", client_seed=seed, commitment=table.fair.commitment)
+        await _run(table, BOB, "client_seed", seed=seed, commitment=table.fair.commitment)
     assert refused.value.code == "not_seated"
     table.status = "playing"
     with pytest.raises(Refused) as refused:
-        await _run(table, ALICE, "client_seed", client_seed=seed, commitment=table.fair.commitment)
+        await _run(table, ALICE, "client_seed", seed=seed, commitment=table.fair.commitment)
     assert refused.value.code == "match_running"
 
 

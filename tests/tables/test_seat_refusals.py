@@ -8,6 +8,7 @@ import uuid
 
 from app.broker import open_broker
 from app.engine import Rules
+from app.tables import commands as cmd
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import TableSpec
@@ -23,16 +24,16 @@ async def test_a_refused_seat_stays_free_and_others_may_take_it() -> None:
         async with registry:
             staked = await registry.create(TableSpec(rules=Rules(timer=0, stake=10), creator=ALICE))
             for who in (ALICE, CAROL):  # at the table: a staked match starts once all are there and ready
-                await registry.call(staked.code, "hello", who, conn=f"{who.name}-1")
-            assert (await registry.call(staked.code, "join", ALICE))["type"] == "ack"
+                await registry.call(staked.code, cmd.Hello(), who, conn=f"{who.name}-1")
+            assert (await registry.call(staked.code, cmd.Join(), ALICE))["type"] == "ack"
             version = staked.version
-            refused = await registry.call(staked.code, "join", BOB)
+            refused = await registry.call(staked.code, cmd.Join(), BOB)
             assert refused["type"] == "error" and refused["code"] == "related_accounts"
             assert staked.version == version and staked.seats[1].kind == "empty" and staked.status == "waiting"
-            assert (await registry.call(staked.code, "join", CAROL))["type"] == "ack"
-            assert (await registry.call(staked.code, "ready", ALICE))["type"] == "ack"
+            assert (await registry.call(staked.code, cmd.Join(), CAROL))["type"] == "ack"
+            assert (await registry.call(staked.code, cmd.Ready(), ALICE))["type"] == "ack"
             assert staked.status == "playing" and hooks.balances == {1: 90, 2: 100, 3: 90}
             free = await registry.create(TableSpec(rules=Rules(timer=0), creator=ALICE))
-            assert (await registry.call(free.code, "join", ALICE))["type"] == "ack"
-            assert (await registry.call(free.code, "join", BOB))["type"] == "ack"
+            assert (await registry.call(free.code, cmd.Join(), ALICE))["type"] == "ack"
+            assert (await registry.call(free.code, cmd.Join(), BOB))["type"] == "ack"
             assert free.status == "playing"

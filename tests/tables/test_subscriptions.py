@@ -9,7 +9,7 @@ import asyncio
 from fastapi.testclient import TestClient
 
 from app.engine import Rules
-from app.tables import channels
+from app.transport import channels
 from tests.support.wait import wait_until
 from tests.tables.actors import ALICE, BOB, seated_table
 from tests.tables.harness import Player, create_table, signup

@@ -11,8 +11,9 @@ import orjson
 import pytest
 
 from app.broker import open_broker
-from app.engine import Rules, action_to_json, fairness, legal_actions, state_to_json
+from app.engine import Rules, fairness, legal_actions, state_to_json
 from app.engine.views import decision
+from app.tables import commands as cmd
 from app.tables.actor import Refused, TableActor
 from app.tables.hooks import MemoryHooks
 from app.tables.record import TAKEOVER_GRACE_S
@@ -38,9 +39,9 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             spec = TableSpec(rules=Rules(stake=100, timer=30), creator=ALICE, bot_delay_ms=0)
             actor = await first.create(spec)
             for who in (ALICE, BOB):  # at the table: the staked match starts once both are ready (§8)
-                await first.call(spec.code, "hello", who, conn=f"{who.name}-1")
-                assert (await first.call(spec.code, "join", who))["type"] == "ack"
-            assert (await first.call(spec.code, "ready", ALICE))["type"] == "ack"
+                await first.call(spec.code, cmd.Hello(), who, conn=f"{who.name}-1")
+                assert (await first.call(spec.code, cmd.Join(), who))["type"] == "ack"
+            assert (await first.call(spec.code, cmd.Ready(), ALICE))["type"] == "ack"
             assert actor.status == "playing" and hooks.balances == {1: 400, 2: 400}
             await play_moves(first, spec.code, 9, rng)
             before = state_to_json(actor.game)
@@ -59,8 +60,7 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             last = orjson.loads(successor.log[-1])
             key_principal, key_id = last["k"].split("|", 1)
             who = ALICE if key_principal == ALICE.key else BOB
-            body = {k: v for k, v in last["a"].items() if k not in ("seat", "type")}
-            again = await second.call(spec.code, last["a"]["type"], who, id=key_id, **body)
+            again = await second.call(spec.code, cmd.body_from_json(last["a"]), who, id=key_id)
             assert again["type"] == "ack" and again.get("duplicate") is True
             assert successor.version == version
             while successor.status == "playing":
@@ -112,7 +112,7 @@ async def test_the_stored_log_follows_the_match_without_being_rewritten_at_its_e
         assert saved_logs[-1] is None  # the results: the record alone, the log was already there
         assert max(n or 0 for n in saved_logs) == 0  # the whole log was never written again
         for who in (ALICE, BOB):  # both agree to the rematch
-            assert (await registry.call(actor.code, "rematch", who))["type"] == "ack"
+            assert (await registry.call(actor.code, cmd.Rematch(), who))["type"] == "ack"
         loaded = await store.load(actor.code)
         assert loaded is not None and loaded[1] == [] and actor.status == "playing"
 
@@ -121,8 +121,8 @@ async def _playing_without_its_lease(first: TableRegistry, rng: random.Random) -
     """A two-player match of "proc-a", five moves in, whose lease is gone while its actor lives on."""
     spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
     actor = await first.create(spec)
-    await first.call(spec.code, "join", ALICE)
-    await first.call(spec.code, "join", BOB)
+    await first.call(spec.code, cmd.Join(), ALICE)
+    await first.call(spec.code, cmd.Join(), BOB)
     await play_moves(first, spec.code, 5, rng)
     await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
     return spec, actor
@@ -143,8 +143,7 @@ async def test_a_takeover_loses_no_move_the_old_owner_acknowledged() -> None:
             loaded = await real_load(code)
             seat = decision(actor.game)["seats"][0]
             move = next(a for a in legal_actions(actor.game, seat) if a.kind != "challenge")
-            body = {k: v for k, v in action_to_json(move).items() if k not in ("seat", "type")}
-            replies.append(await first.call(code, move.kind, (ALICE, BOB)[seat], id="late", **body))
+            replies.append(await first.call(code, cmd.move_of(move), (ALICE, BOB)[seat], id="late"))
             return loaded
 
         second.store.load = load_then_old_owner_moves  # type: ignore[method-assign]
@@ -163,8 +162,8 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
     async with two_processes() as (first, second):
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
-        await first.call(spec.code, "join", ALICE)
-        await first.call(spec.code, "join", BOB)
+        await first.call(spec.code, cmd.Join(), ALICE)
+        await first.call(spec.code, cmd.Join(), BOB)
         await play_moves(first, spec.code, 5, random.Random(5))
         await first.store.remove(spec.code, actor.recorder.token)  # what the restarted node lost
         await first.broker.release_lease(lease_name(spec.code), "proc-a", actor.recorder.token)
@@ -178,7 +177,7 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
         await eventually(written_again, what="the owner takes its lease again and writes the table whole")
         holder = await second.broker.lease_holder(lease_name(spec.code))
         assert holder is not None and holder.owner == "proc-a" and not actor.recorder.fenced
-        assert (await first.call(spec.code, "info", ALICE))["type"] == "info"
+        assert (await first.call(spec.code, cmd.Info(), ALICE))["type"] == "info"
 
 
 async def test_a_table_whose_first_lease_lapsed_while_it_opened_stays_with_its_process(monkeypatch) -> None:
@@ -205,7 +204,7 @@ async def test_a_table_whose_first_lease_lapsed_while_it_opened_stays_with_its_p
             await registry.keep_leases()  # the lapsed lease is taken again, with a new token
             holder = await broker.lease_holder(lease_name(actor.code))
             assert holder is not None and holder.owner == "proc-a" and holder.token == actor.recorder.token
-            assert (await registry.call(actor.code, "join", ALICE))["type"] == "ack"  # not "moved"
+            assert (await registry.call(actor.code, cmd.Join(), ALICE))["type"] == "ack"  # not "moved"
             assert not actor.recorder.fenced
 
 
@@ -276,11 +275,11 @@ async def test_a_rematch_agreed_before_a_takeover_is_kept_and_the_series_counts_
     async with two_processes() as (first, second):
         spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
-        await first.call(spec.code, "join", ALICE)
-        await first.call(spec.code, "join", BOB)
-        assert (await first.call(spec.code, "leave", BOB))["type"] == "ack"  # a forfeit ends the match
+        await first.call(spec.code, cmd.Join(), ALICE)
+        await first.call(spec.code, cmd.Join(), BOB)
+        assert (await first.call(spec.code, cmd.Leave(), BOB))["type"] == "ack"  # a forfeit ends the match
         assert actor.status == "finished"
-        assert (await first.call(spec.code, "rematch", ALICE))["type"] == "ack"
+        assert (await first.call(spec.code, cmd.Rematch(), ALICE))["type"] == "ack"
         proposal = actor.seating.rematch
         assert proposal is not None
         left = proposal.deadline - actor.clock()
@@ -290,9 +289,9 @@ async def test_a_rematch_agreed_before_a_takeover_is_kept_and_the_series_counts_
         assert taken.seating.series == series  # not counted again when the match is settled again
         assert taken.seating.rematch is not None and taken.seating.rematch.agreed == {0}
         assert left < taken.seating.rematch.deadline - taken.clock() <= left + TAKEOVER_GRACE_S + 0.5
-        assert (await second.call(spec.code, "info", ALICE))["table"]["rematch"]["agreed"] == [0]
+        assert (await second.call(spec.code, cmd.Info(), ALICE))["table"]["rematch"]["agreed"] == [0]
         # Bob agrees on the new owner: the rematch starts.
-        assert (await second.call(spec.code, "rematch", BOB))["type"] == "ack"
+        assert (await second.call(spec.code, cmd.Rematch(), BOB))["type"] == "ack"
         assert taken.status == "playing" and taken.match_id != actor.match_id
 
 
@@ -302,8 +301,8 @@ async def test_a_match_whose_owner_died_after_its_last_move_is_ended_by_the_new_
     async with two_processes() as (first, second):
         spec = TableSpec(rules=Rules(timer=0, deck=24), creator=ALICE, bot_delay_ms=0)
         actor = await first.create(spec)
-        await first.call(spec.code, "join", ALICE)
-        await first.call(spec.code, "join", BOB)
+        await first.call(spec.code, cmd.Join(), ALICE)
+        await first.call(spec.code, cmd.Join(), BOB)
 
         async def died_first(bump: bool = True) -> None:
             return None

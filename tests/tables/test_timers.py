@@ -7,6 +7,7 @@ import asyncio
 import random
 
 from app.engine import Rules, decision
+from app.tables import commands as cmd
 from app.tables.commands import Command
 from app.tables.spec import DecisionLimits
 from tests.support.wait import eventually
@@ -19,10 +20,10 @@ async def test_a_seat_left_without_a_connection_forfeits_after_the_grace() -> No
     async with seated_table(Rules(timer=0), limits=DecisionLimits(disconnect_grace_s=0.3)) as (_, _, actor):
         assert actor.status == "playing" and actor.timers.deadline is None
         for who, conn in ((ALICE, "c-alice"), (BOB, "c-bob")):
-            actor.post(Command("hello", principal=who, conn=conn, last_version=-1))
+            actor.post(Command(cmd.Hello(last_version=-1), principal=who, conn=conn))
         await eventually(lambda: all(seat.connections for seat in actor.seats), 2, "both are connected")
         leader = actor.game.attacker
-        actor.post(Command("bye", principal=(ALICE, BOB)[leader], conn=("c-alice", "c-bob")[leader]))
+        actor.post(Command(cmd.Bye(), principal=(ALICE, BOB)[leader], conn=("c-alice", "c-bob")[leader]))
         gone_at = asyncio.get_running_loop().time()
         await eventually(lambda: actor.status != "playing", 3, "the grace is over")
         waited = asyncio.get_running_loop().time() - gone_at

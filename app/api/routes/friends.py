@@ -29,6 +29,7 @@ from app.broker import Broker, BrokerError, Event, Gap
 from app.db import accounts, friends
 from app.db.models import Challenge
 from app.db.session import Database
+from app.tables.commands import Info, Leave
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal
 
@@ -189,7 +190,7 @@ async def where_is(registry: TableRegistry, code: str, friend_id: int, viewer: S
     only for those seated there and its creator."""
     try:
         reply = await asyncio.wait_for(
-            registry.call(code, "info", Principal(key=viewer.key, name=viewer.name, account_id=viewer.account_id)), 2
+            registry.call(code, Info(), Principal(key=viewer.key, name=viewer.name, account_id=viewer.account_id)), 2
         )
     except (TableGone, TimeoutError, BrokerError):
         return None
@@ -212,7 +213,7 @@ async def close_challenge_table(registry: TableRegistry, row: Challenge) -> None
     it closes when nobody else sat down (a table of this process; elsewhere it is swept when idle)."""
     challenger = Principal(key=f"a:{row.from_id}", name="", account_id=row.from_id)
     with contextlib.suppress(TableGone, TimeoutError, BrokerError):
-        await registry.call(row.table_code, "leave", challenger)
+        await registry.call(row.table_code, Leave(), challenger)
     actor = registry.tables.get(row.table_code)
     if actor is not None and actor.status == "waiting" and all(seat.kind == "empty" for seat in actor.seats):
         await registry.close_table(row.table_code, "its challenge was declined or withdrawn")

@@ -30,16 +30,19 @@ from app.api import chat, signouts
 from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, resolve_info
 from app.api.limits import PerAddress, address_of
 from app.api.outgoing import TEXT_FRAMES, Outgoing
-from app.api.protocol import CLIENT_TYPES, client_message
+from app.api.protocol import CLIENT_TYPES, ChatCmd, ChatPhraseCmd, CommandMessage, Hello, Ping, client_message
 from app.api.routes.tables import principal_of
 from app.api.security import cross_site_refusal
 from app.api.signouts import OpenSessions
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
-from app.tables import channels
-from app.tables.commands import PLAY_COMMANDS, Command, command_to_json, play_action
+from app.tables.commands import Body, Command, command_to_json
+from app.tables.commands import Bye as ByeBody
+from app.tables.commands import Hello as HelloBody
+from app.tables.messages import Bye, Error, Pong
 from app.tables.registry import TableClosed, TableGone, TableRegistry
 from app.tables.spec import Principal
+from app.transport import channels
 
 log = logging.getLogger("durak.play")
 
@@ -257,17 +260,17 @@ class Connection:
         self.resynced_this_turn = False  # a resync was asked for in this turn of the event loop
 
     def send(self, payload: dict[str, Any] | str) -> None:
+        """Write one message: its JSON data or text, as its model's writer made it (app/tables/messages.py)."""
         self.out.write(payload if isinstance(payload, str) else channels.dumps(payload))
 
-    def error(self, cmd_id: Any, code: str, message: str) -> None:
+    def error(self, cmd_id: Any, code: str, message: str, retry_after_ms: int | None = None) -> None:
         ERRORS.labels(code).inc()
-        self.send(
-            {"type": "error", "id": cmd_id if isinstance(cmd_id, str) else None, "code": code, "message": message}
-        )
+        cmd_id = cmd_id if isinstance(cmd_id, str) else None
+        self.send(Error.wire_text(id=cmd_id, code=code, message=message, retry_after_ms=retry_after_ms))
 
     async def run(self) -> None:
         # The table's owner may be another process: its frames for us then come as bundles on the
-        # table's fan channel (fanout.Relay), which must be live before we say hello.
+        # table's fan channel (app/transport/delivery.py, Relay), which must be live before we say hello.
         async with (
             self.registry.relay.joined(self.code),
             self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine,
@@ -287,7 +290,7 @@ class Connection:
                     self._hold_timer.cancel()
                 self.out.cancel()
                 chat.hub(self.registry).leave(self)
-                self.command(Command("bye"), report=False)
+                self.command(Command(ByeBody(), self.principal, self.conn), report=False)
 
     async def watch(self, subscribed: asyncio.Future[None] | None, *, resync: bool) -> None:
         """Listen on the spectator channel until this connection gets a seat. Started again after
@@ -336,7 +339,7 @@ class Connection:
             return
         self.resynced_this_turn = True
         asyncio.get_running_loop().call_soon(self._next_turn)
-        self.command(Command("hello", last_version=self.last_version), report=False)
+        self.command(Command(HelloBody(self.last_version), self.principal, self.conn), report=False)
         for sent in list(self.unanswered.values()):
             if sent.owed:
                 self.send_again(sent)
@@ -503,7 +506,7 @@ class Connection:
         self.last_refused = now
         if now - self.refused_since >= ABUSE_CLOSE_S:
             ERRORS.labels("rate_limited").inc()
-            self.send({"type": "bye", "code": "rate_limited", "message": "too many messages for too long"})
+            self.send(Bye.wire_text(code="rate_limited", message="too many messages for too long"))
             self._close(4008, "rate limit exceeded")
             return
         cmd_id = None
@@ -511,16 +514,8 @@ class Connection:
             raw = orjson.loads(text)
             cmd_id = raw.get("id") if isinstance(raw, dict) else None
         retry_after_ms = max(1, math.ceil(wait * 1000))
-        ERRORS.labels("rate_limited").inc()
-        self.send(
-            {
-                "type": "error",
-                "id": cmd_id if isinstance(cmd_id, str) else None,
-                "code": "rate_limited",
-                "message": f"too many messages: wait {retry_after_ms} ms, then send it again",
-                "retry_after_ms": retry_after_ms,
-            }
-        )
+        message = f"too many messages: wait {retry_after_ms} ms, then send it again"
+        self.error(cmd_id, "rate_limited", message, retry_after_ms)
 
     def _close(self, code: int, reason: str) -> asyncio.Task[None]:
         async def close() -> None:
@@ -538,14 +533,8 @@ class Connection:
         unanswered are the client's to send again, same id, on its next connection."""
         if self.closing is None:
             reconnect_after_ms = random.randint(*RECONNECT_AFTER_MS)
-            self.send(
-                {
-                    "type": "bye",
-                    "code": "shutdown",
-                    "message": f"this server is restarting: reconnect in {reconnect_after_ms} ms",
-                    "reconnect_after_ms": reconnect_after_ms,
-                }
-            )
+            message = f"this server is restarting: reconnect in {reconnect_after_ms} ms"
+            self.send(Bye.wire_text(code="shutdown", message=message, reconnect_after_ms=reconnect_after_ms))
         return self._close(1012, "server restarting")
 
     def handle(self, text: str) -> None:
@@ -558,13 +547,13 @@ class Connection:
         if counter is None:
             counter = _COMMAND_COUNTERS[message.type] = COMMANDS.labels(message.type)
         counter.inc()
-        if message.type == "ping":
-            self.send({"type": "pong", "id": message.id})
+        if isinstance(message, Ping):
+            self.send(Pong.wire_text(id=message.id))
             return
-        if message.type == "hello":
-            self.command(Command("hello", last_version=message.last_version))
+        if isinstance(message, Hello):
+            self.command(Command(message.to_body(), self.principal, self.conn))
             return
-        if message.type == "chat" or message.type == "chat_phrase":  # not game state: app/api/chat.py
+        if isinstance(message, ChatCmd | ChatPhraseCmd):  # not game state: app/api/chat.py
             chat.hub(self.registry).command(self, message)
             return
         command = command_of(message, self.principal, self.conn)
@@ -623,25 +612,12 @@ class Connection:
         self.error(cmd_id, "bad_message", "the frame does not match the protocol")
 
 
-def command_of(message: Any, principal: Principal | None = None, conn: str | None = None) -> Command:
-    """A validated command frame (not hello or ping) as the table's typed command from ``principal``
-    on connection ``conn``: a play command carries its engine action (the engine's own codec; the
-    seat is the actor's to fill in)."""
-    if message.type in PLAY_COMMANDS:
-        fields = message.model_dump(exclude={"type", "id", "version"}, exclude_none=True)
-        action = play_action(message.type, fields)
-        return Command(message.type, principal, conn, id=message.id, version=message.version, action=action)
-    if message.type == "client_seed":
-        return Command(
-            message.type,
-            principal,
-            conn,
-            id=message.id,
-            version=message.version,
-            client_seed=message.seed,
-            commitment=message.commitment,
-        )
-    return Command(message.type, principal, conn, id=message.id, version=message.version)
+def command_of(message: CommandMessage, principal: Principal, conn: str) -> Command:
+    """A validated command frame (not hello, ping or chat) as the table's command from ``principal``
+    on connection ``conn``: its body made by the frame's own model (a play command is the move
+    without a seat: the table seats it from the sender's seating)."""
+    body: Body = message.to_body()
+    return Command(body, principal, conn, id=message.id, version=message.version)
 
 
 def _error_code(body: bytes) -> str:

@@ -35,6 +35,7 @@ from app.db.accounts import name_problem
 from app.db.session import Database
 from app.engine import Rules, RulesError
 from app.tables.actor import TableActor
+from app.tables.commands import AddBot, Info, Join
 from app.tables.registry import TableGone, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 
@@ -196,18 +197,11 @@ async def _join(
     (drawn before this request: the table was open and waiting already)."""
     try:
         if client_seed is None:
-            return await registry.call(code, "join", principal_of(user), seat=None, rating=rating)
-        facts = (await registry.call(code, "info", principal_of(user))).get("table") or {}
+            return await registry.call(code, Join(seat=None, rating=rating), principal_of(user))
+        facts = (await registry.call(code, Info(), principal_of(user))).get("table") or {}
         commitment = (facts.get("fairness") or {}).get("commitment")
-        return await registry.call(
-            code,
-            "join",
-            principal_of(user),
-            seat=None,
-            rating=rating,
-            client_seed=client_seed.lower(),
-            commitment=commitment,
-        )
+        join = Join(None, rating, client_seed=client_seed.lower(), commitment=commitment)
+        return await registry.call(code, join, principal_of(user))
     except (TimeoutError, TableGone):
         return {"type": "error", "code": "table_full", "message": "the table did not answer"}
 
@@ -216,7 +210,7 @@ async def _answer(
     registry: TableRegistry, code: str, user: SessionInfo, created: bool, db: Database, guest: bool = False
 ) -> QuickPlayOut:
     try:
-        reply = await registry.call(code, "info", principal_of(user))
+        reply = await registry.call(code, Info(), principal_of(user))
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
     table = reply["table"]
@@ -326,7 +320,7 @@ async def play_a_bot(
     actor = await _create(registry, spec, request)
     reply = await _join(registry, actor.code, user, await _rating_of(db, user))
     if reply.get("type") == "ack":
-        reply = await registry.call(actor.code, "add_bot", principal_of(user), seat=None, level=body.level)
+        reply = await registry.call(actor.code, AddBot(seat=None, level=body.level), principal_of(user))
     if reply.get("type") != "ack":
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the bot table could not be set up")
     return await _answer(registry, actor.code, user, True, db, signed_in is None)
@@ -357,7 +351,7 @@ async def fill_with_bots(
     found empty); bots join as the creator's (rule book: the creator seats bots). A person who sits
     down meanwhile keeps his seat: the bots take what is left."""
     body = body or BotFill()
-    reply = await table_call(registry, code, "info", user)
+    reply = await table_call(registry, code, Info(), user)
     table: dict[str, Any] = reply["table"]
     mine = [row for row in table["seats"] if row["player"] == user.key]
     if not mine:
@@ -377,7 +371,7 @@ async def fill_with_bots(
         if row["kind"] != "empty":
             continue
         try:
-            answer = await registry.call(table["code"], "add_bot", creator, seat=row["seat"], level=body.level)
+            answer = await registry.call(table["code"], AddBot(seat=row["seat"], level=body.level), creator)
         except (TimeoutError, TableGone):
             raise HTTPException(
                 status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time"

@@ -39,6 +39,7 @@ from app.db.models import ChatReport
 from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables import chat
+from app.tables.commands import AddBot, Body, Info, Join, Leave, Ready, Rematch, RemoveBot, Start
 from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany, lobby_row
 from app.tables.spec import Principal, TableSpec
 
@@ -254,16 +255,16 @@ def _check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> N
         raise too_many(refused) from None
 
 
-async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo | None, **args: Any) -> dict[str, Any]:
+async def _call(registry: TableRegistry, code: str, body: Body, user: SessionInfo | None) -> dict[str, Any]:
     try:
         table_code, watch_only = await registry.resolve(code)
     except TableGone as exc:
         raise _gone(exc) from None
-    if watch_only and op != "info":
+    if watch_only and not isinstance(body, Info):
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
     principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
     try:
-        reply = await registry.call(table_code, op, principal, **args)
+        reply = await registry.call(table_code, body, principal)
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
     if reply.get("type") == "error":
@@ -349,7 +350,7 @@ async def _info(registry: TableRegistry, code: str, user: SessionInfo | None) ->
         raise _gone(exc) from None
     principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
     try:
-        reply = await registry.call(table_code, "info", principal)
+        reply = await registry.call(table_code, Info(), principal)
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
     if reply.get("type") == "error":
@@ -403,18 +404,10 @@ async def join_table(
     async with db.session() as session:
         rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
     if body is not None and body.client_seed is not None:
-        reply = await _call(
-            registry,
-            code,
-            "join",
-            user,
-            seat=body.seat,
-            rating=rating,
-            client_seed=body.client_seed,
-            commitment=body.commitment,
-        )
+        join = Join(body.seat, rating, client_seed=body.client_seed, commitment=body.commitment)
     else:
-        reply = await _call(registry, code, "join", user, seat=body.seat if body else None, rating=rating)
+        join = Join(body.seat if body else None, rating)
+    reply = await _call(registry, code, join, user)
     if user.account_id is not None:  # where his friends see him (app/db/friends.py)
         await friends.note_table(db, user.account_id, table_code)
     return reply
@@ -422,7 +415,7 @@ async def join_table(
 
 @router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 410, 503))
 async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
-    return await _call(registry, code, "leave", user)
+    return await _call(registry, code, Leave(), user)
 
 
 @router.post(
@@ -436,7 +429,7 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
 )
 async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     _check_bot_table(registry, code, user)
-    return await _call(registry, code, "add_bot", user, seat=body.seat, level=body.level)
+    return await _call(registry, code, AddBot(body.level, body.seat), user)
 
 
 @router.delete(
@@ -450,7 +443,7 @@ async def remove_bot(
     user: CurrentUser,
     registry: RegistryDep,
 ) -> dict[str, Any]:
-    return await _call(registry, code, "remove_bot", user, seat=seat)
+    return await _call(registry, code, RemoveBot(seat), user)
 
 
 @router.post(
@@ -463,7 +456,7 @@ async def remove_bot(
 )
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     _check_bot_table(registry, code, user)
-    return await _call(registry, code, "start", user)
+    return await _call(registry, code, Start(), user)
 
 
 @router.post(
@@ -476,7 +469,7 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
 )
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
     _check_bot_table(registry, code, user)
-    return await _call(registry, code, "rematch", user)
+    return await _call(registry, code, Rematch(), user)
 
 
 @router.post(
@@ -491,7 +484,7 @@ async def ready(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str
     """Before a staked match (docs/protocol.md, "Ready check"): the match starts once every human
     seated is connected to the table and has confirmed. 409 `no_ready_check`, `not_connected`
     (no open connection to the table), `not_seated`."""
-    return await _call(registry, code, "ready", user)
+    return await _call(registry, code, Ready(), user)
 
 
 @router.get(

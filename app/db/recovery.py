@@ -20,6 +20,7 @@ from app.db import matches as history
 from app.db import stakes
 from app.db.errors import EscrowClosed, EscrowNotFound
 from app.db.session import Database
+from app.tables.spec import TableStatus
 from app.tables.store import MemoryStore, TableStore
 
 log = logging.getLogger("durak.recovery")
@@ -29,7 +30,7 @@ async def live_match_ids(store: TableStore) -> set[str]:
     ids = set()
     for code in await store.codes():
         loaded = await store.load(code)
-        if loaded is not None and loaded[0].get("match_id") and loaded[0].get("status") != "waiting":
+        if loaded is not None and loaded[0].get("match_id") and loaded[0].get("status") != TableStatus.WAITING:
             ids.add(loaded[0]["match_id"])
     return ids
 
