@@ -453,7 +453,13 @@ def main(argv: list[str] | None = None) -> int:
         # Every account signs up from 127.0.0.1: the same-address rule of related accounts off, so
         # that the farming scene's two accounts may share a staked table, and fresh accounts play
         # for coins at once (docs/integrity.md).
-        env = {"DURAK_RELATED_SAME_IP": "false", "DURAK_NEW_ACCOUNT_MATCHES": "0"}
+        # alice sits at six tables against bots at once (the pages of 2, 4 and 6 seats, the chat, the
+        # challenge menu, landscape): more than a player may have open by default.
+        env = {
+            "DURAK_RELATED_SAME_IP": "false",
+            "DURAK_NEW_ACCOUNT_MATCHES": "0",
+            "DURAK_MAX_LIVE_TABLES_PER_ACCOUNT": "10",
+        }
         server = durak_server(Path(tmp), extra_env=env).start()
         try:
             failed = shoot(server, make_scenes(server), args.out.resolve(), set(args.only))
