@@ -131,26 +131,38 @@ def ready_selector(selector: str) -> Callable[[Any], None]:
     return wait
 
 
+def without_notices(page: Any) -> None:
+    """The table's photos show the table: the friend's challenge that alice has pending for the friends
+    page (a corner box on every other page) is taken off this one."""
+    page.evaluate("() => { const box = document.getElementById('notice-box'); if (box) box.hidden = true; }")
+
+
 def ready_table(page: Any) -> None:
     page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+    without_notices(page)
     play_a_card(page)
 
 
 def ready_chat(page: Any) -> None:
     """A table with the chat open: a sheet at the foot of a phone, a panel on a desktop."""
     ready_table(page)
-    page.locator("#chat summary").click()
+    page.locator("#chat").evaluate("(chat) => { chat.open = true; }")  # under a friend's notice, perhaps
     page.locator("#chat .chat-sheet").wait_for(state="visible", timeout=5_000)
 
 
 def ready_challenge(page: Any) -> None:
     """A cheating table with the challenge menu open (once a bot's move may be challenged)."""
-    page.wait_for_function(WAITING_FOR_ME, timeout=20_000)
+    page.locator("#felt[data-status=playing]").wait_for(state="attached", timeout=20_000)
+    without_notices(page)
     summary = page.locator(".challenge-menu summary")
-    if not summary.count():
-        play_a_card(page)
-    summary.wait_for(state="visible", timeout=20_000)
-    summary.click()
+    for _ in range(60):
+        if summary.count():
+            break
+        if page.evaluate(WAITING_FOR_ME):
+            play_a_card(page)
+        page.wait_for_timeout(250)
+    summary.wait_for(state="visible", timeout=10_000)
+    page.locator(".challenge-menu").evaluate("(menu) => { menu.open = true; }")
     page.locator(".challenge-list").wait_for(state="visible", timeout=5_000)
 
 
@@ -164,6 +176,7 @@ def ready_search(page: Any) -> None:
 def ready_results(page: Any) -> None:
     results = page.locator("#results")
     results.wait_for(state="visible", timeout=15_000)
+    without_notices(page)
     results.scroll_into_view_if_needed()  # a panel under the felt today, an overlay after issue 16
 
 
@@ -353,12 +366,11 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
     admin_name = "admin"
     admin = make_admin(server, admin_name)
     farmed_flag(server, admin)
-    tables = {seats: table_against_bots(player, seats, f"{seats} players") for seats in (2, 4, 6)}
-    chat_table = table_against_bots(player, 4, "Table talk")
-    cheat_body = {"name": "Sharpers", "deck": 36, "seats": 2, "timer": 60, "bot_delay_ms": 0, "cheating": True}
-    cheating = player.http.post("/api/tables", json=cheat_body).json()
-    player.http.post(f"/api/tables/{cheating['code']}/join", json={"seat": 0}).raise_for_status()
-    player.http.post(f"/api/tables/{cheating['code']}/bots", json={"seat": 1, "level": "easy"}).raise_for_status()
+    # The player's timer outlasts the shooting of every page before the tables' (a loaded machine is slow).
+    tables = {seats: table_against_bots(player, seats, f"{seats} players", timer=600) for seats in (2, 4, 6)}
+    chat_table = table_against_bots(player, 4, "Table talk", timer=600)
+    landscape = table_against_bots(player, 6, "Evening table", timer=600)
+    cheating = table_against_bots(player, 2, "Sharpers", timer=600, cheating=True)
     sign_up(server.base_url, "seeker")  # "Play now" with nobody around: the search
     others = {name: sign_in(server.base_url, name) for name in ("feeder", "farmer")}
     social = social_scenes(server, {"alice": player, "marta": host, **others})
@@ -377,7 +389,7 @@ def make_scenes(server: ServerProcess) -> list[Scene]:
         # Issue 33's phone pages: the chat open, the challenge menu, landscape, the search.
         Scene("chat", "player", f"/t/{chat_table['code']}", ready_chat),
         Scene("challenge", "player", f"/t/{cheating['code']}", ready_challenge),
-        Scene("table-6", "player", f"/t/{tables[6]['code']}", ready_table, {"landscape": (844, 390)}),
+        Scene("table-6", "player", f"/t/{landscape['code']}", ready_table, {"landscape": (844, 390)}),
         Scene("results", "player", f"/t/{results_code}", ready_results, {"landscape": (844, 390)}),
         Scene("search", "seeker", "/", ready_search, {"phone": DEVICES["phone"]}),
     ]
@@ -441,7 +453,13 @@ def main(argv: list[str] | None = None) -> int:
         # Every account signs up from 127.0.0.1: the same-address rule of related accounts off, so
         # that the farming scene's two accounts may share a staked table, and fresh accounts play
         # for coins at once (docs/integrity.md).
-        env = {"DURAK_RELATED_SAME_IP": "false", "DURAK_NEW_ACCOUNT_MATCHES": "0"}
+        # alice sits at six tables against bots at once (the pages of 2, 4 and 6 seats, the chat, the
+        # challenge menu, landscape): more than a player may have open by default.
+        env = {
+            "DURAK_RELATED_SAME_IP": "false",
+            "DURAK_NEW_ACCOUNT_MATCHES": "0",
+            "DURAK_MAX_LIVE_TABLES_PER_ACCOUNT": "10",
+        }
         server = durak_server(Path(tmp), extra_env=env).start()
         try:
             failed = shoot(server, make_scenes(server), args.out.resolve(), set(args.only))

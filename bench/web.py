@@ -151,10 +151,10 @@ def sign_up(base: str, name: str) -> Player:
     return Player(name, cookie, http)
 
 
-def table_against_bots(player: Player, seats: int, name: str) -> dict[str, Any]:
+def table_against_bots(player: Player, seats: int, name: str, timer: int = 60, **rules: Any) -> dict[str, Any]:
     """A free table, the player in seat 0 and bots in the others: the match starts at once and soon
-    waits for the player (bots answer at once, the player's timer is a minute)."""
-    body = {"name": name, "deck": 52 if seats > 4 else 36, "seats": seats, "timer": 60, "bot_delay_ms": 0}
+    waits for the player (bots answer at once, the player's timer is a minute unless ``timer``)."""
+    body = {"name": name, "deck": 52 if seats > 4 else 36, "seats": seats, "timer": timer, "bot_delay_ms": 0, **rules}
     response = player.http.post("/api/tables", json=body)
     for _ in range(3):  # the server's limit of new tables a minute: wait as long as it says
         if response.status_code != 429:
