@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from app import arena
 from app.db import integrity, ratings
 from app.db import tournaments as store
 from app.db.integrity import IntegrityRules
@@ -31,7 +32,6 @@ from app.engine import Rules
 from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal, TableSpec
-from app.tournaments import arena
 
 log = logging.getLogger("durak.tournaments")
 

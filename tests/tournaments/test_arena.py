@@ -8,8 +8,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.tournaments import arena
-from app.tournaments.arena import PairingRules, Result, Waiting, pair, place_points, prize_split, standings
+from app import arena
+from app.arena import PairingRules, Result, Waiting, pair, place_points, prize_split, standings
 
 
 def test_points_follow_the_weights_of_section_10() -> None:
