@@ -5,9 +5,10 @@ the table's own ``join`` and ``add_bot`` commands, counts each table's first mat
 (``ArenaHooks``, around the server's match hooks), and once the time is up and the last table is
 over, pays the prizes. Its live standings go out as server-sent events, as the lobby's do.
 
-One process runs the arena (the one whose registry opened the tables: the finished-match callback
-is in-process); a table taken over by another process is counted when the runner's next pass finds
-its game still open and the table gone (aborted: no points).
+Every process runs a runner; a tournament is run by the one holding its broker lease
+(``tournament:<id>``, taken again at every pass), whose registry opens its tables and so hears their
+matches end (the finished-match callback is in-process). A table taken over by another process is
+found gone at the runner's next pass: its game is aborted (no points) and its players are free.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from app.tables.spec import Principal, TableSpec
 log = logging.getLogger("durak.tournaments")
 
 BOT_LEVEL = "normal"
+LEASE_S = 30.0  # a runner that stops passing loses its tournaments to another process after this
 
 
 def _utc_now() -> datetime:
@@ -195,6 +197,10 @@ class ArenaRunner:
 
     async def _step_one(self, tournament: Tournament, now: datetime) -> None:
         tid = tournament.id
+        # One process runs each tournament: the one holding its lease (renewed at every pass).
+        held = await self.registry.broker.acquire_lease(f"tournament:{tid}", self.registry.owner, LEASE_S)
+        if held is None:
+            return
         if tournament.status == "scheduled":
             if not tournament.notified:
                 await self._send_notices(tournament, now)
