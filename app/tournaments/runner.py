@@ -98,8 +98,9 @@ class Viewer:
         self.ready = asyncio.Event()
 
     def push(self, text: bytes) -> None:
-        if len(self.queue) > 100:
-            self.queue.clear()
+        if len(self.queue) > 100:  # a reader that fell behind: the standings are whole each time,
+            # so the older ones go; his latest table never does
+            self.queue = [t for t in self.queue if t.startswith(b"event: table")][-1:]
         self.queue.append(text)
         self.ready.set()
 
