@@ -10,7 +10,7 @@ pays twice:
 * ``tournament:<id>:withdraw:<account>:<joins>`` — the fee back, for a withdrawal before the start;
 * ``tournament:<id>:refund`` — every fee back when it is cancelled (reason ``refund``);
 * ``tournament:<id>:prizes`` — the pool paid by final standing (reason ``prize``,
-  ``app.tournaments.arena.prize_split``).
+  ``app.arena.prize_split``).
 
 The tournament's account is empty once it is finished or cancelled: what came in went out.
 """
@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app import arena
 from app.db import ledger
 from app.db.models import (
     KIND_ESCROW,
@@ -35,7 +36,6 @@ from app.db.models import (
     TournamentGame,
     TournamentPoints,
 )
-from app.tournaments import arena
 
 REASON_ENTRY = "entry_fee"
 REASON_WITHDRAW = "entry_fee_back"

@@ -1,2 +1,2 @@
-"""Arena tournaments (docs/tournaments.md): the pure rules (``arena``: points, standings, the prize
-split, pairing) and the runner that opens the tables (``runner``)."""
+"""Arena tournaments (docs/tournaments.md): the runner that opens the arena's tables
+(``runner``). The pure rules (points, standings, the prize split, pairing) are ``app.arena``."""

@@ -5,9 +5,10 @@ the table's own ``join`` and ``add_bot`` commands, counts each table's first mat
 (``ArenaHooks``, around the server's match hooks), and once the time is up and the last table is
 over, pays the prizes. Its live standings go out as server-sent events, as the lobby's do.
 
-One process runs the arena (the one whose registry opened the tables: the finished-match callback
-is in-process); a table taken over by another process is counted when the runner's next pass finds
-its game still open and the table gone (aborted: no points).
+Every process runs a runner; a tournament is run by the one holding its broker lease
+(``tournament:<id>``, taken again at every pass), whose registry opens its tables and so hears their
+matches end (the finished-match callback is in-process). A table taken over by another process is
+found gone at the runner's next pass: its game is aborted (no points) and its players are free.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from app import arena
 from app.db import integrity, ratings
 from app.db import tournaments as store
 from app.db.integrity import IntegrityRules
@@ -32,11 +34,11 @@ from app.tables.commands import AddBot, Join
 from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal, TableSpec
-from app.tournaments import arena
 
 log = logging.getLogger("durak.tournaments")
 
 BOT_LEVEL = "normal"
+LEASE_S = 30.0  # a runner that stops passing loses its tournaments to another process after this
 
 
 def _utc_now() -> datetime:
@@ -97,8 +99,9 @@ class Viewer:
         self.ready = asyncio.Event()
 
     def push(self, text: bytes) -> None:
-        if len(self.queue) > 100:
-            self.queue.clear()
+        if len(self.queue) > 100:  # a reader that fell behind: the standings are whole each time,
+            # so the older ones go; his latest table never does
+            self.queue = [t for t in self.queue if t.startswith(b"event: table")][-1:]
         self.queue.append(text)
         self.ready.set()
 
@@ -196,6 +199,10 @@ class ArenaRunner:
 
     async def _step_one(self, tournament: Tournament, now: datetime) -> None:
         tid = tournament.id
+        # One process runs each tournament: the one holding its lease (renewed at every pass).
+        held = await self.registry.broker.acquire_lease(f"tournament:{tid}", self.registry.owner, LEASE_S)
+        if held is None:
+            return
         if tournament.status == "scheduled":
             if not tournament.notified:
                 await self._send_notices(tournament, now)

@@ -8,6 +8,7 @@ import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -256,7 +257,25 @@ async def _challenge(api: Api) -> Target:
     return Target(alice, "/api/friends/bob/challenge", body, 201)
 
 
+def _tournament_body() -> dict[str, Any]:
+    start = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    return {"name": "Cup", "seats": 2, "deck": 36, "timer": 30, "starts_at": start, "duration_min": 30}
+
+
+async def _tournament(api: Api) -> Target:
+    return Target(await api.signed_up("alice"), "/api/tournaments", _tournament_body(), 201)
+
+
+async def _cancel_tournament(api: Api) -> Target:
+    alice = await api.signed_up("alice")
+    made = await alice.post("/api/tournaments", json=_tournament_body())
+    assert made.status_code == 201, made.text
+    return Target(alice, f"/api/tournaments/{made.json()['id']}/cancel", {"reason": "rain"}, 200)
+
+
 SETUPS: dict[str, Setup] = {
+    "POST /api/tournaments": _tournament,
+    "POST /api/tournaments/{tournament_id}/cancel": _cancel_tournament,
     "POST /api/push/subscriptions": _subscribe,
     "DELETE /api/push/subscriptions": _unsubscribe,
     "POST /api/friends/{name}/challenge": _challenge,

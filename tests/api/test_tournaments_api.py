@@ -196,3 +196,18 @@ async def test_bad_input_is_refused_clearly(arena: Api) -> None:
     guest = await arena.guest("visitor")
     tid = (await a.post("/api/tournaments", json=body(clock))).json()["id"]
     assert (await guest.post(f"/api/tournaments/{tid}/join")).status_code in (401, 403)
+
+
+async def test_entrants_are_told_once_that_it_is_about_to_start(arena: Api) -> None:
+    clock: Clock = arena.app.state.clock
+    a, b = await arena.signed_up("soona"), await arena.signed_up("soonb")
+    tid = (await a.post("/api/tournaments", json=body(clock))).json()["id"]  # starts in 5 minutes
+    assert (await a.post(f"/api/tournaments/{tid}/join")).status_code == 200
+    told: list[tuple[int, int, int]] = []
+    runner = runner_of(arena)
+    runner.notify = lambda account, tournament, minutes: told.append((account, tournament.id, minutes))
+    clock.now += timedelta(seconds=30)  # 4.5 minutes before: inside DURAK_TOURNAMENT_NOTICE_S (300 s)
+    await runner.step()
+    await runner.step()
+    assert told == [((await me(a))["id"], tid, 4)]
+    del b

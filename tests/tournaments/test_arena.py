@@ -8,8 +8,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.tournaments import arena
-from app.tournaments.arena import PairingRules, Result, Waiting, pair, place_points, prize_split, standings
+from app import arena
+from app.arena import PairingRules, Result, Waiting, pair, place_points, prize_split, standings
 
 
 def test_points_follow_the_weights_of_section_10() -> None:
@@ -133,3 +133,14 @@ def test_two_players_do_not_meet_a_third_time_in_a_row() -> None:
     # After waiting long enough, each gets a bot instead.
     tables = pair([a, b], PairingRules(2, 60.0), 61.0)
     assert sorted(t.players for t in tables) == [(1,), (2,)] and all(t.bots == 1 for t in tables)
+
+
+def test_a_reader_who_falls_behind_keeps_his_next_table() -> None:
+    from app.tournaments.runner import Viewer, sse
+
+    viewer = Viewer(7)
+    viewer.push(sse("table", {"code": "abc"}))
+    for i in range(150):
+        viewer.push(sse("standings", {"n": i}))
+    assert viewer.queue[0] == sse("table", {"code": "abc"})
+    assert viewer.queue[-1] == sse("standings", {"n": 149}) and len(viewer.queue) < 60

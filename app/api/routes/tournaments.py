@@ -11,9 +11,9 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, status
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Request, status
 from fastapi.responses import StreamingResponse
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import func, select
 
 from app import push
@@ -92,7 +92,11 @@ class TournamentCreate(RequestBody):
     deck: Literal[24, 36, 52] = 36
     transfer: bool | None = None
     timer: int = Field(default=30, ge=5, le=600, description="Seconds per decision.")
-    starts_at: AwareDatetime = Field(strict=False, description="When pairing starts (UTC or with an offset).")
+    starts_at: str = Field(
+        min_length=10,
+        max_length=40,
+        description="When pairing starts: an ISO 8601 time with its offset (`2026-12-24T18:00:00Z`).",
+    )
     duration_min: int = Field(default=30, ge=1, le=24 * 60, description="How long players are paired, in minutes.")
     entry_fee: int = Field(
         default=0, ge=0, le=1_000_000, description="Coins; 0 = free. Only admins schedule paid ones."
@@ -100,6 +104,23 @@ class TournamentCreate(RequestBody):
     bot_after_s: float | None = Field(
         default=None, ge=0, le=3600, description="Bots fill a table that would wait longer (default: the server's)."
     )
+
+    @field_validator("starts_at")
+    @classmethod
+    def _aware_time(cls, value: str) -> str:
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError("an ISO 8601 time, such as 2026-12-24T18:00:00Z") from None
+        if when.tzinfo is None:
+            raise ValueError("give the time's offset (Z for UTC)")
+        return value
+
+    def start(self) -> datetime:
+        return datetime.fromisoformat(self.starts_at).astimezone(UTC)
+
+
+TournamentId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A tournament's id.")]
 
 
 class TournamentOut(BaseModel):
@@ -157,8 +178,16 @@ class TournamentList(BaseModel):
     server_time: str
 
 
+def _not_found(exc: store.TournamentError) -> HTTPException:
+    """What reading a tournament can fail with: it does not exist."""
+    return HTTPException(404, detail=f"{exc.code}: {exc.message}")
+
+
 def _refuse(exc: store.TournamentError) -> HTTPException:
-    return HTTPException(exc.status, detail=f"{exc.code}: {exc.message}")
+    """404 for a tournament that does not exist, else 409 (closed, not entered...)."""
+    if exc.status == 404:
+        return HTTPException(404, detail=f"{exc.code}: {exc.message}")
+    return HTTPException(409, detail=f"{exc.code}: {exc.message}")
 
 
 @router.get("", responses={200: {"description": "Scheduled and running ones (soonest first), then past ones."}})
@@ -186,7 +215,7 @@ async def create_tournament(
 ) -> TournamentOut:
     if body.entry_fee > 0 and not user.is_admin:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="admins_only: only an admin schedules a paid tournament")
-    if body.starts_at < _now(request):
+    if body.start() < _now(request):
         raise HTTPException(422, detail=[{"loc": ["body", "starts_at"], "msg": "in the past", "type": "value_error"}])
     choices: dict[str, Any] = {"deck": body.deck, "seats": body.seats, "stake": 0, "timer": body.timer}
     if body.transfer is not None:
@@ -201,7 +230,7 @@ async def create_tournament(
         name=body.name.strip(),
         rules=rules.to_json(),
         entry_fee=body.entry_fee,
-        starts_at=body.starts_at.astimezone(UTC),
+        starts_at=body.start(),
         duration_s=body.duration_min * 60,
         bot_after_s=settings.tournament_bot_after_s if body.bot_after_s is None else body.bot_after_s,
         created_by=user.account_id,
@@ -226,26 +255,43 @@ async def create_tournament(
     try:
         row = await db.write(create)
     except store.TournamentError as exc:
-        raise _refuse(exc) from None
+        if exc.status == 429:
+            raise HTTPException(429, detail=f"{exc.code}: {exc.message}") from None
+        raise HTTPException(422, detail=f"{exc.code}: {exc.message}") from None
     return TournamentOut.model_validate(describe(row, 0))
 
 
+class PlayerTournamentOut(BaseModel):
+    id: int
+    name: str
+    status: Literal["scheduled", "running", "finished", "cancelled"]
+    starts_at: str
+    place: int | None = Field(description="His final place (once finished).")
+    points: int
+    prize: int
+
+
+PlayerName = Annotated[str, Path(min_length=1, max_length=64)]
+
+
 @router.get("/player/{name}", responses={200: {"description": "His tournaments, latest first."}, **responses(404)})
-async def player_tournaments(name: str, db: DatabaseDep) -> list[dict[str, Any]]:
+async def player_tournaments(name: PlayerName, db: DatabaseDep) -> list[PlayerTournamentOut]:
     async with db.session() as session:
         account_id = await session.scalar(select(Account.id).where(func.lower(Account.name) == name.lower()))
         if account_id is None:
             raise HTTPException(404, detail="not_found: no such player")
         rows = await store.player_history(session, int(account_id))
-    return [{**row, "starts_at": row["starts_at"].isoformat()} for row in rows]
+    return [PlayerTournamentOut.model_validate({**row, "starts_at": row["starts_at"].isoformat()}) for row in rows]
 
 
 @router.get("/{tournament_id}", responses={200: {"description": "The tournament's page."}, **responses(404)})
-async def tournament_page(tournament_id: int, user: OptionalUser, runner: RunnerDep, db: DatabaseDep) -> TournamentPage:
+async def tournament_page(
+    tournament_id: TournamentId, user: OptionalUser, runner: RunnerDep, db: DatabaseDep
+) -> TournamentPage:
     try:
         state = await runner.state(tournament_id)
     except store.TournamentError as exc:
-        raise _refuse(exc) from None
+        raise _not_found(exc) from None
     me = None
     if user is not None and user.account_id is not None:
         async with db.session() as session:
@@ -276,7 +322,7 @@ async def tournament_page(tournament_id: int, user: OptionalUser, runner: Runner
     },
 )
 async def join_tournament(
-    tournament_id: int,
+    tournament_id: TournamentId,
     request: Request,
     user: CurrentAccount,
     runner: RunnerDep,
@@ -320,7 +366,9 @@ async def join_tournament(
         **responses(401, 404, 409),
     },
 )
-async def leave_tournament(tournament_id: int, user: CurrentAccount, runner: RunnerDep, db: DatabaseDep) -> MeOut:
+async def leave_tournament(
+    tournament_id: TournamentId, user: CurrentAccount, runner: RunnerDep, db: DatabaseDep
+) -> MeOut:
     assert user.account_id is not None
     account_id = user.account_id
     try:
@@ -345,7 +393,7 @@ class CancelBody(RequestBody):
     },
 )
 async def cancel_tournament(
-    tournament_id: int,
+    tournament_id: TournamentId,
     request: Request,
     user: CurrentUser,
     runner: RunnerDep,
@@ -386,14 +434,14 @@ async def cancel_tournament(
     },
 )
 async def tournament_events(
-    tournament_id: int, request: Request, user: OptionalUser, runner: RunnerDep
+    tournament_id: TournamentId, request: Request, user: OptionalUser, runner: RunnerDep
 ) -> StreamingResponse:
     streams: PerAddress = request.app.state.lobby_streams
     address = address_of(request.client)
     try:
         await runner.state(tournament_id)
     except store.TournamentError as exc:
-        raise _refuse(exc) from None
+        raise _not_found(exc) from None
     if not streams.take(address):
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail="too_many_streams: close a feed first")
     account_id = user.account_id if user is not None else None
@@ -420,12 +468,12 @@ class ArenaMatchOut(BaseModel):
     "/{tournament_id}/matches",
     responses={200: {"description": "Every table the arena opened, oldest first."}, **responses(404)},
 )
-async def tournament_matches(tournament_id: int, db: DatabaseDep) -> list[ArenaMatchOut]:
+async def tournament_matches(tournament_id: TournamentId, db: DatabaseDep) -> list[ArenaMatchOut]:
     async with db.session() as session:
         try:
             await store.get(session, tournament_id)
         except store.TournamentError as exc:
-            raise _refuse(exc) from None
+            raise _not_found(exc) from None
         rows = await store.games(session, tournament_id)
     return [
         ArenaMatchOut(

@@ -1,4 +1,4 @@
-"""The arena's rules as pure functions (docs/tournaments.md): the points a place is worth, the
+"""The arena tournaments' rules as pure functions (docs/tournaments.md): the points a place is worth, the
 standings and their tie-breaks, the prize split, and the pairing of waiting players.
 
 Nothing here reads a clock, a database or the network: the runner (``app.tournaments.runner``)
