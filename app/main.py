@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from os import PathLike
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket
@@ -78,6 +79,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.db = db
     app.state.connections = set()
     app.state.leaving = False
+    app.state.draining = False  # readiness (/api/ready) fails from the moment the server is told to stop
     try:
         async with open_broker(settings.broker_url, BrokerOptions(prefix=settings.redis_prefix)) as broker:
             app.state.broker = broker
@@ -121,6 +123,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                     yield
                 finally:
                     full_collections.cancel()
+                    await drain(app)  # under python -m app, done already by Server.shutdown
                     await say_goodbye(app)
             await store.close()
     finally:
@@ -129,6 +132,21 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 GOODBYE_S = 2.0  # how long a stopping server waits for its goodbyes to go out
+
+
+async def drain(app: FastAPI) -> None:
+    """The server is stopping: readiness fails, no new table is opened here, and every table of the
+    process goes to a peer at once (``TableRegistry.hand_over``), before the sockets are told
+    ``bye``: by the time a client reconnects elsewhere, its table has its new owner. Once only."""
+    app.state.draining = True
+    registry: TableRegistry | None = getattr(app.state, "tables", None)
+    if registry is None or getattr(app.state, "drained", False):
+        return
+    app.state.drained = True
+    try:
+        await registry.hand_over()
+    except Exception:  # never keep the server from stopping: the leases lapse, peers take over
+        log.exception("handing the tables over failed")
 
 
 async def say_goodbye(app: FastAPI) -> None:
@@ -151,7 +169,15 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.durak_app = app
 
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.durak_app.state.draining = True  # readiness fails at once, before the main loop notices
+        super().handle_exit(sig, frame)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        try:  # tables to the peers first, while the sockets still carry their frames
+            await drain(self.durak_app)
+        except Exception:
+            log.exception("draining failed")
         for server in self.servers:  # no new connections meanwhile (uvicorn closes them again: harmless)
             server.close()
         try:

@@ -44,6 +44,8 @@ SWEEP_S = 5.0  # how often idle tables are looked for
 LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
 CLOSED_REMEMBERED = 100_000  # codes of closed tables kept to answer "closed" rather than "no such table"
 LISTED = ("waiting", "playing")  # the statuses a public table is listed in the lobby with
+HANDOVER = "handover"  # broker channel: a stopping process names the tables it has just let go of
+MOVED_RETRY_S = 0.25  # a REST call refused ``moved`` (its table changing hands) is sent again after this
 
 
 class TableGone(Exception):
@@ -66,6 +68,13 @@ class TooMany(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class Draining(TooMany):
+    """This process is stopping (SIGTERM): it opens no table; another process will (retry)."""
+
+    def __init__(self) -> None:
+        super().__init__("draining", "this server is restarting: try again in a moment (another server takes it)")
 
 
 @dataclass(frozen=True)
@@ -265,6 +274,9 @@ class TableRegistry:
         self._snapshot_text: bytes | None = None
         self._lobby_reload: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._supervisor: asyncio.Task[None] | None = None
+        self.draining = False  # stopping: no new tables, no takeovers (``hand_over``)
+        self._taking: set[asyncio.Task[Any]] = set()  # takeovers a peer's handover asked for
         self.change_watchers: list[Callable[[TableActor], None]] = []  # told of every change (app/api/turn_push.py)
 
     async def __aenter__(self) -> TableRegistry:
@@ -287,7 +299,9 @@ class TableRegistry:
         self._tasks.append(asyncio.create_task(self._sweep_forever()))
         self._tasks.append(asyncio.create_task(self._keep_leases()))
         if self.supervise:
-            self._tasks.append(asyncio.create_task(self._supervise()))
+            self._supervisor = asyncio.create_task(self._supervise())
+            self._tasks.append(self._supervisor)
+            self._tasks.append(asyncio.create_task(self.broker.follow(HANDOVER, self._on_handover)))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -296,10 +310,10 @@ class TableRegistry:
     async def close(self, release: bool = True) -> None:
         if self._lobby_reload is not None:
             self._tasks.append(self._lobby_reload)
-        for task in self._tasks:
+        for task in (*self._tasks, *self._taking):
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
+        for task in (*self._tasks, *self._taking):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
         await asyncio.gather(*(actor.stop() for actor in self.tables.values()), return_exceptions=True)
@@ -315,7 +329,10 @@ class TableRegistry:
     async def create(self, spec: TableSpec, address: str | None = None) -> TableActor:
         """Open a table; ``address`` is whom the per-address limits count (``app.api.limits.address_of``:
         an IPv6 client's /64). Raises ``TooMany`` when its creator or that address has the limit of
-        tables waiting for players, or of tables waiting or playing, already."""
+        tables waiting for players, or of tables waiting or playing, already; ``Draining`` while the
+        process stops."""
+        if self.draining:
+            raise Draining()
         self._check_can_open(spec.creator.key, address)
         self._pending.append((spec.creator.key, address))
         self._opening.add(spec.code)
@@ -606,6 +623,8 @@ class TableRegistry:
 
     async def adopt_orphans(self) -> None:
         """Take over every stored table whose lease has lapsed (its process died)."""
+        if self.draining:
+            return
         try:
             codes = await self.store.codes()
         except BrokerError:
@@ -664,6 +683,80 @@ class TableRegistry:
         await actor.resume()
         log.info("table %s: taken over at version %d", code[:8], actor.version)
         return actor
+
+    # ------------------------------------------------------------------ handing tables over (a drain)
+
+    def shares_tables(self) -> bool:
+        """Whether other processes can serve this process's tables (not the embedded default's
+        private in-memory store, whose tables only this process knows)."""
+        return not (isinstance(self.store, MemoryStore) and self.store.private)
+
+    async def hand_over(self) -> list[str]:
+        """This process is stopping (SIGTERM; docs/operations.md, "Drain"): it opens no table and
+        takes none over from now on, and gives each of its tables to a peer at once: the table
+        handles the commands it has queued, refuses later ones with ``moved`` (retryable), is saved
+        whole (its deadline as of now: the next owner adds its grace), its lease released and its
+        code published on ``handover``, where every peer takes it over without waiting for the
+        lease's TTL. Returns the codes handed over. With the embedded default (nobody to hand to)
+        only the first part happens; its tables are kept by ``app.tables.resume``."""
+        self.draining = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+        handed: list[str] = []
+
+        async def one(code: str, actor: TableActor) -> None:
+            await actor.hand_over()
+            if not self.shares_tables():
+                return
+            if actor.recorder.fenced:
+                self._drop(code, unlist=False)
+                return
+            try:
+                await actor.save_now()
+            except Exception as exc:  # its lease lapses and a peer takes it over from the last save
+                log.warning("table %s: not saved at handover (%s); a peer takes it after the lease", code[:8], exc)
+                self._drop(code, unlist=False)
+                return
+            self._drop(code, unlist=False)
+            with contextlib.suppress(Exception):
+                await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
+            handed.append(code)
+
+        await asyncio.gather(*(one(code, actor) for code, actor in list(self.tables.items())))
+        if handed:
+            with contextlib.suppress(Exception):
+                await self.broker.publish(HANDOVER, orjson.dumps({"from": self.owner, "codes": handed}))
+            log.info("handed %d tables over to the other processes", len(handed))
+        return handed
+
+    def _on_handover(self, item: Event) -> None:
+        """A stopping peer let go of tables: take them over now (the peers race for each lease; one
+        wins, the others find it held)."""
+        if isinstance(item, Gap) or self.draining:
+            return  # a gap: the supervisor finds lapsed leases within a second anyway
+        try:
+            message = orjson.loads(item.data)
+            codes = [code for code in message["codes"] if isinstance(code, str)]
+            if message.get("from") == self.owner:
+                return
+        except (ValueError, KeyError, TypeError, AttributeError):
+            log.warning("handover: ignoring a malformed message")
+            return
+        for code in codes:
+            if code in self.tables or code in self._opening:
+                continue
+            task = asyncio.get_running_loop().create_task(self._take_handed(code))
+            self._taking.add(task)
+            task.add_done_callback(self._taking.discard)
+
+    async def _take_handed(self, code: str) -> None:
+        try:
+            if not self.draining and code not in self.tables:
+                await self.take_over(code)
+        except BrokerError:
+            pass  # the supervisor tries again
+        except Exception:
+            log.exception("table %s: taking it over after a handover failed", code[:8])
 
     # ------------------------------------------------------------------ lobby
 
@@ -828,13 +921,20 @@ class TableRegistry:
             commitment=commitment,
             action=action,
         )
+        give_up_at = asyncio.get_running_loop().time() + CALL_TIMEOUT_S
         async with self.broker.subscribe(reply_channel) as sub:
             await self.broker.publish(channels.inbox(code), command_to_json(command))
-            async with asyncio.timeout(CALL_TIMEOUT_S):
+            async with asyncio.timeout_at(give_up_at):
                 async for item in sub:
                     if isinstance(item, Gap):
                         continue
                     reply: dict[str, Any] = json.loads(item.data)
+                    if reply.get("type") == "error" and reply.get("code") == "moved":
+                        # The table is changing hands (a drain, a fenced owner): nothing was done;
+                        # its next owner gets the command.
+                        await asyncio.sleep(MOVED_RETRY_S)
+                        await self.broker.publish(channels.inbox(code), command_to_json(command))
+                        continue
                     return reply
         raise TableGone(code)
 

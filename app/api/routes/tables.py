@@ -39,7 +39,7 @@ from app.db.models import ChatReport
 from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables import chat
-from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany, lobby_row
+from app.tables.registry import Draining, TableClosed, TableGone, TableRegistry, TooMany, lobby_row
 from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
@@ -139,6 +139,12 @@ async def saw_device(db: Database, request: Request, user: SessionInfo) -> None:
 
 
 def too_many(refused: TooMany) -> HTTPException:
+    if isinstance(refused, Draining):  # this process is stopping: another one opens it (retry)
+        return HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            detail=f"{refused.code}: {refused.message}",
+            headers={"Retry-After": "1"},
+        )
     return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail=f"{refused.code}: {refused.message}")
 
 
