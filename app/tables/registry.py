@@ -301,7 +301,7 @@ class TableRegistry:
         if self.supervise:
             self._supervisor = asyncio.create_task(self._supervise())
             self._tasks.append(self._supervisor)
-            self._tasks.append(asyncio.create_task(self.broker.follow(HANDOVER, self._on_handover)))
+        self._tasks.append(asyncio.create_task(self.broker.follow(HANDOVER, self._on_handover)))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
