@@ -45,7 +45,6 @@ LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one de
 CLOSED_REMEMBERED = 100_000  # codes of closed tables kept to answer "closed" rather than "no such table"
 LISTED = ("waiting", "playing")  # the statuses a public table is listed in the lobby with
 HANDOVER = "handover"  # broker channel: a stopping process names the tables it has just let go of
-MOVED_RETRY_S = 0.25  # a REST call refused ``moved`` (its table changing hands) is sent again after this
 
 
 class TableGone(Exception):
@@ -921,20 +920,13 @@ class TableRegistry:
             commitment=commitment,
             action=action,
         )
-        give_up_at = asyncio.get_running_loop().time() + CALL_TIMEOUT_S
         async with self.broker.subscribe(reply_channel) as sub:
             await self.broker.publish(channels.inbox(code), command_to_json(command))
-            async with asyncio.timeout_at(give_up_at):
+            async with asyncio.timeout(CALL_TIMEOUT_S):
                 async for item in sub:
                     if isinstance(item, Gap):
                         continue
                     reply: dict[str, Any] = json.loads(item.data)
-                    if reply.get("type") == "error" and reply.get("code") == "moved":
-                        # The table is changing hands (a drain, a fenced owner): nothing was done;
-                        # its next owner gets the command.
-                        await asyncio.sleep(MOVED_RETRY_S)
-                        await self.broker.publish(channels.inbox(code), command_to_json(command))
-                        continue
                     return reply
         raise TableGone(code)
 

@@ -3,6 +3,7 @@ feed."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -138,6 +139,10 @@ async def saw_device(db: Database, request: Request, user: SessionInfo) -> None:
     await db.write(lambda session: integrity.saw_device(session, device=device, account_id=account_id))
 
 
+MOVED_RETRY_S = 0.25  # a call refused ``moved`` (its table changing hands) is made again after this
+MOVED_RETRIES = 20
+
+
 def too_many(refused: TooMany) -> HTTPException:
     if isinstance(refused, Draining):  # this process is stopping: another one opens it (retry)
         return HTTPException(
@@ -270,6 +275,13 @@ async def _call(registry: TableRegistry, code: str, op: str, user: SessionInfo |
     principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
     try:
         reply = await registry.call(table_code, op, principal, **args)
+        for _ in range(MOVED_RETRIES):
+            if reply.get("type") != "error" or reply.get("code") != "moved":
+                break
+            # The table is changing hands (its server stops, or was fenced out): nothing was done,
+            # and its next owner takes the call.
+            await asyncio.sleep(MOVED_RETRY_S)
+            reply = await registry.call(table_code, op, principal, **args)
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
     if reply.get("type") == "error":
