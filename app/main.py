@@ -61,6 +61,7 @@ from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
 from app.tables.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.tables.registry import TableLimits, TableRegistry
+from app.tables.resume import keep_tables, resume_tables
 from app.tables.spec import DecisionLimits
 from app.tables.store import open_store
 
@@ -111,6 +112,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
                 try:
+                    if not registry.shares_tables():  # the embedded default: its tables kept at the last stop
+                        await resume_tables(db, registry)
+                except Exception:
+                    log.exception("could not resume the tables kept at the last stop")
+                try:
                     await record_abandoned_deals(db, store, settings.secret_key)  # first: refunds with the record
                     await refund_abandoned_escrows(db, store)
                 except Exception:  # e.g. a database without its schema: serve anyway, say why
@@ -124,6 +130,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 finally:
                     full_collections.cancel()
                     await drain(app)  # under python -m app, done already by Server.shutdown
+                    if not registry.shares_tables():  # nobody to hand them to: kept for the next start
+                        try:
+                            await keep_tables(db, registry)
+                        except Exception:  # their matches are then settled as aborted at the next start
+                            log.exception("could not keep the live tables for the next start")
                     await say_goodbye(app)
             await store.close()
     finally:

@@ -661,7 +661,25 @@ class TableRegistry:
             await self.broker.release_lease(lease_name(code), self.owner, token)
             return None
         record, entries = loaded
+        actor = await self._revive(record, entries, token)
+        log.info("table %s: taken over at version %d", code[:8], actor.version)
+        return actor
+
+    async def restore(self, record: dict[str, Any], entries: list[str]) -> TableActor:
+        """Serve again a table kept while this (one-process) server was stopped (``app.tables.resume``):
+        as a takeover, the same match at the same version, its move timer given the time it had
+        at the stop plus the takeover's grace, the idle limits and graces started again."""
+        code = record["spec"]["code"]
+        token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
+        if token is None:
+            raise RuntimeError(f"table {code[:8]} is held by another process")
+        actor = await self._revive(record, entries, token)
+        log.info("table %s: resumed at version %d", code[:8], actor.version)
+        return actor
+
+    async def _revive(self, record: dict[str, Any], entries: list[str], token: int) -> TableActor:
         table = read_record(record, entries)  # the same match at the same version
+        code = table.spec.code
         actor = TableActor(
             table.spec,
             self.broker,
@@ -680,7 +698,6 @@ class TableRegistry:
         await actor.save_now()  # claims the table with the new fencing token
         await self._adopt(actor)
         await actor.resume()
-        log.info("table %s: taken over at version %d", code[:8], actor.version)
         return actor
 
     # ------------------------------------------------------------------ handing tables over (a drain)
