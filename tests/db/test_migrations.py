@@ -62,6 +62,7 @@ TABLES = {
     "push_subscriptions",
     "server_keys",
     "live_matches",
+    "live_tables",
 }
 
 
