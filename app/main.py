@@ -56,7 +56,7 @@ from app.config import Settings, get_settings
 from app.db.integrity import IntegrityRules
 from app.db.seasons import SeasonRules
 from app.db.session import Database
-from app.metrics import LIVE_TABLES, REGISTRY
+from app.metrics import DRAINING, LIVE_TABLES, REGISTRY
 from app.tables.bot_runner import BotRunner
 from app.tables.db_hooks import DbHooks
 from app.tables.recovery import record_abandoned_deals, refund_abandoned_escrows
@@ -81,6 +81,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.connections = set()
     app.state.leaving = False
     app.state.draining = False  # readiness (/api/ready) fails from the moment the server is told to stop
+    DRAINING.set(0)
     try:
         async with open_broker(settings.broker_url, BrokerOptions(prefix=settings.redis_prefix)) as broker:
             app.state.broker = broker
@@ -150,6 +151,7 @@ async def drain(app: FastAPI) -> None:
     process goes to a peer at once (``TableRegistry.hand_over``), before the sockets are told
     ``bye``: by the time a client reconnects elsewhere, its table has its new owner. Once only."""
     app.state.draining = True
+    DRAINING.set(1)
     registry: TableRegistry | None = getattr(app.state, "tables", None)
     if registry is None or getattr(app.state, "drained", False):
         return

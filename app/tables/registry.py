@@ -26,6 +26,7 @@ import orjson
 
 from app.broker import Broker, BrokerError, Event, Gap
 from app.db.matches import ABORT_EVICTED
+from app.metrics import HANDED_OVER, TAKEOVERS
 from app.tables import channels, chat, fanout
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
@@ -638,7 +639,8 @@ class TableRegistry:
         for code, holder in zip(others, holders, strict=True):
             if holder is None and code not in self.tables and code not in self._opening:  # again: we awaited
                 with contextlib.suppress(BrokerError):
-                    await self.take_over(code)
+                    if await self.take_over(code) is not None:
+                        TAKEOVERS.labels("lapsed_lease").inc()
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
@@ -737,6 +739,7 @@ class TableRegistry:
             with contextlib.suppress(Exception):
                 await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
             handed.append(code)
+            HANDED_OVER.inc()
 
         await asyncio.gather(*(one(code, actor) for code, actor in list(self.tables.items())))
         if handed:
@@ -767,8 +770,8 @@ class TableRegistry:
 
     async def _take_handed(self, code: str) -> None:
         try:
-            if not self.draining and code not in self.tables:
-                await self.take_over(code)
+            if not self.draining and code not in self.tables and await self.take_over(code) is not None:
+                TAKEOVERS.labels("handover").inc()
         except BrokerError:
             pass  # the supervisor tries again
         except Exception:
