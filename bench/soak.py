@@ -244,7 +244,7 @@ class Client(PlayerCore):
     async def run(self, stop_at: float, spectator: bool = False) -> None:
         attempt = 0
         while self.outcome is None and time.monotonic() < stop_at:
-            url = self.urls[attempt % len(self.urls)]
+            url = self.urls[attempt % len(self.urls)]  # through nginx: one address
             attempt += 1
             headers = {"Origin": url.replace("ws://", "http://")}
             if self.cookie:
@@ -387,16 +387,24 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
                     stake,
                 )
 
-            players = list(await asyncio.gather(*(set_up(index) for index in range(matches))))
-            for code, _, _ in players[:: max(1, matches // 8)]:
-                watchers.append(Client(f"w{code[:4]}", code, None, urls, 7))
+            stop_at = time.monotonic() + window_s + 300
+            tasks: list[asyncio.Task[None]] = []
+
+            async def set_up_and_play(index: int) -> tuple[str, list[Client], int]:
+                code, clients, stake = await set_up(index)  # its players connect at once: a free
+                tasks.extend(asyncio.create_task(c.run(stop_at)) for c in clients)  # match starts now
+                if index % 8 == 0:
+                    watcher = Client(f"w{index}", code, None, urls, 7)
+                    watchers.append(watcher)
+                    tasks.append(asyncio.create_task(watcher.run(stop_at, spectator=True)))
+                return code, clients, stake
+
+            players = list(await asyncio.gather(*(set_up_and_play(index) for index in range(matches))))
             everyone = [client for _, clients, _ in players for client in clients]
-            stop_at = time.monotonic() + window_s + 240
-            tasks = [asyncio.create_task(c.run(stop_at)) for c in everyone]
-            tasks += [asyncio.create_task(w.run(stop_at, spectator=True)) for w in watchers]
 
             kinds = ["kill", "rolling", "redis", "postgres", "pause"]
-            schedule = sorted(rng.uniform(5, window_s) for _ in range(fault_count))
+            gap = window_s / fault_count  # one fault at a random moment of each slice of the window
+            schedule = [gap * n + rng.uniform(0, gap / 2) for n in range(fault_count)]
             plan = kinds[:fault_count] + [rng.choice(kinds) for _ in range(fault_count - len(kinds))]
             rng.shuffle(plan)
             started = time.monotonic()
@@ -421,6 +429,12 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
             for client in everyone:
                 client.think = FAST_S
             await asyncio.gather(*tasks)
+            for code, clients, stake in players:  # what went wrong where, for the operator
+                outcome = clients[0].outcome
+                if outcome is None or outcome.get("forfeit") is not None:
+                    what = "no end" if outcome is None else f"forfeit {outcome.get('reason')}"
+                    kind = "bot" if len(clients) == 1 else ("staked" if stake else "free")
+                    print(f"soak: table {code[:8]} ({kind}): {what} at version {clients[0].version}", file=sys.stderr)
             report = await _check(http, base, players, postgres)
     finally:
         if nginx is not None:
@@ -496,10 +510,15 @@ def main(argv: list[str] | None = None) -> None:
     matches = args.matches or (40 if args.quick else 120)
     faults = args.faults or (5 if args.quick else 30)
     window_s = 60 * (args.minutes or (1.0 if args.quick else 30.0))
-    with tempfile.TemporaryDirectory(prefix="durak-soak-", delete=not args.keep) as tmp:
-        root = Path(tmp)
-        os.chmod(root, 0o755)
+    root = Path(tempfile.mkdtemp(prefix="durak-soak-"))
+    os.chmod(root, 0o755)
+    try:
         line = asyncio.run(soak(matches, faults, window_s, root))
+    finally:
+        if args.keep:
+            print(f"soak: logs and data kept in {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     print(line)
 
 
