@@ -317,7 +317,8 @@ async def _signup(http: httpx.AsyncClient, base: str, name: str) -> str:
     problem = ""
     for _ in range(20):
         try:
-            response = await http.post(f"{base}/api/auth/signup", json={"name": name, "password": "pass-word-123"})
+            async with httpx.AsyncClient(timeout=20) as own:  # a cookie jar (and device) of its own
+                response = await own.post(f"{base}/api/auth/signup", json={"name": name, "password": "pass-word-123"})
         except httpx.HTTPError as exc:
             problem = repr(exc)
         else:
@@ -331,7 +332,10 @@ async def _signup(http: httpx.AsyncClient, base: str, name: str) -> str:
 async def _rest(http: httpx.AsyncClient, method: str, url: str, cookie: str, **kwargs: Any) -> httpx.Response:
     for _ in range(30):
         with contextlib.suppress(httpx.HTTPError):
-            response = await http.request(method, url, cookies={"durak_session": cookie}, **kwargs)
+            # A client of its own per call: one shared jar would give every player the same device
+            # cookie, and accounts on one device may not play each other for coins.
+            async with httpx.AsyncClient(timeout=20, cookies={"durak_session": cookie}) as own:
+                response = await own.request(method, url, **kwargs)
             if response.status_code < 500:
                 return response
         await asyncio.sleep(0.5)
