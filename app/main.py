@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from os import PathLike
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket
@@ -59,10 +60,11 @@ from app.db.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.db.seasons import SeasonRules
 from app.db.session import Database
 from app.db.table_hooks import DbHooks
-from app.metrics import LIVE_TABLES, REGISTRY
+from app.metrics import DRAINING, LIVE_TABLES, REGISTRY
 from app.store import open_store
 from app.tables.bot_runner import BotRunner
 from app.tables.registry import TableLimits, TableRegistry
+from app.db.live_tables import keep_tables, resume_tables
 from app.tables.spec import DecisionLimits
 from app.tournaments.runner import ArenaHooks
 
@@ -81,6 +83,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.db = db
     app.state.connections = set()
     app.state.leaving = False
+    app.state.draining = False  # readiness (/api/ready) fails from the moment the server is told to stop
+    DRAINING.set(0)
     try:
         async with open_broker(settings.broker_url, BrokerOptions(prefix=settings.redis_prefix)) as broker:
             app.state.broker = broker
@@ -120,6 +124,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 app.state.open_sessions = open_sessions
                 LIVE_TABLES.set_function(lambda: len(registry.tables))
                 try:
+                    if not registry.shares_tables():  # the embedded default: its tables kept at the last stop
+                        await resume_tables(db, registry)
+                except Exception:
+                    log.exception("could not resume the tables kept at the last stop")
+                try:
                     await record_abandoned_deals(db, store, settings.secret_key)  # first: refunds with the record
                     await refund_abandoned_escrows(db, store)
                 except Exception:  # e.g. a database without its schema: serve anyway, say why
@@ -132,6 +141,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                     yield
                 finally:
                     full_collections.cancel()
+                    await drain(app)  # under python -m app, done already by Server.shutdown
+                    if not registry.shares_tables():  # nobody to hand them to: kept for the next start
+                        try:
+                            await keep_tables(db, registry)
+                        except Exception:  # their matches are then settled as aborted at the next start
+                            log.exception("could not keep the live tables for the next start")
                     await say_goodbye(app)
             await store.close()
     finally:
@@ -140,6 +155,22 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 GOODBYE_S = 2.0  # how long a stopping server waits for its goodbyes to go out
+
+
+async def drain(app: FastAPI) -> None:
+    """The server is stopping: readiness fails, no new table is opened here, and every table of the
+    process goes to a peer at once (``TableRegistry.hand_over``), before the sockets are told
+    ``bye``: by the time a client reconnects elsewhere, its table has its new owner. Once only."""
+    app.state.draining = True
+    DRAINING.set(1)
+    registry: TableRegistry | None = getattr(app.state, "tables", None)
+    if registry is None or getattr(app.state, "drained", False):
+        return
+    app.state.drained = True
+    try:
+        await registry.hand_over()
+    except Exception:  # never keep the server from stopping: the leases lapse, peers take over
+        log.exception("handing the tables over failed")
 
 
 async def say_goodbye(app: FastAPI) -> None:
@@ -162,7 +193,15 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.durak_app = app
 
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.durak_app.state.draining = True  # readiness fails at once, before the main loop notices
+        super().handle_exit(sig, frame)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        try:  # tables to the peers first, while the sockets still carry their frames
+            await drain(self.durak_app)
+        except Exception:
+            log.exception("draining failed")
         for server in self.servers:  # no new connections meanwhile (uvicorn closes them again: harmless)
             server.close()
         try:

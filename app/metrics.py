@@ -16,3 +16,14 @@ COMMAND_LATENCY = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
     registry=REGISTRY,
 )
+TAKEOVERS = Counter(
+    "durak_takeovers_total",
+    "Tables this process took over, by cause: a stopping peer handed it over, or its owner's lease lapsed "
+    "(a process died).",
+    ["cause"],
+    registry=REGISTRY,
+)
+HANDED_OVER = Counter(
+    "durak_tables_handed_over_total", "Tables this process handed to a peer as it stopped.", registry=REGISTRY
+)
+DRAINING = Gauge("durak_draining", "1 while this process drains (it was told to stop), else 0.", registry=REGISTRY)

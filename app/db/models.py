@@ -238,6 +238,20 @@ class LiveMatch(Base):
     fairness: Mapped[dict[str, Any]] = mapped_column(Json)
 
 
+class LiveTable(Base):
+    """A live table of the embedded default (one process, the in-process table store), kept here
+    while the server is stopped: written at a graceful stop, read back and deleted at the next
+    start (``app.db.live_tables``), where its match goes on at the same version. ``record`` is the
+    table store's record (the deal's secret seed included), ``log`` the moves of its match."""
+
+    __tablename__ = "live_tables"
+
+    code: Mapped[str] = mapped_column(String(64), primary_key=True)  # the invite code: a secret
+    record: Mapped[dict[str, Any]] = mapped_column(Json)
+    log: Mapped[list[str]] = mapped_column(Json)
+    saved_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class MatchPlayer(Base):
     """One seat of a finished match, for listing a player's matches."""
 

@@ -38,6 +38,7 @@ from app.tables.commands import (
     BotMove,
     Bye,
     Command,
+    Handover,
     Hello,
     Info,
     Leave,
@@ -51,7 +52,7 @@ from app.tables.commands import (
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
-from app.tables.messages import Ack, InfoReply, SeatAck, StartAck, Welcome
+from app.tables.messages import Ack, Error, InfoReply, SeatAck, StartAck, Welcome
 from app.tables.ports import TableTransport
 from app.tables.record import (
     Recorder,
@@ -137,6 +138,7 @@ class TableActor:
         self._task: asyncio.Task[None] | None = None
         self._settle_task: asyncio.Task[bool] | None = None
         self._ready = asyncio.Event()
+        self.handed_over = False  # its process is stopping: later commands are refused ``moved``
 
     @property
     def seats(self) -> list[Seat]:
@@ -176,10 +178,43 @@ class TableActor:
                     what = "timer" if command is None else repr(command.kind)
                     log.exception("table %s: %s handling failed", self.code[:8], what)
                 self.delivery.flush()
+                if self.handed_over:
+                    break
+        for command in self.inbox.take_all():  # queued behind the handover (or while unsubscribing)
+            self._refuse_moved(command)
 
     def post(self, command: Command) -> None:
         """Queue a command for the actor: commands of a connection in this process, bot decisions."""
+        if self.handed_over:
+            self._refuse_moved(command)
+            return
         self.inbox.post(command)
+
+    async def hand_over(self, timeout_s: float = 5.0) -> None:
+        """Its process is stopping (a drain, docs/operations.md): the commands queued until now are
+        handled (answered as usual), every later one is refused ``moved`` (retryable: its sender
+        sends it again, same id, and it reaches the table's next owner), then the actor stops. The
+        caller saves the table and releases its lease for a peer to take it over at once."""
+        self.inbox.post(Command(Handover()))
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), timeout_s)
+        self.handed_over = True
+        await self.stop()
+
+    async def _on_handover(self, command: Command) -> None:
+        self.handed_over = True
+
+    def _refuse_moved(self, command: Command) -> None:
+        """Answer a command this table no longer takes (it is being handed over) with ``moved``."""
+        principal = command.principal
+        if principal is None or type(command.body) in _INTERNAL or not (command.conn or command.reply):
+            return  # a hello is sent again when the next owner asks (``_rehello``); bots think again there
+        answer = Error.wire(
+            id=command.id, code="moved", message="this table is moving to another server: send it again (same id)"
+        )
+        self.delivery.deliver(fanout.answer_frames(self.code, command, principal.key, answer))
 
     # ------------------------------------------------------------------ dispatch
 
@@ -596,4 +631,5 @@ _INTERNAL: dict[type, Callable[[TableActor, Command], Awaitable[None]]] = {
     BotMove: TableActor._on_bot,
     Wake: TableActor._on_wake,
     Rated: TableActor._on_rated,
+    Handover: TableActor._on_handover,
 }

@@ -270,7 +270,14 @@ class Rated:
     kind: ClassVar[str] = "rated"
 
 
-Internal = Hello | Bye | BotMove | Wake | Rated
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """Its process is stopping: the commands queued before this one are handled, the rest refused."""
+
+    kind: ClassVar[str] = "_handover"
+
+
+Internal = Hello | Bye | BotMove | Wake | Rated | Handover
 Body = Request | Internal
 SEAT_BODIES = (Join, Leave, ClientSeed, AddBot, RemoveBot, Rematch, Ready)
 BODIES: dict[str, type[Body]] = {

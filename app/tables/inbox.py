@@ -36,6 +36,12 @@ class Inbox:
         except BadCommand as exc:
             log.warning("table %s: dropped a command from the broker: %s", self.code[:8], exc)
 
+    def take_all(self) -> list[Command]:
+        """Empty the queue: the commands still in it, oldest first."""
+        taken = list(self._queue)
+        self._queue.clear()
+        return taken
+
     def close(self) -> None:
         if self._alarm is not None:
             self._alarm.cancel()

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from app.broker.base import Broker, BrokerError, Event, Gap
+from app.metrics import HANDED_OVER, TAKEOVERS
 from app.tables import chat
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
@@ -46,6 +47,7 @@ SWEEP_S = 5.0  # how often idle tables are looked for
 LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
 CLOSED_REMEMBERED = 100_000  # codes of closed tables kept to answer "closed" rather than "no such table"
 LISTED = (TableStatus.WAITING, TableStatus.PLAYING)  # the statuses a public table is listed in the lobby with
+HANDOVER = "handover"  # broker channel: a stopping process names the tables it has just let go of
 
 
 class TableGone(Exception):
@@ -68,6 +70,13 @@ class TooMany(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class Draining(TooMany):
+    """This process is stopping (SIGTERM): it opens no table; another process will (retry)."""
+
+    def __init__(self) -> None:
+        super().__init__("draining", "this server is restarting: try again in a moment (another server takes it)")
 
 
 @dataclass(frozen=True)
@@ -275,6 +284,9 @@ class TableRegistry:
         self._snapshot_text: bytes | None = None
         self._lobby_reload: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._supervisor: asyncio.Task[None] | None = None
+        self.draining = False  # stopping: no new tables, no takeovers (``hand_over``)
+        self._taking: set[asyncio.Task[Any]] = set()  # takeovers a peer's handover asked for
         self.change_watchers: list[Callable[[TableActor], None]] = []  # told of every change (app/api/turn_push.py)
 
     async def __aenter__(self) -> TableRegistry:
@@ -297,7 +309,9 @@ class TableRegistry:
         self._tasks.append(asyncio.create_task(self._sweep_forever()))
         self._tasks.append(asyncio.create_task(self._keep_leases()))
         if self.supervise:
-            self._tasks.append(asyncio.create_task(self._supervise()))
+            self._supervisor = asyncio.create_task(self._supervise())
+            self._tasks.append(self._supervisor)
+        self._tasks.append(asyncio.create_task(self.broker.follow(HANDOVER, self._on_handover)))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -306,10 +320,10 @@ class TableRegistry:
     async def close(self, release: bool = True) -> None:
         if self._lobby_reload is not None:
             self._tasks.append(self._lobby_reload)
-        for task in self._tasks:
+        for task in (*self._tasks, *self._taking):
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
+        for task in (*self._tasks, *self._taking):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
         await asyncio.gather(*(actor.stop() for actor in self.tables.values()), return_exceptions=True)
@@ -325,7 +339,10 @@ class TableRegistry:
     async def create(self, spec: TableSpec, address: str | None = None) -> TableActor:
         """Open a table; ``address`` is whom the per-address limits count (``app.api.limits.address_of``:
         an IPv6 client's /64). Raises ``TooMany`` when its creator or that address has the limit of
-        tables waiting for players, or of tables waiting or playing, already."""
+        tables waiting for players, or of tables waiting or playing, already; ``Draining`` while the
+        process stops."""
+        if self.draining:
+            raise Draining()
         self._check_can_open(spec.creator.key, address)
         self._pending.append((spec.creator.key, address))
         self._opening.add(spec.code)
@@ -617,6 +634,8 @@ class TableRegistry:
 
     async def adopt_orphans(self) -> None:
         """Take over every stored table whose lease has lapsed (its process died)."""
+        if self.draining:
+            return
         try:
             codes = await self.store.codes()
         except BrokerError:
@@ -631,7 +650,8 @@ class TableRegistry:
         for code, holder in zip(others, holders, strict=True):
             if holder is None and code not in self.tables and code not in self._opening:  # again: we awaited
                 with contextlib.suppress(BrokerError):
-                    await self.take_over(code)
+                    if await self.take_over(code) is not None:
+                        TAKEOVERS.labels("lapsed_lease").inc()
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
@@ -654,7 +674,25 @@ class TableRegistry:
             await self.broker.release_lease(lease_name(code), self.owner, token)
             return None
         record, entries = loaded
+        actor = await self._revive(record, entries, token)
+        log.info("table %s: taken over at version %d", code[:8], actor.version)
+        return actor
+
+    async def restore(self, record: dict[str, Any], entries: list[str]) -> TableActor:
+        """Serve again a table kept while this (one-process) server was stopped (``app.db.live_tables``):
+        as a takeover, the same match at the same version, its move timer given the time it had
+        at the stop plus the takeover's grace, the idle limits and graces started again."""
+        code = record["spec"]["code"]
+        token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
+        if token is None:
+            raise RuntimeError(f"table {code[:8]} is held by another process")
+        actor = await self._revive(record, entries, token)
+        log.info("table %s: resumed at version %d", code[:8], actor.version)
+        return actor
+
+    async def _revive(self, record: dict[str, Any], entries: list[str], token: int) -> TableActor:
         table = read_record(record, entries)  # the same match at the same version
+        code = table.spec.code
         actor = TableActor(
             table.spec,
             self.broker,
@@ -674,8 +712,82 @@ class TableRegistry:
         await actor.save_now()  # claims the table with the new fencing token
         await self._adopt(actor)
         await actor.resume()
-        log.info("table %s: taken over at version %d", code[:8], actor.version)
         return actor
+
+    # ------------------------------------------------------------------ handing tables over (a drain)
+
+    def shares_tables(self) -> bool:
+        """Whether other processes can serve this process's tables (not the embedded default's
+        private in-memory store, whose tables only this process knows)."""
+        return not (isinstance(self.store, MemoryStore) and self.store.private)
+
+    async def hand_over(self) -> list[str]:
+        """This process is stopping (SIGTERM; docs/operations.md, "Drain"): it opens no table and
+        takes none over from now on, and gives each of its tables to a peer at once: the table
+        handles the commands it has queued, refuses later ones with ``moved`` (retryable), is saved
+        whole (its deadline as of now: the next owner adds its grace), its lease released and its
+        code published on ``handover``, where every peer takes it over without waiting for the
+        lease's TTL. Returns the codes handed over. With the embedded default (nobody to hand to)
+        only the first part happens; its tables are kept by ``app.db.live_tables``."""
+        self.draining = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+        handed: list[str] = []
+
+        async def one(code: str, actor: TableActor) -> None:
+            await actor.hand_over()
+            if not self.shares_tables():
+                return
+            if actor.recorder.fenced:
+                self._drop(code, unlist=False)
+                return
+            try:
+                await actor.save_now()
+            except Exception as exc:  # its lease lapses and a peer takes it over from the last save
+                log.warning("table %s: not saved at handover (%s); a peer takes it after the lease", code[:8], exc)
+                self._drop(code, unlist=False)
+                return
+            self._drop(code, unlist=False)
+            with contextlib.suppress(Exception):
+                await self.broker.release_lease(lease_name(code), self.owner, actor.recorder.token)
+            handed.append(code)
+            HANDED_OVER.inc()
+
+        await asyncio.gather(*(one(code, actor) for code, actor in list(self.tables.items())))
+        if handed:
+            with contextlib.suppress(Exception):
+                await self.broker.publish(HANDOVER, orjson.dumps({"from": self.owner, "codes": handed}))
+            log.info("handed %d tables over to the other processes", len(handed))
+        return handed
+
+    def _on_handover(self, item: Event) -> None:
+        """A stopping peer let go of tables: take them over now (the peers race for each lease; one
+        wins, the others find it held)."""
+        if isinstance(item, Gap) or self.draining:
+            return  # a gap: the supervisor finds lapsed leases within a second anyway
+        try:
+            message = orjson.loads(item.data)
+            codes = [code for code in message["codes"] if isinstance(code, str)]
+            if message.get("from") == self.owner:
+                return
+        except (ValueError, KeyError, TypeError, AttributeError):
+            log.warning("handover: ignoring a malformed message")
+            return
+        for code in codes:
+            if code in self.tables or code in self._opening:
+                continue
+            task = asyncio.get_running_loop().create_task(self._take_handed(code))
+            self._taking.add(task)
+            task.add_done_callback(self._taking.discard)
+
+    async def _take_handed(self, code: str) -> None:
+        try:
+            if not self.draining and code not in self.tables and await self.take_over(code) is not None:
+                TAKEOVERS.labels("handover").inc()
+        except BrokerError:
+            pass  # the supervisor tries again
+        except Exception:
+            log.exception("table %s: taking it over after a handover failed", code[:8])
 
     # ------------------------------------------------------------------ lobby
 

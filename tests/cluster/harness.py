@@ -91,6 +91,7 @@ class Cluster:
     # Every Redis key and channel of these processes begins with it (DURAK_REDIS_PREFIX): a prefix
     # of their own, as a second deployment sharing a Redis would have.
     prefix: str = field(default_factory=lambda: f"dk{uuid.uuid4().hex[:6]}:")
+    env: dict[str, str] = field(default_factory=dict)  # more settings for every process (a test's own)
 
     def origin(self, port: int) -> str:
         return f"http://127.0.0.1:{port}"
@@ -113,6 +114,7 @@ class Cluster:
             "DURAK_NODE_NAME": name,
             "DURAK_LOG_LEVEL": "info",  # takeovers, fencing, settlements: shown when a test fails
             **RELAXED_LIMITS_ENV,
+            **self.env,
         }
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         self.procs[port] = subprocess.Popen(

@@ -66,6 +66,7 @@ TABLES = {
     "tournament_entries",
     "tournament_games",
     "tournament_points",
+    "live_tables",
 }
 
 

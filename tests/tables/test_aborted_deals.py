@@ -5,6 +5,7 @@ of bots only whose table is closed mid-match, a match whose server stopped and c
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,8 @@ def test_over_http_the_closed_tables_match_is_in_the_history_and_verifies(client
 def _server(path: Path) -> TestClient:
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{path}",
-        secret_key="test-secret-key-0123456789abcdef-32",
-        allowed_origins=[ORIGIN],  # the test client's websockets come from ws://testserver
+        secret_key="test-secret-key-0123456789abcdef-32",  # strong: websockets from "testserver" are served
+        allowed_origins=[ORIGIN],  # websockets open at ws://testserver (tests/tables/harness.py)
         ws_rate_per_s=1000.0,
         **RELAXED_LIMITS,
     )
@@ -107,19 +108,14 @@ def test_a_staked_match_lost_to_a_restart_is_recorded_aborted_revealed_and_refun
     with _server(path) as first:
         alice, bob = signup(first, "alice"), signup(first, "bob")
         code = create_table(first, alice, timer=0, stake=100)["code"]
-        url = f"/ws/tables/{code}"
-        with first.websocket_connect(url, headers=alice) as wa, first.websocket_connect(url, headers=bob) as wb:
-            Player(wa, "a").hello()
-            Player(wb, "b").hello()
-            first.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
-            first.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
-            first.post(f"/api/tables/{code}/ready", headers=alice)  # both there and ready (§8)
+        _start_staked(first, code, alice, bob)
         table = first.get(f"/api/tables/{code}").json()
         assert table["status"] == "playing"
         match_id, commitment = table["match_id"], table["fairness"]["commitment"]
         assert first.get("/api/me", headers=alice).json()["balance"] == 900  # the stake is in escrow
         kept = json.dumps(first.portal.call(_live_rows, first.app.state.db))  # type: ignore[union-attr, attr-defined]
         assert match_id in kept
+    _lose_kept_tables(path)  # the server died (no graceful stop kept its tables)
     with _server(path) as second:  # the server came back: the match did not
         assert second.get(f"/api/tables/{code}").status_code == 404
         detail = second.get(f"/api/matches/{match_id}", headers=alice)
@@ -139,6 +135,28 @@ def test_a_staked_match_lost_to_a_restart_is_recorded_aborted_revealed_and_refun
         assert ratings["rating"]["matches"] == 0 and ratings["rating_history"] == []  # aborted: never rated
     with _server(path) as third:  # and only once
         assert len(third.get("/api/matches", headers=alice).json()["items"]) == 1
+
+
+def _start_staked(client: TestClient, code: str, alice: dict[str, str], bob: dict[str, str]) -> None:
+    """Seat alice and bob at a staked table and start its match: both connected, both ready (§8)."""
+    client.post(f"/api/tables/{code}/join", json={"seat": 0}, headers=alice)
+    client.post(f"/api/tables/{code}/join", json={"seat": 1}, headers=bob)
+    with (
+        client.websocket_connect(f"/ws/tables/{code}", headers=alice) as first,
+        client.websocket_connect(f"/ws/tables/{code}", headers=bob) as second,
+    ):
+        players = [Player(first, "alice"), Player(second, "bob")]
+        for player in players:
+            player.hello()
+        for player in players:
+            player.send({"type": "ready", "id": f"ready-{player.name}"})
+            player.until(lambda m, p=player: m["type"] in ("ack", "error") and m.get("id") == f"ready-{p.name}")
+
+
+def _lose_kept_tables(path: Path) -> None:
+    """What a killed server leaves: no tables kept for the next start (``app.db.live_tables``)."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM live_tables")
 
 
 async def _live_rows(db: Any) -> list[dict[str, Any]]:
@@ -184,3 +202,44 @@ def test_a_sealed_deal_opens_only_with_the_key_it_was_sealed_with() -> None:
         unseal_deal(sealed, "m1", "key-two")
     with pytest.raises(ValueError, match="another secret key"):
         unseal_deal(sealed, "m2", "key-one")  # the pad is the match's own
+
+
+def test_a_gracefully_stopped_embedded_server_resumes_its_match_and_settles_one_it_cannot(
+    migrated_template: Path, tmp_path: Path
+) -> None:
+    """The default server stops gracefully mid-match: its tables are kept (``live_tables``) and the
+    next start serves them again at the same version, with the same deal and hands. A kept table
+    that cannot be rebuilt is dropped, and its match settled as aborted: stakes refunded, deal
+    revealed."""
+    path = tmp_path / "durak.sqlite3"
+    path.write_bytes(migrated_template.read_bytes())
+    with _server(path) as first:
+        alice, bob = signup(first, "alice"), signup(first, "bob")
+        kept_code = create_table(first, alice, timer=30, stake=100)["code"]
+        _start_staked(first, kept_code, alice, bob)
+        carol, dave = signup(first, "carol"), signup(first, "dave")
+        broken_code = create_table(first, carol, timer=0, stake=50)["code"]
+        _start_staked(first, broken_code, carol, dave)
+        before = first.get(f"/api/tables/{kept_code}").json()
+        with first.websocket_connect(f"/ws/tables/{kept_code}", headers=alice) as ws:
+            hand = Player(ws, "alice").hello()["view"]["hand"]
+        broken_match = first.get(f"/api/tables/{broken_code}").json()["match_id"]
+    with sqlite3.connect(path) as conn:  # one kept table's moves do not replay any more
+        conn.execute("UPDATE live_tables SET log = ? WHERE code = ?", ('["not a move"]', broken_code))
+    with _server(path) as second:
+        after = second.get(f"/api/tables/{kept_code}").json()
+        assert after["status"] == "playing" and after["version"] == before["version"]
+        assert after["match_id"] == before["match_id"]
+        assert after["fairness"]["commitment"] == before["fairness"]["commitment"]
+        assert 0 < after["deadline_ms"] <= 30_000 + 3_000  # the move timer again, with the takeover's grace
+        with second.websocket_connect(f"/ws/tables/{kept_code}", headers=alice) as ws:
+            assert Player(ws, "alice").hello(before["version"])["view"]["hand"] == hand
+        for player in (alice, bob):
+            assert second.get("/api/me", headers=player).json()["balance"] == 900  # still in escrow
+        assert second.get(f"/api/tables/{broken_code}").status_code == 404
+        detail = second.get(f"/api/matches/{broken_match}", headers=carol).json()
+        assert detail["aborted"] is True and detail["fairness"]["server_seed"]
+        for player in (carol, dave):
+            assert second.get("/api/me", headers=player).json()["balance"] == 1000
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT count(*) FROM live_tables").fetchone() == (0,)  # read once

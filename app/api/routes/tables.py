@@ -3,6 +3,7 @@ feed."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -40,7 +41,7 @@ from app.db.session import Database
 from app.engine import PRESET_LABELS, Rules, RulesError
 from app.tables import chat
 from app.tables.commands import AddBot, Body, Info, Join, Leave, Ready, Rematch, RemoveBot, Start
-from app.tables.registry import TableClosed, TableGone, TableRegistry, TooMany, lobby_row
+from app.tables.registry import Draining, TableClosed, TableGone, TableRegistry, TooMany, lobby_row
 from app.tables.spec import Principal, TableSpec
 
 router = APIRouter(prefix="/api", tags=["tables"])
@@ -139,7 +140,17 @@ async def saw_device(db: Database, request: Request, user: SessionInfo) -> None:
     await db.write(lambda session: integrity.saw_device(session, device=device, account_id=account_id))
 
 
+MOVED_RETRY_S = 0.25  # a call refused ``moved`` (its table changing hands) is made again after this
+MOVED_RETRIES = 20
+
+
 def too_many(refused: TooMany) -> HTTPException:
+    if isinstance(refused, Draining):  # this process is stopping: another one opens it (retry)
+        return HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            detail=f"{refused.code}: {refused.message}",
+            headers={"Retry-After": "1"},
+        )
     return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail=f"{refused.code}: {refused.message}")
 
 
@@ -265,6 +276,13 @@ async def _call(registry: TableRegistry, code: str, body: Body, user: SessionInf
     principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
     try:
         reply = await registry.call(table_code, body, principal)
+        for _ in range(MOVED_RETRIES):
+            if reply.get("type") != "error" or reply.get("code") != "moved":
+                break
+            # The table is changing hands (its server stops, or was fenced out): nothing was done,
+            # and its next owner takes the call.
+            await asyncio.sleep(MOVED_RETRY_S)
+            reply = await registry.call(table_code, body, principal)
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
     if reply.get("type") == "error":
