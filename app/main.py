@@ -56,6 +56,7 @@ from app.broker import BrokerOptions, open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.integrity import IntegrityRules
+from app.db.live_tables import keep_tables, resume_tables
 from app.db.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.db.seasons import SeasonRules
 from app.db.session import Database
@@ -64,7 +65,6 @@ from app.metrics import DRAINING, LIVE_TABLES, REGISTRY
 from app.store import open_store
 from app.tables.bot_runner import BotRunner
 from app.tables.registry import TableLimits, TableRegistry
-from app.db.live_tables import keep_tables, resume_tables
 from app.tables.spec import DecisionLimits
 from app.tournaments.runner import ArenaHooks
 
