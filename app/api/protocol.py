@@ -366,26 +366,6 @@ class Ping(BaseModel):
     id: str | None = Field(default=None, max_length=64)
 
 
-ClientMessage = Annotated[
-    Hello
-    | LeadCmd
-    | ThrowInCmd
-    | CoverCmd
-    | TransferCmd
-    | TakeCmd
-    | PassCmd
-    | ChallengeCmd
-    | ExchangeTrumpCmd
-    | LeaveCmd
-    | RematchCmd
-    | ReadyCmd
-    | ClientSeedCmd
-    | ChatCmd
-    | ChatPhraseCmd
-    | Ping,
-    Field(discriminator="type"),
-]
-client_message = TypeAdapter(ClientMessage)
 # The messages that are a table's command (each makes its body with ``to_body``).
 CommandMessage = (
     LeadCmd
@@ -401,6 +381,8 @@ CommandMessage = (
     | ReadyCmd
     | ClientSeedCmd
 )
+ClientMessage = Annotated[Hello | CommandMessage | ChatCmd | ChatPhraseCmd | Ping, Field(discriminator="type")]
+client_message = TypeAdapter(ClientMessage)
 CLIENT_TYPES = frozenset(
     typing.get_args(model.model_fields["type"].annotation)[0]
     for model in typing.get_args(typing.get_args(ClientMessage)[0])
