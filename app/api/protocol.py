@@ -419,7 +419,8 @@ ERROR_CODES: dict[str, str] = {
     "chat_forbidden": "Anonymous spectators cannot chat: sign in or play as a guest.",
     "unavailable": "Nothing happened: the table is unreachable right now (broker or storage down), or no "
     "server answered for it within 20 s (its server restarting): try again, with the same id.",
-    "moved": "The table is now served by another server process: send it again (same id), or reconnect.",
+    "moved": "Nothing happened: the table is now served by another server process, or being handed to one (its "
+    "server is stopping): send it again (same id), or reconnect.",
     # the rules (the engine's refusals; the message names the reason)
     "not_your_turn": "The action is not yours to make now (or not now at all: e.g. nothing has been led).",
     "card_not_in_hand": "You do not hold that card.",

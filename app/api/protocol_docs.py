@@ -80,13 +80,19 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
 ## Restarts and lost connections
 
 Each live table is served by one server process; when that process stops (a deploy) or dies,
-another one takes the table over, at the same version (about a second after a stop, three to four
-after a crash). Nothing a player did is lost, and nobody is forfeited for the wait:
+another one takes the table over, at the same version (at once after a stop: the stopping server
+hands it over before it says `bye`; three to four seconds after a crash). With the embedded
+default (one server, no Redis) a stopped server keeps its tables and serves them again when it
+starts. Nothing a player did is lost, and nobody is forfeited for the wait:
 
 - **A command sent while the table has no server** (between the old one's end and the takeover) is
   held by the server your socket is on and handed to the table once it has one again: you get its
   answer then. When no server has answered for the table within 20 s, you get `error`
   `unavailable` instead; send it again, with the same id, if your view says it is still needed.
+- **A command in flight while a server stops** is either answered by it (it was queued before the
+  table was handed over) or refused with `moved`, which the server your socket is on never passes
+  on: it sends the command to the table's next owner (same id) and passes on that answer. A REST
+  call refused `moved` is made again the same way; `moved` is retryable wherever you meet it.
 - **A stopping server** sends `bye` with code `shutdown` and `reconnect_after_ms`, then closes the
   socket with 1012. Reconnect to the same address after that wait (the stopping server takes no new
   connections: your proxy sends you to another), send `hello` with `last_version`, then every
