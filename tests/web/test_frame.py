@@ -190,7 +190,7 @@ def test_the_header_is_one_row_of_at_most_56_px_on_every_page_at_every_phone_siz
     page.locator("#menu-button").tap()
     expect(page.locator("#menu-button")).to_have_attribute("aria-expanded", "true")
     menu = page.locator("#site-menu")
-    expect(menu.locator(".site-nav a")).to_have_count(5)  # lobby, create, leaderboard, history, friends
+    expect(menu.locator(".site-nav a")).to_have_count(6)  # lobby, create, leaderboard, tournaments, history, friends
     expect(menu.locator("#user-name")).to_have_text(me["name"])
     expect(menu.locator("#logout")).to_be_visible()
     target = "en" if lang == "ru" else "ru"

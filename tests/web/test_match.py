@@ -70,7 +70,7 @@ def test_two_players_staked_match_by_clicking(new_context: Any, artifacts: Any) 
         alice.locator(".me-area .seat .badge").first.inner_text(),
         bob.locator(".me-area .seat .badge").first.inner_text(),
     }
-    assert roles == {"Attacking", "Defending"}
+    assert roles == {"You attack", "You defend"}  # one's own seat is "you" (issue 33, item 10)
 
     driver = Driver([alice, bob])
     driver.play()
