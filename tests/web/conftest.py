@@ -16,7 +16,7 @@ def chromium_path() -> str:
     from playwright.sync_api import expect
 
     # Assertions wait as long as actions do: on a loaded 2-core CI machine a page can take over 5 s.
-    expect.set_options(timeout=10_000)
+    expect.set_options(timeout=20_000)
     return require_chromium()
 
 
@@ -54,7 +54,7 @@ def new_context(browser: Any, server: Server) -> Iterator[Callable[..., Any]]:
         context = browser.new_context(
             base_url=server.base, viewport={"width": width, "height": height}, locale=locale, **options
         )
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(20_000)
         context.on("page", lambda page: page.on("pageerror", lambda error: errors.append(str(error))))
         contexts.append(context)
         return context
