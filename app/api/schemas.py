@@ -32,7 +32,7 @@ class RequestBody(BaseModel):
     is refused before any other check sees it.
     """
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=lambda schema: _no_nul(schema))
 
     @field_validator("*", mode="before")
     @classmethod
@@ -41,6 +41,17 @@ class RequestBody(BaseModel):
         if problem is not None:
             raise ValueError(problem)
         return value
+
+
+NO_NUL = "^[^\\u0000]*$"  # what every text field of a body must match (the schema says so)
+
+
+def _no_nul(schema: dict[str, Any]) -> None:
+    """The OpenAPI schema says what ``_valid_text`` refuses: a text field holds no NUL."""
+    for field in schema.get("properties", {}).values():
+        for option in [field, *field.get("anyOf", [])]:
+            if option.get("type") == "string" and "pattern" not in option:
+                option["pattern"] = NO_NUL
 
 
 def text_problem(value: Any) -> str | None:
