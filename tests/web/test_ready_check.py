@@ -74,7 +74,8 @@ def test_closing_the_tab_at_a_waiting_staked_table_asks_first(new_context: Any) 
     assert asked == ["beforeunload"] and not page.is_closed()
     # Not seated any more: it goes without a question.
     page.locator("#leave-button").click()
-    expect(page.locator("#join-button")).to_be_visible()
+    page.wait_for_url("**/#/")  # leaving goes to the lobby (issue 33, item 10)
+    expect(page.locator("#play-now")).to_be_visible()
     with page.expect_event("close"):
         page.close(run_before_unload=True)
     assert asked == ["beforeunload"]
