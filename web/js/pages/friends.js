@@ -45,6 +45,8 @@ export function mount(root) {
     }
   }
 
+  let addFormEl = null;
+
   function addForm() {
     const input = h('input', { name: 'friend', id: 'friend-name', autocomplete: 'off', required: true, minlength: 2, maxlength: 24, pattern: '[A-Za-z0-9_\\-]+', placeholder: t('friends.name_placeholder'), 'aria-label': t('friends.add_label') });
     return h(
@@ -202,7 +204,8 @@ export function mount(root) {
     if (error) body.push(h('p', { class: 'form-error', role: 'alert', text: error }));
     else if (!data) body.push(h('p', { class: 'muted', text: t('common.loading') }));
     else {
-      body.push(h('section', { class: 'panel' }, h('h2', { text: t('friends.add_title') }), addForm(), h('p', { class: 'muted small', text: t('friends.explain') })));
+      addFormEl = addFormEl || addForm(); // kept across redraws: a refresh never wipes a name being typed
+      body.push(h('section', { class: 'panel' }, h('h2', { text: t('friends.add_title') }), addFormEl, h('p', { class: 'muted small', text: t('friends.explain') })));
       if (data.incoming.length) body.push(section(t('friends.requests'), 'friend-requests', data.incoming.map(requestRow), ''));
       const online = data.friends.filter((friend) => friend.online).length;
       body.push(section(`${t('friends.title')} · ${t('friends.online_count', { count: online, total: formatNumber(data.friends.length) })}`, 'friend-list', data.friends.map(friendRow), t('friends.none')));
