@@ -99,6 +99,7 @@ def test_admin_reviews_a_farming_flag_reverses_a_match_and_freezes_the_farmer(ne
     # The admin page: the Fair play tab, the flag with both accounts, its matches and the coin flow.
     open_menu(admin)
     admin.locator(".site-nav a[href='/#/admin']").click()
+    expect(admin.locator("#accounts button").first).to_be_visible()  # the accounts page has loaded
     admin.locator(".admin-tabs a[data-tab=integrity]").click()
     expect(admin.locator(".filter-tabs button[data-status=open]")).to_have_attribute("aria-pressed", "true")
     card = admin.locator(f"article.flag[data-flag='{flag['id']}']")

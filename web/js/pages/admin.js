@@ -185,7 +185,10 @@ export function mount(root) {
     );
   }
 
+  let gone = false; // another page took the screen: a late answer draws nothing
+
   function render() {
+    if (gone) return;
     const me = currentUser();
     if (!me || !me.is_admin) {
       root.replaceChildren(h('div', { class: 'page narrow' }, h('h1', { text: t('admin.title') }), h('p', { class: 'notice', text: t('admin.only') })));
@@ -279,5 +282,11 @@ export function mount(root) {
     loadReports();
   }
   const off = onUserChange(() => render());
-  return { relabel: render, unmount: off };
+  return {
+    relabel: render,
+    unmount: () => {
+      gone = true;
+      off();
+    },
+  };
 }
