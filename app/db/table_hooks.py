@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -121,21 +121,7 @@ class DbHooks:
         """A match stopped without an outcome: every stake back, and recorded with its deal."""
         started = await self._started_at(match)
         finished = self.now()
-        record = stakes.MatchRecord(
-            match_id=match.match_id,
-            table_id=table_ref(match.table_code),
-            rules=match.rules,
-            seed=match.seed,
-            dealer=match.dealer,
-            seats=match.seats,
-            actions=match.actions,
-            result=match.outcome,
-            created_at=started or finished,
-            finished_at=finished,
-            coin_changes=dict.fromkeys(match.coin_changes, 0),
-            fairness=match.fairness,
-            private=match.private,
-        )
+        record = _record(match, started, finished, dict.fromkeys(match.coin_changes, 0))
         if match.stake > 0:  # settled or refunded already: recorded below if it is not yet
             with contextlib.suppress(EscrowClosed, EscrowNotFound):
                 await stakes.refund_escrow(self.db, match_id=match.match_id, record=record)
@@ -163,22 +149,7 @@ class DbHooks:
                 facts = replace(facts, throw_ins=throw_ins)
             except Exception:  # the settlement never waits on the signals: it goes on without them
                 log.exception("match %s: could not replay its log for the soft-play signal", match.match_id)
-        record = stakes.MatchRecord(
-            match_id=match.match_id,
-            table_id=table_ref(match.table_code),  # never the invite code itself
-            rules=match.rules,
-            seed=match.seed,
-            dealer=match.dealer,
-            seats=match.seats,
-            actions=match.actions,
-            result=match.outcome,
-            created_at=started or finished,
-            finished_at=finished,
-            coin_changes=match.coin_changes,
-            fairness=match.fairness,
-            private=match.private,
-            integrity=facts,
-        )
+        record = _record(match, started, finished, match.coin_changes, facts)
         if match.stake <= 0:
             await self.db.write(lambda session: stakes.record_finished(session, record, match.coin_changes))
         else:
@@ -209,3 +180,29 @@ class DbHooks:
             await stakes.refund_escrow(self.db, match_id=match_id)
         except EscrowClosed:
             return
+
+
+def _record(
+    match: FinishedMatch,
+    started: datetime | None,
+    finished: datetime,
+    coin_changes: Mapping[int, int],
+    integrity: MatchFacts | None = None,
+) -> stakes.MatchRecord:
+    """The history record of a match that ended at ``finished`` (aborted ones win and lose nothing)."""
+    return stakes.MatchRecord(
+        match_id=match.match_id,
+        table_id=table_ref(match.table_code),  # never the invite code itself
+        rules=match.rules,
+        seed=match.seed,
+        dealer=match.dealer,
+        seats=match.seats,
+        actions=match.actions,
+        result=match.outcome,
+        created_at=started or finished,
+        finished_at=finished,
+        coin_changes=coin_changes,
+        fairness=match.fairness,
+        private=match.private,
+        integrity=integrity,
+    )
