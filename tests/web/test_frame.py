@@ -7,6 +7,7 @@ rules on the invite page, and the replay with its felt first."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -272,6 +273,15 @@ KEPT_FILES = """async () => {
 }"""
 
 
+def wait_until_kept(page: Any, seconds: float = 30.0) -> None:
+    """Until every file the page loaded is in the worker's cache. Polled with ``evaluate``, which
+    awaits the check's promise (``wait_for_function`` does not: a promise counts as true at once)."""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(KEPT_FILES):
+        assert time.monotonic() < deadline, "the service worker did not keep the page's files"
+        page.wait_for_timeout(200)
+
+
 def test_the_game_is_an_installable_app_that_says_when_it_is_offline(new_context: Any, server: Server) -> None:
     context = phone(new_context, 390, 844)
     page = context.new_page()
@@ -290,7 +300,7 @@ def test_the_game_is_an_installable_app_that_says_when_it_is_offline(new_context
 
     # The service worker takes over and keeps the shell: offline, the lobby still opens and says so.
     page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=30_000)
-    page.wait_for_function(KEPT_FILES, timeout=15_000)
+    wait_until_kept(page)
     expect(page.locator("#net-status")).to_have_count(0)
     context.set_offline(True)
     page.reload()
