@@ -35,26 +35,40 @@ async def live_match_ids(store: TableStore) -> set[str]:
     return ids
 
 
-async def record_abandoned_deals(
-    db: Database, store: TableStore, secret: str, min_age_s: float | None = None
-) -> list[str]:
-    """Record every dealt match that no table is playing as aborted (``server_restart``), its deal
-    revealed (``secret``: the key it was sealed with), refunding its stakes. Returns their ids.
-    ``min_age_s`` as for the escrows below."""
+async def _not_live_before(store: TableStore, min_age_s: float | None, sweep: str) -> tuple[set[str], datetime] | None:
+    """What a sweep may touch: the match ids that some table is playing, and the cutoff before which
+    a row counts as abandoned (``min_age_s``: default 30 s with a shared store, where other processes
+    may be opening rows right now; 0 for the in-process store, which only this process uses). None
+    when the store cannot be read: then nothing is touched."""
     if min_age_s is None:
         min_age_s = 0.0 if isinstance(store, MemoryStore) else 30.0
     try:
         live = await live_match_ids(store)
     except BrokerError as exc:
-        log.warning("sweep of abandoned deals skipped: table store unreachable (%s)", exc)
+        log.warning("%s skipped: table store unreachable (%s)", sweep, exc)
+        return None
+    return live, datetime.now(UTC) - timedelta(seconds=min_age_s)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+async def record_abandoned_deals(
+    db: Database, store: TableStore, secret: str, min_age_s: float | None = None
+) -> list[str]:
+    """Record every dealt match that no table is playing as aborted (``server_restart``), its deal
+    revealed (``secret``: the key it was sealed with), refunding its stakes. Returns their ids.
+    ``min_age_s``: see ``_not_live_before``."""
+    sweepable = await _not_live_before(store, min_age_s, "sweep of abandoned deals")
+    if sweepable is None:
         return []
+    live, cutoff = sweepable
     async with db.session() as session:
         deals = await history.live_deals(session)
-    cutoff = datetime.now(UTC) - timedelta(seconds=min_age_s)
     recorded = []
     for deal in deals:
-        started = deal.started_at if deal.started_at.tzinfo else deal.started_at.replace(tzinfo=UTC)
-        if deal.match_id in live or started > cutoff:
+        if deal.match_id in live or _aware(deal.started_at) > cutoff:
             continue
         try:
             await _record_aborted(db, history.aborted_record(deal, history.ABORT_RESTART, secret))
@@ -75,22 +89,14 @@ async def _record_aborted(db: Database, record: stakes.MatchRecord) -> None:
 
 async def refund_abandoned_escrows(db: Database, store: TableStore, min_age_s: float | None = None) -> list[str]:
     """Refund open escrows of matches that no table is playing. Returns the refunded match ids.
-
-    With a shared store other processes may be opening escrows right now, so only escrows older than
-    ``min_age_s`` (default 30 s; 0 for the in-process store, which only this process uses) count.
-    """
-    if min_age_s is None:
-        min_age_s = 0.0 if isinstance(store, MemoryStore) else 30.0
-    try:
-        live = await live_match_ids(store)
-    except BrokerError as exc:
-        log.warning("escrow sweep skipped: table store unreachable (%s)", exc)
+    ``min_age_s``: see ``_not_live_before``."""
+    sweepable = await _not_live_before(store, min_age_s, "escrow sweep")
+    if sweepable is None:
         return []
+    live, cutoff = sweepable
     refunded = []
-    cutoff = datetime.now(UTC) - timedelta(seconds=min_age_s)
     for escrow in await stakes.open_escrows(db):
-        opened = escrow.opened_at if escrow.opened_at.tzinfo else escrow.opened_at.replace(tzinfo=UTC)
-        if escrow.match_id in live or opened > cutoff:
+        if escrow.match_id in live or _aware(escrow.opened_at) > cutoff:
             continue
         try:
             await stakes.refund_escrow(db, match_id=escrow.match_id)
