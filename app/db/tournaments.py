@@ -160,16 +160,14 @@ async def withdraw(session: AsyncSession, tournament_id: int, account_id: int) -
     if entry is None or entry.status == "withdrawn":
         raise TournamentError("not_entered", "you are not in this tournament")
     if tournament.status == "scheduled":
-        if entry.fee_paid > 0:
-            assert tournament.ledger_account_id is not None
-            wallet = await ledger.wallet_id(session, account_id)
-            await ledger.transfer(
-                session,
-                key=f"tournament:{tournament_id}:withdraw:{account_id}:{entry.joins}",
-                reason=REASON_WITHDRAW,
-                moves=[(tournament.ledger_account_id, wallet, entry.fee_paid)],
-                memo=f"withdrawn from tournament {tournament_id} before its start",
-            )
+        await _pay(
+            session,
+            tournament,
+            {account_id: entry.fee_paid},
+            f"tournament:{tournament_id}:withdraw:{account_id}:{entry.joins}",
+            REASON_WITHDRAW,
+            f"withdrawn from tournament {tournament_id} before its start",
+        )
         entry.fee_paid = 0
         entry.status = "withdrawn"
     elif tournament.status == "running":
@@ -183,6 +181,7 @@ async def withdraw(session: AsyncSession, tournament_id: int, account_id: int) -
 async def _pay(
     session: AsyncSession, tournament: Tournament, amounts: dict[int, int], key: str, reason: str, memo: str
 ) -> None:
+    """From the tournament's pool to the players' wallets, in one transfer (refunds and prizes)."""
     amounts = {a: c for a, c in amounts.items() if c > 0}
     if not amounts or tournament.ledger_account_id is None:
         return
