@@ -44,3 +44,10 @@ def test_the_shell_holds_every_module_the_lobby_needs_offline() -> None:
     assert not missing, f"web/sw.js SHELL lacks {sorted(missing)}"
     for path in shell_list():
         assert path == "/" or (WEB / path.lstrip("/")).is_file(), f"SHELL names a file that does not exist: {path}"
+
+
+def test_the_page_preloads_every_module_main_js_imports() -> None:
+    """index.html names main.js's whole static graph as modulepreload: one round trip, not one per level."""
+    html = (WEB / "index.html").read_text()
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)">', html))
+    assert preloaded == static_imports("/js/main.js") - {"/js/main.js"}

@@ -151,6 +151,9 @@ function registerServiceWorker() {
 }
 
 async function boot() {
+  // The first page's module (and its imports) loads while the words and the session do; show()
+  // imports it again and gets the same module.
+  PAGES[currentRoute().name]().catch(() => {});
   await initI18n();
   watchConnection();
   document.getElementById('skip-link').textContent = t('nav.skip');
