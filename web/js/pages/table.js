@@ -24,6 +24,7 @@ import { noticeTable, setPageTitle } from '../notify.js';
 import { handRow } from '../table/hand.js';
 import { addToLog, logPanel, newLog } from '../table/log.js';
 import { animateChange, measure } from '../table/motion.js';
+import { provisionalEvents, provisionalView } from '../table/provisional.js';
 import { cheatOf } from '../table/reasons.js';
 import { seatBox } from '../table/render.js';
 import { resultsPanel, resultsReopen } from '../table/results.js';
@@ -59,6 +60,7 @@ export function mount(root, { code, watch }) {
     events: null, // the last update's events (what the cards fly for)
     selection: [],
     busy: null,
+    confirmed: null, // the server's view while one's own card move is drawn ahead of it (table/provisional.js)
     deadlineAt: null,
     windowTotal: null, // ms of the open challenge window (cheating tables), for the timer ring
     seatDeadlines: {}, // seat -> {at, kind}: when its decision runs out (performance.now() time), and why
@@ -213,6 +215,7 @@ export function mount(root, { code, watch }) {
           table: message.table,
           events: message.type === 'update' ? message.events || [] : null,
         };
+        patch.confirmed = null; // the server's view replaces one drawn ahead of it
         if (message.table && message.table.you) patch.you = message.table.you;
         let log = st.log;
         let logged = false;
@@ -252,7 +255,8 @@ export function mount(root, { code, watch }) {
         set({ table: message.table, deadlineAt: message.table.deadline_ms !== null && message.table.deadline_ms !== undefined ? performance.now() + message.table.deadline_ms : null, events: null });
         break;
       case 'ack':
-        if (message.id === st.busy) set(freeHand());
+        // A move's update comes before its ack; a view drawn ahead never outlives the answer.
+        if (message.id === st.busy) set({ ...freeHand(), ...undoProvisional() });
         break;
       case 'chat':
         chat.add(message);
@@ -263,7 +267,7 @@ export function mount(root, { code, watch }) {
           break;
         }
         if (chat.onError(message)) break;
-        if (!message.id || message.id === st.busy) set(freeHand());
+        if (!message.id || message.id === st.busy) set({ ...freeHand(), ...undoProvisional() });
         toast(codeText(message.code) || `${t('error.generic')} (${message.message})`, 'error');
         break;
       case 'bye':
@@ -317,6 +321,11 @@ export function mount(root, { code, watch }) {
     return { busy: null };
   }
 
+  /** Back to the server's view (a refused move drawn ahead of it: its cards fly back to the hand). */
+  function undoProvisional() {
+    return st.confirmed ? { view: st.confirmed, confirmed: null, events: [] } : {};
+  }
+
   // ------------------------------------------------------------------ outgoing
 
   const NO_ASK_KEY = 'durak.cheat.noask';
@@ -368,7 +377,10 @@ export function mount(root, { code, watch }) {
     if (action.type === 'challenge') fields.move = action.move;
     const id = socket.command(action.type, fields);
     if (!id) return;
-    set({ busy: id, selection: [] });
+    // A card move is drawn at once (the card flies to the table); the server's update confirms it.
+    const provisional = provisionalView(st.view, action, st.seat);
+    if (provisional) set({ busy: id, selection: [], view: provisional, events: provisionalEvents(action, st.seat), confirmed: st.confirmed || st.view });
+    else set({ busy: id, selection: [] });
     clearTimeout(busyTimer);
     busyTimer = setTimeout(function giveUp() {
       // Still on its way (the socket sends it again after a reconnect, and the server answers it):
@@ -377,7 +389,7 @@ export function mount(root, { code, watch }) {
         busyTimer = setTimeout(giveUp, 4000);
         return;
       }
-      if (st.busy === id) set({ busy: null });
+      if (st.busy === id) set({ busy: null, ...undoProvisional() });
     }, 4000);
     if (action.card || action.cards) playSound('card');
     else if (action.type === 'take') playSound('take');

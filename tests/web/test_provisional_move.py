@@ -1,0 +1,53 @@
+"""One's own card move is drawn at the tap, before the server answers (web/js/table/provisional.js):
+the card is on the table in the same frame, the server's update confirms it without moving it, and
+a refusal puts it back in the hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import expect
+
+from tests.web.test_table_phone import HONEST, lead_view, phone, table_info
+
+__all__ = ["phone"]  # the fixture, shared with the phone table's tests
+
+
+def test_a_tapped_card_lies_on_the_table_before_the_server_answers_and_the_update_keeps_it(phone: Any) -> None:
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    page.locator("#hand .card[data-card='8h']").click()
+    command = fake.wait_for_command(page, 1)
+    assert command["type"] == "lead" and command["cards"] == ["8h"]
+    # No answer yet: the card is already on the table and out of the hand; the version is unchanged.
+    expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
+    expect(page.locator("#hand .card")).to_have_count(2)
+    expect(page.locator("#felt")).to_have_attribute("data-version", "7")
+    after = lead_view(["6c", "Ks"], phase="bout", table=[{"attack": "8h", "cover": None}], legal=[])
+    move = {"type": "move", "seat": 0, "action": {"type": "lead", "seat": 0, "cards": ["8h"]}, "index": 0, "version": 8}
+    fake.push(
+        {
+            "type": "update",
+            "version": 8,
+            "seat": 0,
+            "events": [move],
+            "view": after,
+            "table": table_info(rules=HONEST, version=8),
+        }
+    )
+    expect(page.locator("#felt")).to_have_attribute("data-version", "8")
+    expect(page.locator("#table-zone .card")).to_have_count(1)
+    expect(page.locator("#hand .card")).to_have_count(2)
+
+
+def test_a_refused_card_goes_back_to_the_hand(phone: Any) -> None:
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
+    page.locator("#hand .card[data-card='Ks']").click()
+    command = fake.wait_for_command(page, 1)
+    expect(page.locator("#table-zone .card[data-card='Ks']")).to_be_visible()
+    fake.push(
+        {"type": "error", "id": command["id"], "code": "illegal_move", "message": "lead Ks by seat 0 is not legal"}
+    )
+    expect(page.locator("#table-zone .card")).to_have_count(0)
+    expect(page.locator("#hand .card")).to_have_count(3)
+    expect(page.locator("#hand .card.playable")).to_have_count(3)  # and the hand is free again
