@@ -648,6 +648,14 @@ def tap_to_card(
     del report.tap_to_card_ms[samples:]
 
 
+ONE_PLAYER_MANY_TABLES = {
+    "DURAK_MAX_LIVE_TABLES_PER_ACCOUNT": "10000",
+    "DURAK_MAX_LIVE_TABLES_PER_IP": "10000",
+    "DURAK_MAX_TABLES_OPENED_PER_ACCOUNT": "10000",
+    "DURAK_MAX_TABLES_OPENED_PER_IP": "10000",
+    "DURAK_MAX_WAITING_TABLES_PER_ACCOUNT": "10000",
+}
+
 ONE_TAP_DONE = """() => {
   const at = Number(sessionStorage.getItem('bench.tap'));
   const card = document.querySelector('#hand .card');
@@ -704,7 +712,8 @@ def main(argv: list[str] | None = None) -> None:
     phones = QUICK_PHONE_VIEWPORTS if args.quick else PHONE_VIEWPORTS
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         workdir = Path(tmp)
-        server = durak_server(workdir).start()
+        # One player opens a table for every sample (each stays live until its bots time out).
+        server = durak_server(workdir, extra_env=ONE_PLAYER_MANY_TABLES).start()
         try:
             host = sign_up(server.base_url, "benchhost")
             waiting_tables(host, 2)
