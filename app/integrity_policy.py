@@ -173,7 +173,7 @@ def pair_cap_refusal(
         return None
     a, b = pair
     return Refusal(
-        REASON_PAIR_CAP,
+        "pair_cap",  # REASON_PAIR_CAP, written out: tests/api/test_protocol_docs.py reads the codes from the source
         f"{names.get(a)} and {names.get(b)} have moved {moved} coins between them today; "
         f"a table at stake {stake} could pass the daily cap of {rules.pair_daily_coin_cap}: "
         "they may play each other for coins again from 00:00 UTC",
