@@ -55,12 +55,12 @@ from app.api.throttle import AuthThrottles
 from app.broker import BrokerOptions, open_broker
 from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
-from app.db.integrity import IntegrityRules
 from app.db.live_tables import keep_tables, resume_tables
 from app.db.recovery import record_abandoned_deals, refund_abandoned_escrows
 from app.db.seasons import SeasonRules
 from app.db.session import Database
 from app.db.table_hooks import DbHooks
+from app.integrity_policy import IntegrityRules
 from app.metrics import DRAINING, LIVE_TABLES, REGISTRY
 from app.store import open_store
 from app.tables.bot_runner import BotRunner

@@ -34,8 +34,8 @@ from app.api import blocks
 from app.api.deps import account_from_cookie, read_session_cookie
 from app.api.devices import device_cookie_name
 from app.broker import BrokerError, Event, Gap
-from app.db.integrity import valid_device
 from app.db.models import DeviceAccount
+from app.integrity_policy import valid_device
 from app.tables import chat
 from app.tables.commands import Info
 from app.tables.messages import Ack, Chat, Error

@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.deps import cookie_is_secure
 from app.config import Settings
-from app.db.integrity import valid_device
+from app.integrity_policy import valid_device
 
 DEVICE_COOKIE = "durak_device"
 SECURE_DEVICE_COOKIE = "__Host-durak_device"

@@ -1,4 +1,4 @@
-"""Cross-process pub/sub, leases and shared counters, chosen by URL.
+"""Cross-process pub/sub, leases and shared capped lists, chosen by URL.
 
     async with open_broker(settings.broker_url) as broker:
         async with broker.subscribe("table:42") as sub:

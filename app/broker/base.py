@@ -4,8 +4,7 @@ A :class:`Broker` gives the server three things across processes:
 
 * pub/sub with per-process fan-out (:meth:`Broker.publish`, :meth:`Broker.subscribe`),
 * leases with fencing tokens, for "exactly one process owns this table" (``*_lease``),
-* small shared counters, sets and capped lists (``hincrby``/``hgetall``/``hdel``,
-  ``sadd``/``srem``/``smembers``, ``push_capped``/``read_list``, ``delete``).
+* small shared capped lists (``push_capped``/``read_list``, ``delete``).
 
 Delivery is at-most-once. Whenever a subscriber may have missed messages it receives a
 :class:`Gap` in place of them; the consumer then resyncs from a full snapshot. See
@@ -264,7 +263,7 @@ class BrokerOptions:
 
 
 class Broker(abc.ABC):
-    """Pub/sub, leases and shared counters behind one URL. Use as an async context manager."""
+    """Pub/sub, leases and shared capped lists behind one URL. Use as an async context manager."""
 
     def __init__(self, options: BrokerOptions) -> None:
         self.options = options
@@ -450,31 +449,7 @@ class Broker(abc.ABC):
         every call is a round trip asks for them all at once."""
         return [await self.lease_holder(name) for name in names]
 
-    # --- shared counters, sets and lists ---
-
-    @abc.abstractmethod
-    async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
-        """Add ``delta`` to integer ``field`` of hash ``key`` (missing counts as 0); new value."""
-
-    @abc.abstractmethod
-    async def hgetall(self, key: str) -> dict[str, int]:
-        """Every field of hash ``key`` with its integer value (``{}`` when missing)."""
-
-    @abc.abstractmethod
-    async def hdel(self, key: str, *fields: str) -> int:
-        """Remove ``fields`` from hash ``key``; returns how many existed."""
-
-    @abc.abstractmethod
-    async def sadd(self, key: str, *members: str) -> int:
-        """Add ``members`` to set ``key``; returns how many were new."""
-
-    @abc.abstractmethod
-    async def srem(self, key: str, *members: str) -> int:
-        """Remove ``members`` from set ``key``; returns how many were there."""
-
-    @abc.abstractmethod
-    async def smembers(self, key: str) -> set[str]:
-        """The members of set ``key`` (empty when missing)."""
+    # --- shared lists ---
 
     @abc.abstractmethod
     async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
@@ -488,4 +463,4 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     async def delete(self, *keys: str) -> int:
-        """Delete hashes/sets/lists ``keys``; returns how many existed."""
+        """Delete lists ``keys``; returns how many existed."""

@@ -48,8 +48,6 @@ class _Hub:
     channels: dict[str, set[MemoryBroker]] = field(default_factory=dict)  # full name -> brokers
     leases: dict[str, _Lease] = field(default_factory=dict)
     issued: int = 0  # the last lease token handed out, for any name
-    hashes: dict[str, dict[str, int]] = field(default_factory=dict)
-    sets: dict[str, set[str]] = field(default_factory=dict)
     lists: dict[str, deque[bytes]] = field(default_factory=dict)
     list_expiry: dict[str, float] = field(default_factory=dict)  # lists pushed with a ttl: when they go
     next_sweep: float = 0.0
@@ -214,46 +212,11 @@ class MemoryBroker(Broker):
         leases = [self._live_lease(name) for name in names]
         return [None if lease is None else LeaseHolder(lease.owner, lease.token) for lease in leases]
 
-    # --- counters, sets and lists ---
+    # --- lists ---
 
     def _key(self, key: str) -> str:
         self._check_open()
         return self.prefix + check_name("key", key)
-
-    async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
-        counters = self._hub.hashes.setdefault(self._key(key), {})
-        counters[field] = counters.get(field, 0) + int(delta)
-        return counters[field]
-
-    async def hgetall(self, key: str) -> dict[str, int]:
-        return dict(self._hub.hashes.get(self._key(key), {}))
-
-    async def hdel(self, key: str, *fields: str) -> int:
-        full = self._key(key)
-        counters = self._hub.hashes.get(full, {})
-        removed = sum(1 for name in fields if counters.pop(name, None) is not None)
-        if not counters:
-            self._hub.hashes.pop(full, None)
-        return removed
-
-    async def sadd(self, key: str, *members: str) -> int:
-        members_ = self._hub.sets.setdefault(self._key(key), set())
-        before = len(members_)
-        members_.update(members)
-        return len(members_) - before
-
-    async def srem(self, key: str, *members: str) -> int:
-        full = self._key(key)
-        members_ = self._hub.sets.get(full, set())
-        before = len(members_)
-        members_.difference_update(members)
-        removed = before - len(members_)
-        if not members_:
-            self._hub.sets.pop(full, None)
-        return removed
-
-    async def smembers(self, key: str) -> set[str]:
-        return set(self._hub.sets.get(self._key(key), set()))
 
     async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
         if limit < 1:
@@ -295,9 +258,7 @@ class MemoryBroker(Broker):
         removed = 0
         for key in keys:
             full = self._key(key)
-            found = self._hub.hashes.pop(full, None) is not None
-            found = self._hub.sets.pop(full, None) is not None or found
-            found = self._hub.lists.pop(full, None) is not None or found
+            found = self._hub.lists.pop(full, None) is not None
             self._hub.list_expiry.pop(full, None)
             removed += found
         return removed

@@ -3,9 +3,9 @@ client and connections of our own.
 
 Four kinds of connection:
 
-* a redis-py client for the occasional commands (the lease scripts, hashes, sets, lists): a pool
-  for one Redis, redis-py's public cluster client for a Redis Cluster. Any connection-level failure
-  there is raised as :class:`BrokerUnavailable`;
+* a redis-py client for the occasional commands (the leases and lists of
+  ``app/broker/redis_keys.py``): a pool for one Redis, redis-py's public cluster client for a Redis
+  Cluster;
 * pipelined command connections for PUBLISH (:class:`~app.broker.redis_wire.Commands`, also used by
   the table store's append): the hot path, with no pool checkout, lock or task per call. One for a
   single Redis; one per master for a cluster, where SPUBLISH goes to the master of the channel's
@@ -13,12 +13,10 @@ Four kinds of connection:
 * a *muted* connection for ``publish_nowait`` on one Redis (:class:`~app.broker.redis_wire.Publisher`):
   ``CLIENT REPLY OFF``, so a publish is one write and nothing comes back (a cluster queues those
   publishes for one task that sends them over the command connections);
-* *links*: dedicated connections in pub/sub mode that carry one SUBSCRIBE (SSUBSCRIBE on a cluster:
-  sharded pub/sub) per channel that has at least one local subscriber. One link for a single Redis;
-  one per master for a cluster, each carrying the channels of that master's slots. What arrives on
-  a link is parsed (hiredis) and fanned out into the subscribers' bounded queues right in the
-  transport's read callback; a watchdog PINGs it every ``health_interval_s`` so a silent peer is
-  noticed too, not only a closed socket.
+* *links* (``app/broker/redis_link.py``): dedicated connections in pub/sub mode that carry one
+  SUBSCRIBE (SSUBSCRIBE on a cluster: sharded pub/sub) per channel that has local subscribers, and
+  fan what arrives out into their queues in the read callback. One link for a single Redis; one per
+  master for a cluster, each carrying the channels of that master's slots.
 
 The dedicated connections are our own (``app/broker/redis_wire.py``): opened and logged in with
 public asyncio calls, never by reaching into redis-py.
@@ -30,12 +28,7 @@ their queues. On a cluster it reads the slot map first, so channels whose slots 
 master (a failover, a resharding: the server then drops their subscriptions itself) are subscribed
 there instead, with a gap too.
 
-Leases are one string key ``<prefix>lease:<name>`` holding ``"<token>:<owner>"`` with a PX
-expiry, changed only by Lua scripts that check owner and token. Tokens come from INCR on the
-companion key ``<prefix>fence:<name>``, which never expires; when it does not exist (first use,
-or a Redis restarted without persistence) it is seeded from the server clock in milliseconds,
-so tokens keep growing across such a restart. Both keys carry the name's hash tag (the name
-itself as the tag when it has none), so they share a cluster slot.
+Leases (fencing tokens from Lua scripts) and lists: ``app/broker/redis_keys.py``.
 """
 
 from __future__ import annotations
@@ -43,21 +36,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 from urllib.parse import urlsplit
 
-import hiredis
 from redis.asyncio import ConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import parse_url
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.commands.core import AsyncScript
-from redis.exceptions import ClusterError, RedisClusterException, ResponseError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.broker.base import (
     CLUSTER_SCHEMES,
@@ -70,260 +53,28 @@ from app.broker.base import (
     backoff_delays,
     check_name,
     encode_message,
-    ttl_ms,
 )
 from app.broker.redis_cluster import (
     MAX_REDIRECTS,
     Address,
     ClusterCommands,
+    ClusterPublisher,
     ClusterTarget,
     cluster_client,
     slot_of,
 )
+from app.broker.redis_keys import LOST, RedisKeys, connection_pool
+from app.broker.redis_link import Link, Shard, moved_to
 from app.broker.redis_wire import (
     Commands,
     Publisher,
     RedisTarget,
-    Wire,
     open_wire,
-    pack_command,
     pack_publish,
     pack_spublish,
-    retrieve,
 )
 
 log = logging.getLogger("app.broker.redis")
-
-MAX_UNSENT = 10_000  # publish_nowait calls queued for a cluster
-
-_LOST = (RedisConnectionError, RedisTimeoutError, ClusterError, RedisClusterException, OSError, TimeoutError)
-
-_ACQUIRE = """
-local current = redis.call('GET', KEYS[1])
-if current then
-  local sep = string.find(current, ':', 1, true)
-  if string.sub(current, sep + 1) == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    return tonumber(string.sub(current, 1, sep - 1))
-  end
-  return false
-end
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  local now = redis.call('TIME')
-  redis.call('SET', KEYS[2], now[1] .. string.format('%03d', math.floor(tonumber(now[2]) / 1000)))
-end
-local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], tostring(token) .. ':' .. ARGV[1], 'PX', ARGV[2])
-return token
-"""
-
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-"""
-
-# KEYS: the leases; ARGV[1]: the expiry (ms), then each lease's "<token>:<owner>". Returns 1/0 each.
-_RENEW_MANY = """
-local kept = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[i + 1] then
-    redis.call('PEXPIRE', key, ARGV[1])
-    kept[i] = 1
-  else
-    kept[i] = 0
-  end
-end
-return kept
-"""
-RENEW_BATCH = 500  # leases renewed by one script call
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-return 0
-"""
-
-# KEYS: the list. ARGV: item, how many to keep, expiry in ms (0: none).
-_PUSH_CAPPED = """
-redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
-if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return 1
-"""
-
-
-@contextlib.contextmanager
-def _unavailable(what: str) -> Iterator[None]:
-    try:
-        yield
-    except _LOST as exc:
-        raise BrokerUnavailable(f"redis unavailable during {what}: {exc}") from exc
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
-def _holder(value: bytes | str | None) -> LeaseHolder | None:
-    """A lease key's value, ``"<token>:<owner>"``, read."""
-    if value is None:
-        return None
-    token, _, owner = _text(value).partition(":")
-    return LeaseHolder(owner, int(token))
-
-
-def has_hash_tag(name: str) -> bool:
-    """Whether ``name`` has a Redis Cluster hash tag: a non-empty part between its first ``{`` and
-    the next ``}``."""
-    start = name.find("{")
-    return start >= 0 and name.find("}", start + 1) > start + 1
-
-
-def tagged(name: str) -> str:
-    """``name`` as the part of a key that decides its cluster slot: as it is when it carries a hash
-    tag, else the whole name as the tag (so that the keys made from one name share a slot)."""
-    return name if has_hash_tag(name) else "{" + name + "}"
-
-
-def _moved_to(error: BaseException) -> tuple[int, Address] | None:
-    """The slot and node of a ``MOVED`` error reply."""
-    parts = str(error).split()
-    if len(parts) == 3 and parts[0] == "MOVED":
-        host, _, port = parts[2].rpartition(":")
-        return int(parts[1]), (host, int(port))
-    return None
-
-
-_CONFIRMATIONS = (b"subscribe", b"unsubscribe", b"ssubscribe", b"sunsubscribe")
-
-
-class _Link(Wire):
-    """A pub/sub connection (RESP2): messages are fanned out as they are parsed; a watchdog task
-    PINGs it so a silent peer is noticed too, not only a closed socket. Confirmations and error
-    replies come back in the order of the requests; a ``sunsubscribe`` nobody asked for (the
-    cluster moved the channel's slot away from this node) goes to ``on_dropped``."""
-
-    def __init__(
-        self,
-        on_message: Callable[[bytes, bytes], None],
-        on_dropped: Callable[[bytes], None],
-        health_interval_s: float,
-    ) -> None:
-        super().__init__()
-        self._on_message = on_message
-        self._on_dropped = on_dropped
-        self._health_interval_s = health_interval_s
-        self._pending: deque[tuple[bytes, bytes, asyncio.Future[None]]] = deque()
-        self._watchdog: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._watchdog = asyncio.create_task(self._watch(), name="broker-redis-watchdog")
-
-    def _failed(self, reason: str) -> None:
-        pending, self._pending = self._pending, deque()
-        for _, _, fut in pending:
-            if not fut.done():
-                fut.set_exception(BrokerUnavailable(reason))
-                fut.exception()
-
-    def _reply(self, reply: Any) -> None:
-        if type(reply) is list and len(reply) == 3 and (reply[0] == b"message" or reply[0] == b"smessage"):
-            self._on_message(reply[1], reply[2])
-            return
-        if isinstance(reply, hiredis.ReplyError):  # the answer to the oldest request (MOVED, say)
-            if self._pending:
-                fut = self._pending.popleft()[2]
-                if not fut.done():
-                    fut.set_exception(ResponseError(str(reply)))
-                    fut.exception()  # whoever awaits it still gets it; nobody else logs it
-            return
-        if not isinstance(reply, list) or len(reply) < 2:
-            return  # +PONG outside subscribed mode, or anything else without a payload for us
-        kind, name = reply[0], reply[1]
-        if kind in _CONFIRMATIONS:
-            pending = self._pending
-            if pending and pending[0][0] == kind and pending[0][1] == name:
-                fut = pending.popleft()[2]
-                if not fut.done():
-                    fut.set_result(None)
-            elif kind == b"sunsubscribe":
-                self._on_dropped(name)
-
-    async def _watch(self) -> None:
-        loop = asyncio.get_running_loop()
-        interval = self._health_interval_s
-        ping = pack_command("PING")
-        while self.up:
-            await asyncio.sleep(interval)
-            if loop.time() - self.last_seen > 2.5 * interval:
-                self.fail(f"no reply from redis for {loop.time() - self.last_seen:.1f}s")
-                return
-            try:
-                self._write(ping)
-            except Exception as exc:
-                self.fail(f"PING failed: {exc!r}")
-                return
-
-    async def request(
-        self, commands: Sequence[tuple[str | bytes, ...]], expect: Sequence[tuple[bytes, bytes]], timeout: float
-    ) -> list[BaseException | None]:
-        """Send (UN)SUBSCRIBE commands in one write and wait for one confirmation per
-        ``(kind, channel)`` in ``expect``, in order: ``None`` for each confirmed, the error reply
-        (``ResponseError``) for each refused. A lost link raises :class:`BrokerUnavailable`."""
-        if not self.up:
-            raise BrokerUnavailable(f"redis pub/sub link is down: {self.lost.result()}")
-        futures: list[asyncio.Future[None]] = []
-        for kind, name in expect:
-            fut: asyncio.Future[None] = self._loop.create_future()
-            self._pending.append((kind, name, fut))
-            futures.append(fut)
-        try:
-            self._write(b"".join(pack_command(*command) for command in commands))
-            async with asyncio.timeout(timeout):
-                outcomes = await asyncio.gather(*futures, return_exceptions=True)
-        except TimeoutError as exc:
-            self.fail(f"no confirmation of {commands[0][0]!r} within {timeout}s")
-            raise BrokerUnavailable(f"redis did not confirm {commands[0][0]!r} within {timeout}s") from exc
-        finally:
-            for fut in futures:
-                retrieve(fut)
-        for outcome in outcomes:
-            if isinstance(outcome, BrokerUnavailable):
-                raise outcome
-        return [outcome if isinstance(outcome, BaseException) else None for outcome in outcomes]
-
-    async def aclose(self, reason: str = "closed") -> None:
-        self.fail(reason)
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._watchdog
-
-
-class _Shard:
-    """One Redis node's pub/sub link and the channels subscribed on it (the only one for a single
-    Redis; one per master of a cluster)."""
-
-    def __init__(self, address: Address | None, target: RedisTarget) -> None:
-        self.address = address
-        self.target = target
-        self.link: _Link | None = None
-        self.remote: set[str] = set()  # channels subscribed on the current link
-        self.supervisor: asyncio.Task[None] | None = None
-        self.first_attempt: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.last_error = "not connected yet"
-
-    @property
-    def up(self) -> bool:
-        return self.link is not None and self.link.up
-
-    def __repr__(self) -> str:
-        return f"<shard {self.target} up={self.up} channels={len(self.remote)}>"
 
 
 class RedisBroker(Broker):
@@ -343,6 +94,7 @@ class RedisBroker(Broker):
             self._routes.on_change = self._map_changed
             self._commands: Commands | None = None
             self._publisher = None
+            self._cluster_publisher: ClusterPublisher | None = ClusterPublisher(self._routes)  # publish_nowait
             self._redis = cluster_client(
                 url, connect_timeout_s=options.connect_timeout_s, command_timeout_s=options.command_timeout_s
             )
@@ -351,18 +103,11 @@ class RedisBroker(Broker):
         else:
             self._cluster_target = None
             self._routes = None
+            self._cluster_publisher = None
             self._target = RedisTarget.from_url(url)  # also refuses a URL that is not for Redis
-            # One quick retry covers a pooled connection that died since its last use; the real
-            # reconnect policy is the supervisor's, and callers see BrokerUnavailable right away.
-            pool_options: dict[str, Any] = {
-                "socket_connect_timeout": options.connect_timeout_s,
-                "socket_timeout": options.command_timeout_s,
-                "retry": Retry(NoBackoff(), 1),
-                "health_check_interval": 0,
-                **parse_url(url),  # what the URL says wins, as with Redis.from_url
-                "decode_responses": False,
-            }
-            self._pool = ConnectionPool(**pool_options)
+            self._pool = connection_pool(
+                url, connect_timeout_s=options.connect_timeout_s, command_timeout_s=options.command_timeout_s
+            )
             # PUBLISH goes over a dedicated pipelined connection of its own (no pool checkout per call).
             self._commands = Commands(self._target, options.connect_timeout_s, options.command_timeout_s)
             # publish_nowait's own connection, with Redis's replies turned off.
@@ -376,22 +121,15 @@ class RedisBroker(Broker):
             self._redis = Redis(connection_pool=self._pool)
             self._sub, self._unsub = "SUBSCRIBE", "UNSUBSCRIBE"
         self._sub_kind, self._unsub_kind = self._sub.lower().encode(), self._unsub.lower().encode()
-        self._acquire: AsyncScript = self._redis.register_script(_ACQUIRE)
-        self._renew: AsyncScript = self._redis.register_script(_RENEW)
-        self._renew_many: AsyncScript = self._redis.register_script(_RENEW_MANY)
-        self._release: AsyncScript = self._redis.register_script(_RELEASE)
-        self._push_capped: AsyncScript = self._redis.register_script(_PUSH_CAPPED)
-        self._shards: dict[Address | None, _Shard] = {}
+        self._keys = RedisKeys(self._redis, self.prefix)
+        self._shards: dict[Address | None, Shard] = {}
         self._lock = asyncio.Lock()  # serialises every change of the links' subscriptions
-        self._home: dict[str, _Shard] = {}  # channel -> the shard it is (or was last) subscribed on
+        self._home: dict[str, Shard] = {}  # channel -> the shard it is (or was last) subscribed on
         self._lost: set[str] = set()  # channels whose subscription was lost: a gap when it is back
         self._unsubscribing: set[asyncio.Task[None]] = set()
         self._rehoming: asyncio.Task[None] | None = None
         self._rehome_again = False
         self._channel_prefix = (self.prefix + "ch:").encode()
-        # publish_nowait on a cluster: what is still to send, and the task that sends it in order.
-        self._unsent: deque[list[tuple[int, bytes]]] = deque()
-        self._sending: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         kind = "cluster " if self.cluster else ""
@@ -432,13 +170,13 @@ class RedisBroker(Broker):
         tasks = [shard.supervisor for shard in self._shards.values() if shard.supervisor is not None]
         if self._rehoming is not None:
             tasks.append(self._rehoming)
-        if self._sending is not None:
-            tasks.append(self._sending)
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self._cluster_publisher is not None:
+            await self._cluster_publisher.aclose()
         for shard in self._shards.values():
             if shard.link is not None:
                 await shard.link.aclose()
@@ -487,28 +225,28 @@ class RedisBroker(Broker):
             return
         self._to_subscribers(full_channel[len(self._channel_prefix) :].decode("utf-8", "replace"), data)
 
-    def _shard_at(self, address: Address | None) -> _Shard:
+    def _shard_at(self, address: Address | None) -> Shard:
         """The shard of a node (made, and its supervisor started, on first use)."""
         shard = self._shards.get(address)
         if shard is None:
             cluster = self._cluster_target
             target = self._target if address is None or cluster is None else cluster.node(address)
-            shard = self._shards[address] = _Shard(address, target)
+            shard = self._shards[address] = Shard(address, target)
             shard.supervisor = asyncio.create_task(self._supervise(shard), name="broker-redis-supervisor")
         return shard
 
-    def _shard_for(self, channel: str) -> _Shard:
+    def _shard_for(self, channel: str) -> Shard:
         """Where ``channel`` belongs now: the one Redis, or the master of its slot."""
         if self._routes is None:
             return self._shard_at(None)
         return self._shard_at(self._routes.address_of(slot_of(self._full_channel(channel))))
 
-    def _belongs_to(self, channel: str, shard: _Shard) -> bool:
+    def _belongs_to(self, channel: str, shard: Shard) -> bool:
         if self._routes is None:
             return True
         return self._routes.slots[slot_of(self._full_channel(channel))] == shard.address
 
-    async def _supervise(self, shard: _Shard) -> None:
+    async def _supervise(self, shard: Shard) -> None:
         """Connect the shard's link, and again (with backoff) whenever it is lost."""
         delays: Iterator[float] | None = None
         attempts = 0
@@ -547,7 +285,7 @@ class RedisBroker(Broker):
             delays = backoff_delays(self.options.reconnect_initial_s, self.options.reconnect_max_s)
             attempts = 0
 
-    def _retire(self, shard: _Shard) -> bool:
+    def _retire(self, shard: Shard) -> bool:
         """A cluster node that no longer serves any slot and has no channel is let go."""
         if self._routes is None or shard.address in self._routes.masters():
             return False
@@ -557,18 +295,18 @@ class RedisBroker(Broker):
             del self._shards[shard.address]
         return True
 
-    async def _connect(self, shard: _Shard) -> _Link:
+    async def _connect(self, shard: Shard) -> Link:
         """Open the shard's link, subscribe the channels that belong there and signal gaps where
         messages may have been lost."""
         if self._routes is not None:
             with contextlib.suppress(BrokerUnavailable):
                 await self._routes.refresh()  # channels whose slots moved go to their new master
-        link = _Link(self._dispatch, lambda full: self._dropped(shard, full), self.options.health_interval_s)
+        link = Link(self._dispatch, lambda full: self._dropped(shard, full), self.options.health_interval_s)
         try:  # outside the lock: a master that does not answer must not hold up the others
             await open_wire(shard.target, link, self.options.connect_timeout_s)
         except BaseException as exc:
             await link.aclose(f"connect failed: {exc!r}")
-            if isinstance(exc, _LOST):
+            if isinstance(exc, LOST):
                 raise BrokerUnavailable(f"cannot connect to redis at {shard.target}: {exc}") from exc
             raise
         if self._publisher is not None and self._started:
@@ -591,12 +329,12 @@ class RedisBroker(Broker):
                     self._lost.add(channel)
                 shard.remote.clear()
                 await link.aclose(f"connect failed: {exc!r}")
-                if isinstance(exc, _LOST):
+                if isinstance(exc, LOST):
                     raise BrokerUnavailable(f"cannot connect to redis at {shard.target}: {exc}") from exc
                 raise
             return link
 
-    async def _resubscribe(self, shard: _Shard) -> None:
+    async def _resubscribe(self, shard: Shard) -> None:
         """(Under the lock.) Subscribe on ``shard`` every channel with subscribers that belongs
         there and is not subscribed yet; those that had lost their subscription get a gap."""
         link = shard.link
@@ -629,7 +367,7 @@ class RedisBroker(Broker):
 
     def _refused(self, channel: str, error: BaseException) -> None:
         """A node refused to subscribe ``channel`` again (it stays among the lost ones)."""
-        moved = _moved_to(error)
+        moved = moved_to(error)
         if moved is not None and self._routes is not None:
             self._routes.moved(*moved)  # our map is old: the next round subscribes it there
         else:
@@ -689,7 +427,7 @@ class RedisBroker(Broker):
     def _map_changed(self) -> None:
         self._rehome_soon()
 
-    def _dropped(self, shard: _Shard, full_channel: bytes) -> None:
+    def _dropped(self, shard: Shard, full_channel: bytes) -> None:
         """The node dropped a channel's subscription by itself (its slot moved elsewhere)."""
         if not full_channel.startswith(self._channel_prefix):
             return
@@ -729,7 +467,7 @@ class RedisBroker(Broker):
                         shard.remote.add(channel)
                         self._home[channel] = shard
                         return
-                    moved = _moved_to(outcome)
+                    moved = moved_to(outcome)
                     if moved is None or self._routes is None:
                         raise BrokerUnavailable(f"redis refused {self._sub} {channel!r}: {outcome}")
                     self._routes.moved(*moved)
@@ -811,156 +549,49 @@ class RedisBroker(Broker):
         if self._publisher is not None:
             self._publisher.send(self._packed_publishes(messages))
             return
-        assert self._routes is not None
+        assert self._routes is not None and self._cluster_publisher is not None
         items = self._packed_spublishes(messages)
         for slot, _ in items:
             address = self._routes.address_of(slot)  # raises when no node is known to serve it
             shard = self._shards.get(address)
             if shard is None or not shard.up:
                 raise BrokerUnavailable(f"the redis cluster node {address} is unreachable")
-        if len(self._unsent) >= MAX_UNSENT:
-            raise BrokerUnavailable("the redis cluster is not keeping up with the publishes")
-        self._unsent.append(items)
-        if self._sending is None:
-            self._sending = asyncio.get_running_loop().create_task(self._send_unsent(), name="broker-redis-sending")
+        self._cluster_publisher.send(items)
 
-    async def _send_unsent(self) -> None:
-        assert self._routes is not None
-        try:
-            while self._unsent:
-                # Everything queued so far in one call (one write per master), in order.
-                items = [item for batch in self._unsent for item in batch]
-                self._unsent.clear()
-                try:
-                    await self._routes.call(items, "SPUBLISH")
-                except (BrokerUnavailable, ResponseError) as exc:
-                    log.warning("broker: %d sharded publishes lost: %s", len(items), exc)
-        finally:
-            self._sending = None
-
-    # --- leases ---
-
-    def _lease_keys(self, name: str) -> list[str]:
-        tag = tagged(check_name("lease name", name))
-        return [f"{self.prefix}lease:{tag}", f"{self.prefix}fence:{tag}"]
+    # --- leases and lists (app/broker/redis_keys.py) ---
 
     async def acquire_lease(self, name: str, owner: str, ttl_s: float) -> int | None:
-        self._client()
-        check_name("owner", owner)
-        with _unavailable("acquire_lease"):
-            token = await self._acquire(keys=self._lease_keys(name), args=[owner, ttl_ms(ttl_s)])
-        return None if token is None else int(token)
+        self._check_open()
+        return await self._keys.acquire_lease(name, owner, ttl_s)
 
     async def renew_lease(self, name: str, owner: str, token: int, ttl_s: float) -> bool:
-        self._client()
-        with _unavailable("renew_lease"):
-            done = await self._renew(
-                keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}", ttl_ms(ttl_s)]
-            )
-        return bool(done)
+        self._check_open()
+        return await self._keys.renew_lease(name, owner, token, ttl_s)
 
     async def renew_leases(self, owner: str, leases: Sequence[tuple[str, int]], ttl_s: float) -> list[bool]:
-        """One script call per ``RENEW_BATCH`` leases (a process renews every table it owns each
-        second: one round trip each would cost it a loop turn per table). On a cluster the leases
-        live in the slots of their tables, and one script may touch one slot only: one by one there."""
-        if self.cluster:
-            return await super().renew_leases(owner, leases, ttl_s)
-        self._client()
-        kept: list[bool] = []
-        ttl = ttl_ms(ttl_s)
-        for start in range(0, len(leases), RENEW_BATCH):
-            batch = leases[start : start + RENEW_BATCH]
-            keys = [self._lease_keys(name)[0] for name, _ in batch]
-            with _unavailable("renew_leases"):
-                done = await self._renew_many(keys=keys, args=[ttl, *(f"{token}:{owner}" for _, token in batch)])
-            kept.extend(bool(int(flag)) for flag in done)
-        return kept
+        self._check_open()
+        return await self._keys.renew_leases(owner, leases, ttl_s)
 
     async def release_lease(self, name: str, owner: str, token: int) -> bool:
-        self._client()
-        with _unavailable("release_lease"):
-            done = await self._release(keys=self._lease_keys(name)[:1], args=[f"{token}:{owner}"])
-        return bool(done)
+        self._check_open()
+        return await self._keys.release_lease(name, owner, token)
 
     async def lease_holder(self, name: str) -> LeaseHolder | None:
-        client = self._client()
-        with _unavailable("lease_holder"):
-            value = await client.get(self._lease_keys(name)[0])
-        return _holder(value)
+        self._check_open()
+        return await self._keys.lease_holder(name)
 
     async def lease_holders(self, names: Sequence[str]) -> list[LeaseHolder | None]:
-        """One MGET (on a cluster, redis-py splits it by slot)."""
-        if not names:
-            return []
-        keys = [self._lease_keys(name)[0] for name in names]
-        client = self._client()
-        with _unavailable("lease_holders"):
-            if isinstance(client, RedisCluster):
-                values = await client.mget_nonatomic(keys)
-            else:
-                values = await client.mget(keys)
-        return [_holder(value) for value in values]
-
-    # --- counters, sets and lists ---
-
-    def _key(self, key: str) -> str:
-        return f"{self.prefix}kv:{check_name('key', key)}"
-
-    async def hincrby(self, key: str, field: str, delta: int = 1) -> int:
-        client = self._client()
-        with _unavailable("hincrby"):
-            return int(await client.hincrby(self._key(key), field, int(delta)))
-
-    async def hgetall(self, key: str) -> dict[str, int]:
-        client = self._client()
-        with _unavailable("hgetall"):
-            raw = await client.hgetall(self._key(key))
-        return {_text(name): int(value) for name, value in raw.items()}
-
-    async def hdel(self, key: str, *fields: str) -> int:
-        client = self._client()
-        if not fields:
-            return 0
-        with _unavailable("hdel"):
-            return int(await client.hdel(self._key(key), *fields))
-
-    async def sadd(self, key: str, *members: str) -> int:
-        client = self._client()
-        if not members:
-            return 0
-        with _unavailable("sadd"):
-            return int(await client.sadd(self._key(key), *members))
-
-    async def srem(self, key: str, *members: str) -> int:
-        client = self._client()
-        if not members:
-            return 0
-        with _unavailable("srem"):
-            return int(await client.srem(self._key(key), *members))
-
-    async def smembers(self, key: str) -> set[str]:
-        client = self._client()
-        with _unavailable("smembers"):
-            raw = await client.smembers(self._key(key))
-        return {_text(member) for member in raw}
+        self._check_open()
+        return await self._keys.lease_holders(names)
 
     async def push_capped(self, key: str, item: bytes | str, limit: int, *, ttl_s: float | None = None) -> None:
-        self._client()
-        if limit < 1:
-            raise ValueError("limit must be at least 1")
-        expiry = 0 if ttl_s is None else ttl_ms(ttl_s)
-        with _unavailable("push_capped"):
-            await self._push_capped(keys=[self._key(key)], args=[encode_message(item), int(limit), expiry])
+        self._check_open()
+        await self._keys.push_capped(key, item, limit, ttl_s=ttl_s)
 
     async def read_list(self, key: str) -> list[bytes]:
-        client = self._client()
-        with _unavailable("read_list"):
-            items = await client.lrange(self._key(key), 0, -1)
-        return [item if isinstance(item, bytes) else item.encode() for item in items]
+        self._check_open()
+        return await self._keys.read_list(key)
 
     async def delete(self, *keys: str) -> int:
-        client = self._client()
-        if not keys:
-            return 0
-        with _unavailable("delete"):
-            return int(await client.delete(*(self._key(key) for key in keys)))
+        self._check_open()
+        return await self._keys.delete(*keys)

@@ -84,7 +84,7 @@ class ClusterTarget:
 
 
 def cluster_client(url: str, *, connect_timeout_s: float, command_timeout_s: float) -> RedisCluster:
-    """redis-py's cluster client for the URL (the occasional commands: scripts, reads, counters)."""
+    """redis-py's cluster client for the URL (the occasional commands: scripts, reads, lists)."""
     target = ClusterTarget.from_url(url)
     query = {name: values[-1] for name, values in parse_qs(urlsplit(url).query).items()}
     options: dict[str, Any] = {
@@ -289,3 +289,43 @@ class ClusterCommands:
         nodes, self._nodes = list(self._nodes.values()), {}
         for node in nodes:
             await node.aclose()
+
+
+MAX_UNSENT = 10_000  # publish_nowait calls queued for a cluster
+
+
+class ClusterPublisher:
+    """``publish_nowait`` on a cluster: each call's SPUBLISH commands are queued and sent in order
+    by one task over :class:`ClusterCommands`, everything queued so far in one call (one write per
+    master); a failure is logged, as a publish without a reply is lost without a word."""
+
+    def __init__(self, routes: ClusterCommands) -> None:
+        self._routes = routes
+        self._unsent: list[list[tuple[int, bytes]]] = []
+        self._sending: asyncio.Task[None] | None = None
+
+    def send(self, items: list[tuple[int, bytes]]) -> None:
+        """Queue one call's ``(slot, command)`` items."""
+        if len(self._unsent) >= MAX_UNSENT:
+            raise BrokerUnavailable("the redis cluster is not keeping up with the publishes")
+        self._unsent.append(items)
+        if self._sending is None:
+            self._sending = asyncio.get_running_loop().create_task(self._send_unsent(), name="broker-redis-sending")
+
+    async def _send_unsent(self) -> None:
+        try:
+            while self._unsent:
+                items = [item for batch in self._unsent for item in batch]
+                self._unsent.clear()
+                try:
+                    await self._routes.call(items, "SPUBLISH")
+                except (BrokerUnavailable, ResponseError) as exc:
+                    log.warning("broker: %d sharded publishes lost: %s", len(items), exc)
+        finally:
+            self._sending = None
+
+    async def aclose(self) -> None:
+        if self._sending is not None:
+            self._sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._sending

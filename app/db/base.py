@@ -52,3 +52,8 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def in_list(values: tuple[str, ...]) -> str:
+    """The SQL list of a ``CHECK (column IN (...))`` constraint: ``'a', 'b'``."""
+    return ", ".join(f"'{value}'" for value in values)

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import ledger
 from app.db.base import utcnow
-from app.db.integrity import insert_for, names_of, utc_day, warn
+from app.db.integrity import insert_for, names_of, warn
 from app.db.models import (
     FLAG_DISMISSED,
     FLAG_WARNED,
@@ -26,6 +26,7 @@ from app.db.models import (
     PairDay,
     StakedPlayFreeze,
 )
+from app.integrity_policy import utc_day
 
 REASON_REVERSAL = "match_reversal"
 COIN_FLOW_DAYS = 30  # the days of a pair's coin flow a flag shows

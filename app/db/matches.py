@@ -24,10 +24,11 @@ from sqlalchemy import ColumnElement, delete, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, selectinload
 
-from app.db import integrity, ratings
+from app.db import integrity, integrity_watch, ratings
 from app.db.base import utcnow
 from app.db.errors import MatchConflict
 from app.db.models import LiveMatch, Match, MatchPlayer
+from app.integrity_policy import MatchFacts
 from app.tables import spec
 from app.tables.results import aborted_result
 from app.tables.spec import AbortReason
@@ -54,7 +55,7 @@ class MatchRecord:
     private: bool = False
     # The integrity facts (docs/integrity.md): whether the match may move ratings, the farming watch.
     # None (a record made outside a table): rated as before, not watched.
-    integrity: integrity.MatchFacts | None = None
+    integrity: MatchFacts | None = None
 
 
 table_ref = spec.table_ref  # the tables name a table so in its deals (docs/fairness.md)
@@ -169,7 +170,7 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
     """Store a finished match and one ``match_players`` row per seat, and rate it when every seat is
     an account (``app.db.ratings``), all inside the caller's transaction. With ``record.integrity``
     (a match played at a table), a match too short to count or between related accounts is not rated
-    (``app.db.integrity.may_rate``), and the farming watch counts it (``app.db.integrity.after_match``);
+    (``app.db.integrity.may_rate``), and the farming watch counts it (``app.db.integrity_watch.after_match``);
     a match long enough (or one recorded without ``integrity``) counts for each account's
     ``counted_matches``.
 
@@ -251,7 +252,7 @@ async def record_match(session: AsyncSession, record: MatchRecord) -> Match:
             finished_at=finished,
         )
     if facts is not None:
-        await integrity.after_match(session, match, facts, standing)
+        await integrity_watch.after_match(session, match, facts, standing)
     if facts is None or facts.long_enough:  # a match that counts (new accounts: docs/integrity.md)
         await integrity.count_matches(session, accounts.values())
     return match
@@ -283,9 +284,7 @@ async def list_matches(
     ids = list((await session.scalars(ids_query.offset(offset).limit(limit))).all())
     if not ids:
         return [], int(total or 0)
-    rows = (
-        await session.scalars(select(Match).where(Match.id.in_(ids)).options(selectinload(Match.players)))
-    ).all()
+    rows = (await session.scalars(select(Match).where(Match.id.in_(ids)).options(selectinload(Match.players)))).all()
     by_id = {row.id: row for row in rows}
     return [by_id[i] for i in ids if i in by_id], int(total or 0)
 
@@ -375,11 +374,7 @@ async def live_deals(session: AsyncSession) -> list[LiveMatch]:
     return list((await session.scalars(select(LiveMatch).order_by(LiveMatch.started_at, LiveMatch.match_id))).all())
 
 
-
-
-def aborted_record(
-    live: LiveMatch, reason: str, secret: str, *, finished_at: datetime | None = None
-) -> MatchRecord:
+def aborted_record(live: LiveMatch, reason: str, secret: str, *, finished_at: datetime | None = None) -> MatchRecord:
     """The history record of a dealt match that never ended: its deal revealed (``secret``: the key
     it was sealed with), no moves (they were lost with the table), no outcome, no coins won or lost
     (its stakes are refunded)."""

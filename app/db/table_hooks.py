@@ -17,9 +17,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.db import integrity, seasons, stakes
 from app.db import matches as history
 from app.db.errors import EscrowClosed, EscrowNotFound, InsufficientFunds, NoWallet
-from app.db.integrity import IntegrityRules, MatchFacts, Refusal
 from app.db.matches import table_ref
 from app.db.session import Database
+from app.integrity_policy import REASON_PAIR_CAP, IntegrityRules, MatchFacts, Refusal
 from app.tables.hooks import CannotStart, DealtMatch, FinishedMatch
 from app.tables.integrity import bouts_of, dealt_deck, forfeit_after_acting, throw_in_chances
 
@@ -65,7 +65,7 @@ class DbHooks:
 
     async def _flag_pair_cap(self, refusal: Refusal, stake: int, now: datetime) -> None:
         pair = refusal.pair
-        if refusal.code != integrity.REASON_PAIR_CAP or pair is None:
+        if refusal.code != REASON_PAIR_CAP or pair is None:
             return
         await self.db.write(
             lambda session: integrity.file_pair_cap_flag(

@@ -26,10 +26,10 @@ import orjson
 from app import arena
 from app.db import integrity, ratings
 from app.db import tournaments as store
-from app.db.integrity import IntegrityRules
 from app.db.models import Tournament
 from app.db.session import Database
 from app.engine import Rules
+from app.integrity_policy import IntegrityRules, utc_day
 from app.tables.commands import AddBot, Join
 from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks
 from app.tables.registry import TableGone, TableRegistry
@@ -273,7 +273,7 @@ class ArenaRunner:
         if wanted == live.forbidden_for:
             return live.forbidden
         pairs: set[frozenset[int]] = set()
-        day = integrity.utc_day(self.clock())
+        day = utc_day(self.clock())
         rules = self.integrity_rules
         async with self.db.session() as session:
             ordered = sorted(wanted)

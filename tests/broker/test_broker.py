@@ -9,8 +9,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from app.broker import Broker, BrokerClosed, BrokerUnavailable, Gap, GapReason, LeaseHolder, Message
-from app.broker import redis as redis_backend
+from app.broker import Broker, BrokerClosed, BrokerUnavailable, Gap, GapReason, LeaseHolder, Message, redis_keys
 from tests.broker.conftest import LeaseTime, MakeBroker, assert_silent, next_event
 from tests.support.wait import eventually
 
@@ -159,8 +158,10 @@ async def test_prefixes_are_isolated(make_broker: MakeBroker) -> None:
         await theirs.publish("c", "theirs")
         assert await next_event(sub_theirs) == Message("c", b"theirs")
         await assert_silent(sub_ours, via=ours)
-    await ours.hincrby("h", "f", 1)
-    assert await theirs.hgetall("h") == {}
+    await ours.push_capped("l", "ours", 5)
+    assert await theirs.read_list("l") == []
+    assert await theirs.delete("l") == 0
+    assert await ours.read_list("l") == [b"ours"]
     assert await ours.acquire_lease("L", "me", 5) is not None
     assert await theirs.lease_holder("L") is None
 
@@ -403,7 +404,7 @@ async def test_the_holders_of_many_leases_at_once(broker: Broker, lease_time: Le
 
 
 async def test_renew_leases_in_several_batches(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(redis_backend, "RENEW_BATCH", 2)  # the Redis backend's script calls: 3 of them
+    monkeypatch.setattr(redis_keys, "RENEW_BATCH", 2)  # the Redis backend's script calls: 3 of them
     mine = [await broker.acquire_lease(f"B{i}", "a", 5) for i in range(5)]
     leases = [(f"B{i}", token if i != 3 else -1) for i, token in enumerate(mine) if token is not None]
     assert await broker.renew_leases("a", leases, 5) == [True, True, True, False, True]
@@ -445,9 +446,7 @@ async def test_owner_names_may_contain_colons(broker: Broker) -> None:
 
 async def test_lease_contention_across_brokers_has_one_winner(make_broker: MakeBroker) -> None:
     brokers = [await make_broker() for _ in range(4)]
-    results = await asyncio.gather(
-        *(b.acquire_lease("table:1", f"proc-{i}", 5) for i, b in enumerate(brokers))
-    )
+    results = await asyncio.gather(*(b.acquire_lease("table:1", f"proc-{i}", 5) for i, b in enumerate(brokers)))
     winners = [i for i, token in enumerate(results) if token is not None]
     assert len(winners) == 1
     holder = await brokers[-1].lease_holder("table:1")
@@ -463,31 +462,17 @@ async def test_lease_arguments_are_checked(broker: Broker) -> None:
         await broker.acquire_lease("L", "", 1)
 
 
-# --- counters and sets ---
+# --- lists ---
 
 
-async def test_counters(make_broker: MakeBroker) -> None:
+async def test_delete(make_broker: MakeBroker) -> None:
     first, second = await make_broker(), await make_broker()
-    assert await first.hgetall("seats") == {}
-    assert await first.hincrby("seats", "table:1") == 1
-    assert await second.hincrby("seats", "table:1", 2) == 3
-    assert await second.hincrby("seats", "table:2", -1) == -1
-    assert await first.hgetall("seats") == {"table:1": 3, "table:2": -1}
-    assert await first.hdel("seats", "table:2", "missing") == 1
-    assert await second.hgetall("seats") == {"table:1": 3}
-    assert await first.hdel("seats") == 0
-
-
-async def test_sets(make_broker: MakeBroker) -> None:
-    first, second = await make_broker(), await make_broker()
-    assert await first.smembers("live") == set()
-    assert await first.sadd("live", "t1", "t2") == 2
-    assert await second.sadd("live", "t2", "t3") == 1
-    assert await second.smembers("live") == {"t1", "t2", "t3"}
-    assert await first.srem("live", "t1", "nope") == 1
-    assert await first.smembers("live") == {"t2", "t3"}
-    assert await first.delete("live", "absent") == 1
-    assert await second.smembers("live") == set()
+    await first.push_capped("chat:{T1}", "a line", 5)
+    await first.push_capped("chat:{T2}", "another", 5)
+    assert await second.delete() == 0
+    assert await second.delete("chat:{T1}", "absent") == 1
+    assert await first.read_list("chat:{T1}") == []
+    assert await first.read_list("chat:{T2}") == [b"another"]
 
 
 async def test_capped_lists(make_broker: MakeBroker) -> None:

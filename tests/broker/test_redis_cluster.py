@@ -81,7 +81,7 @@ def test_a_table_lives_in_one_slot() -> None:
         f"{prefix}kv:{chat.history_key(code)}",
     ]
     broker = RedisBroker("redis://127.0.0.1:1/0", BrokerOptions(prefix=prefix))  # not started: names only
-    names += broker._lease_keys(lease_name(code))
+    names += broker._keys.lease_keys(lease_name(code))
     store = RedisStore("redis://127.0.0.1:1/0", prefix)
     names += store._table_keys(code)
     assert {slot_of(name) for name in names} == {slot_of(code)}

@@ -46,7 +46,7 @@ async def test_crash_raises_then_recovers_by_itself_with_a_gap(
         with pytest.raises(BrokerUnavailable):
             await broker.renew_lease("table:1", "proc-a", token, 30)
         with pytest.raises(BrokerUnavailable):
-            await broker.hincrby("seats", "table:1", 1)
+            await broker.push_capped("chat:{T1}", "lost", 5)
         with pytest.raises(BrokerUnavailable):
             async with broker.subscribe("table:3"):
                 pass

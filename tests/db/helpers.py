@@ -8,9 +8,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import accounts, ledger
-from app.db.integrity import IntegrityRules
 from app.db.models import CountedMatches, LedgerAccount
 from app.db.session import Database
+from app.integrity_policy import IntegrityRules
 
 FAKE_HASH = "$argon2id$v=19$m=65536,t=3,p=4$not-a-real-hash"
 

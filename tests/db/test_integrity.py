@@ -15,7 +15,6 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import admin, integrity, integrity_admin, matches, stakes
-from app.db.integrity import IntegrityRules, MatchFacts
 from app.db.models import (
     AdminAction,
     IntegrityFlag,
@@ -31,6 +30,7 @@ from app.db.models import (
 from app.db.session import Database
 from app.db.table_hooks import DbHooks
 from app.engine import Action, Forfeit, Rules, State, action_to_json, apply, legal_actions, new_match
+from app.integrity_policy import IntegrityRules, MatchFacts, Refusal, utc_day
 from app.tables.hooks import CannotStart, FinishedMatch
 from app.tables.results import match_end
 from app.tables.spec import Principal, Seat, TableSpec
@@ -171,19 +171,19 @@ async def test_staked_seats_refuse_frozen_related_and_capped_accounts(db: Databa
     a, b, c, d = [await make_player(db) for _ in range(4)]
     rules = IntegrityRules(pair_daily_coin_cap=500)
     now = datetime.now(UTC)
-    day = integrity.utc_day(now)
+    day = utc_day(now)
 
     async def setup(session: AsyncSession) -> None:
         await integrity.saw_device(session, device="D" * 22, account_id=a)
         await integrity.saw_device(session, device="D" * 22, account_id=b)
         session.add(PairDay(winner_id=c, loser_id=d, day=day, quick_wins=0, coins=300, quick_matches=[]))
         session.add(PairDay(winner_id=d, loser_id=c, day=day, quick_wins=0, coins=100, quick_matches=[]))
-        yesterday = integrity.utc_day(now - timedelta(days=1))
+        yesterday = utc_day(now - timedelta(days=1))
         session.add(PairDay(winner_id=c, loser_id=d, day=yesterday, quick_wins=0, coins=5000, quick_matches=[]))
 
     await db.write(setup)
 
-    async def refusal(account: int, others: list[int], stake: int) -> integrity.Refusal | None:
+    async def refusal(account: int, others: list[int], stake: int) -> Refusal | None:
         async with db.session() as session:
             return await integrity.staked_seat_refusal(
                 session, account_id=account, others=others, stake=stake, rules=rules, now=now

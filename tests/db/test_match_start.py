@@ -13,11 +13,11 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from app.broker import open_broker
-from app.db.integrity import IntegrityRules
 from app.db.models import Match, RatingChange
 from app.db.session import Database
 from app.db.table_hooks import DbHooks
 from app.engine import Rules, decision, legal_actions
+from app.integrity_policy import IntegrityRules
 from app.tables import commands as cmd
 from app.tables.actor import TableActor
 from app.tables.registry import TableRegistry, lease_name

@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select, update
 
 from app.db import integrity
-from app.db.integrity import IntegrityRules
 from app.db.models import Account, InflowDay, IntegrityFlag, PairDay
 from app.db.session import Database
 from app.db.table_hooks import DbHooks
 from app.engine import Forfeit, State
+from app.integrity_policy import IntegrityRules, utc_day
 from app.tables.hooks import CannotStart
 from tests.db.helpers import assert_ledger_sound, balance, make_player
 from tests.db.test_integrity import Clock, act, left_at_once, play, rated, run_match
@@ -121,7 +121,7 @@ async def test_a_star_of_new_accounts_feeding_one_account_is_flagged(db: Databas
     assert f"from {len(alts)} new accounts" in flag.summary
     async with db.session() as session:
         pairs = (await session.scalars(select(PairDay))).all()
-        row = await session.get(InflowDay, (main, integrity.utc_day(clock())))
+        row = await session.get(InflowDay, (main, utc_day(clock())))
     assert max(pair.quick_wins for pair in pairs) == 1  # one quick win per pair: the pair watch is blind
     assert row is not None and row.wins == len(alts) and sorted(row.losers) == sorted(alts)
 

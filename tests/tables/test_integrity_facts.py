@@ -1,14 +1,11 @@
-"""What the integrity rules read from a match's action log (app/tables/integrity.py) and the pure
-formulas of app/db/integrity.py: bouts, the forfeit exception, throw-in chances per defender, the
-coin flows of a pair, the soft-play test."""
+"""What the integrity rules read from a match's action log (app/tables/integrity.py): bouts, the
+forfeit exception, throw-in chances per defender. The policy they feed is tested in
+tests/test_integrity_policy.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from app.db.integrity import IntegrityRules, MatchFacts, coin_flows, soft_play_score
 from app.engine import Rules, State, action_to_json, apply, legal_actions, new_match
 from app.tables.integrity import bouts_of, dealt_deck, forfeit_after_acting, throw_in_chances
 
@@ -79,25 +76,6 @@ def test_bouts_and_the_forfeit_exception() -> None:
     assert not forfeit_after_acting(log, {"forfeit": None, "reason": None})
 
 
-@pytest.mark.parametrize(
-    ("bouts", "seconds", "forfeit", "long_enough", "may_rate"),
-    [
-        (3, 60.0, False, True, True),
-        (2, 600.0, False, False, False),  # too few bouts
-        (10, 59.0, False, False, False),  # too short
-        (1, 5.0, True, False, True),  # a timer forfeit of a player who had moved
-        (3, None, False, True, True),  # duration unknown (taken over): the bouts decide
-    ],
-)
-def test_matches_that_count(
-    bouts: int, seconds: float | None, forfeit: bool, long_enough: bool, may_rate: bool
-) -> None:
-    facts = MatchFacts(bouts=bouts, seconds=seconds, forfeit_after_acting=forfeit)
-    assert (facts.long_enough, facts.may_rate) == (long_enough, may_rate)
-    lenient = MatchFacts(bouts=bouts, seconds=seconds, rules=IntegrityRules(rated_min_bouts=0, rated_min_seconds=0))
-    assert lenient.long_enough
-
-
 def test_the_signals_of_a_real_match_played_to_the_end() -> None:
     rules = Rules(deck=24, seats=2, timer=0)
     state, log = new_match(rules, 11, 0), []
@@ -112,24 +90,3 @@ def test_the_signals_of_a_real_match_played_to_the_end() -> None:
     # this player always throws in when he can: chances, none passed up
     chances = throw_in_chances(rules.to_json(), 11, 0, log, dealt_deck(None))
     assert chances and all(passes == 0 for _, passes in chances.values())
-
-
-def test_coin_flows_share_each_loss_among_the_gainers() -> None:
-    assert coin_flows({1: 100, 2: -100}) == {(1, 2): 100}
-    assert coin_flows({1: 0, 2: 0}) == {}
-    flows = coin_flows({1: 60, 2: 30, 3: -50, 4: -40})
-    assert sum(v for (w, lo), v in flows.items() if lo == 3) == 50
-    assert sum(v for (w, lo), v in flows.items() if lo == 4) == 40
-    assert flows[(1, 3)] > flows[(2, 3)]
-
-
-def test_the_soft_play_test() -> None:
-    rules = IntegrityRules(soft_play_min_chances=20, soft_play_margin=0.25)
-    assert soft_play_score((20, 10), (40, 4), rules) is not None  # 50% against him, 10% against others
-    assert soft_play_score((19, 19), (40, 0), rules) is None  # too few chances against him
-    assert soft_play_score((20, 10), (19, 0), rules) is None  # too few against the others
-    assert soft_play_score((20, 6), (40, 4), rules) is None  # 30% vs 10%: below the margin
-    assert soft_play_score((20, 20), (20, 20), rules) is None  # passes everything against everyone
-    assert soft_play_score((20, 7), (200, 30), rules) is None  # 35% vs 15%: margin short
-    z = soft_play_score((40, 30), (80, 10), rules)
-    assert z is not None and z > 5

@@ -24,9 +24,9 @@ from app.api.schemas import RequestBody
 from app.db import integrity
 from app.db import tournaments as store
 from app.db.errors import InsufficientFunds, NoWallet
-from app.db.integrity import IntegrityRules
 from app.db.models import Account, Tournament
 from app.engine import Rules, RulesError
+from app.integrity_policy import IntegrityRules
 from app.tables.registry import TableRegistry
 from app.tournaments.runner import ArenaHooks, ArenaRunner, ArenaSettings, describe
 
