@@ -11,7 +11,8 @@ connected player and the spectators, wherever their connections live.
 The actor holds the state and the order of things; the rules of each piece are parts on plain
 values that never import the actor: seats, connections, series and the rematch proposal
 (``seating.py``), the timers (``deadlines.py``), what the table shows (``facts.py``), the deal
-(``fair.py``), a finished match (``results.py``) and when bots think (``bot_turns.py``); the seat
+(``fair.py``), a finished match (``results.py``), the steps of a match's start and end
+(``match_flow.py``) and when bots think (``bot_turns.py``); the seat
 commands change the seats in ``seat_commands.py`` and hand the actor a ``SeatChange``.
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 
 from app.broker.base import Broker, BrokerError
 from app.engine import Action, Forfeit, IllegalAction, apply
-from app.tables import deadlines, facts, fanout
+from app.tables import deadlines, facts, fanout, match_flow
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
 from app.tables.commands import (
@@ -58,13 +59,11 @@ from app.tables.record import (
     Recorder,
     TableRecord,
     log_entry,
-    logged_actions,
     record_json,
     rematch_from_json,
     rematch_json,
     takeover_deadline,
 )
-from app.tables.results import aborted_match, dealt_match, match_end, settle, take_stakes
 from app.tables.seat_commands import (
     SEAT_COMMANDS,
     SeatChange,
@@ -314,7 +313,7 @@ class TableActor:
                 if change.start == "if_ready_or_refuse":
                     raise
 
-    # ------------------------------------------------------------------ a match starts and ends
+    # ------------------------------------------------------------------ a match starts and ends (match_flow.py)
 
     async def _on_start(self, principal: Principal, command: Command) -> dict[str, Any]:
         """The creator starts the match with the players seated so far; at a staked table that opens
@@ -350,87 +349,15 @@ class TableActor:
             raise
 
     async def _start_match(self) -> None:
-        self.rules = self.seating.for_match(self.rules)
-        match_id = uuid.uuid4().hex
-        # Every match's start is told (it counts toward the rated minimum, docs/integrity.md); a
-        # staked match's stakes go into escrow here, and only here.
-        accounts = self.seating.stake_accounts() if self.rules.stake > 0 else self.seating.account_ids()
-        await take_stakes(self.hooks, match_id, self.rules.stake, accounts)
-        last_deal = self.fair.deal
-        game = self.fair.new_match(self.rules, self.seats, self.next_dealer)
-        revealed = self.fair.revealed()
-        assert revealed is not None
-        try:  # kept before anyone sees a card, so that the deal is revealed however the match ends
-            await self.hooks.match_dealt(dealt_match(game, self.rules, self.seats, self.spec, match_id, revealed))
-        except Exception as exc:
-            log.warning("table %s: the deal of match %s not kept (%s): not dealt", self.code[:8], match_id, exc)
-            self.fair.deal = last_deal  # nothing was dealt: its seed stays the secret of the next deal
-            if self.rules.stake > 0:
-                with contextlib.suppress(Exception):
-                    await self.hooks.match_abandoned(match_id=match_id)
-            raise unavailable() from exc
-        self.game = game
-        self.match_id, self.log, self.results, self.status = match_id, [], None, TableStatus.PLAYING
-        self.started = time.time()  # the deal's wall-clock time, kept in the record (takeovers too)
-        self.seating.match_started()
-        self.bot_turns.new_match(self.seats)
-        start = {"match_id": match_id, "dealer": game.dealer, "attacker": game.attacker, "defender": game.defender}
-        await self._changed([{"type": "match_start", **start}])
+        await match_flow.start_match(self)
 
     async def _finish_match(self, bump: bool = True) -> None:
-        game, match_id, fair = self.game, self.match_id, self.fair
-        assert game is not None and game.outcome is not None and match_id is not None
-        self.status = TableStatus.FINISHED
-        self.timers.deadline = self.timers.decision_since = None
-        self.seating.gone_since.clear()
-        actions, series = logged_actions(self.log), self.seating.series
-        end = match_end(
-            game, self.rules, self.seats, series, self.spec, match_id, actions, fair.revealed(), started_at=self.started
-        )
-        if bump:  # not when a takeover settles a finished match again: its record counts it already
-            self.seating.series, self.next_dealer, self.results = end.series, end.next_dealer, end.results
-        rated = self._ratings_told(match_id)
-        self._settle_task = asyncio.create_task(settle(self.hooks, end.record, on_rated=rated))
-        renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
-        await self._changed(
-            [
-                {"type": "results", **end.results},
-                *([{"type": "commitment", "match_number": fair.number, "commitment": fair.commitment}] * renewed),
-            ],
-            bump=bump,
-        )
+        await match_flow.finish_match(self, bump)
 
-    def _ratings_told(self, match_id: str) -> Callable[[dict[int, dict[str, Any]]], None]:
-        """What the ledger says the match did to the ratings comes back to the actor as a command."""
-        return lambda ratings: self.post(Command(Rated(match_id, ratings)))
-
-    async def _on_rated(self, command: Command) -> None:
-        """The finished match's rating changes (seat -> rating, change...) join its results, as a
-        ``ratings`` event, unless the table has moved on to another match."""
-        results, rated = self.results, command.body
-        assert isinstance(rated, Rated)
-        if results is None or results.get("match_id") != rated.match_id:
-            return
-        ratings = {str(seat): change for seat, change in rated.ratings.items()}
-        if results.get("ratings") == ratings:
-            return
-        self.results = {**results, "ratings": ratings}
-        await self._changed([{"type": "ratings", "match_id": rated.match_id, "ratings": ratings}])
     async def abort(self, reason: str) -> None:
         """The table closes in the middle of a match (call it once the actor has stopped): the match
-        is recorded as aborted, its moves so far and its deal revealed, and every stake goes back
-        (retried in the background like a settlement; a restart finishes it otherwise)."""
-        game, match_id = self.game, self.match_id
-        if self.status != TableStatus.PLAYING or game is None or match_id is None or game.outcome is not None:
-            return
-        self.status = TableStatus.FINISHED
-        actions = logged_actions(self.log)
-        record = aborted_match(
-            game, self.rules, self.seats, self.spec, match_id, actions, self.fair.revealed(), reason
-        )
-        self._settle_task = task = asyncio.create_task(settle(self.hooks, record))
-        _aborting.add(task)
-        task.add_done_callback(_aborting.discard)
+        is recorded as aborted (``match_flow.abort_match``)."""
+        match_flow.abort_match(self, reason)
 
     # ------------------------------------------------------------------ play
 
@@ -614,8 +541,6 @@ class TableActor:
         self._schedule_bots()
 
 
-_aborting: set[asyncio.Task[bool]] = set()  # aborted matches being recorded after their table closed
-
 # The handler of each command, by the type of its body: a player's requests, answered (``Answers``) ...
 _HANDLERS: dict[type, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
     **dict.fromkeys(SEAT_COMMANDS, TableActor._on_seat_command),
@@ -630,6 +555,6 @@ _INTERNAL: dict[type, Callable[[TableActor, Command], Awaitable[None]]] = {
     Bye: TableActor._on_bye,
     BotMove: TableActor._on_bot,
     Wake: TableActor._on_wake,
-    Rated: TableActor._on_rated,
+    Rated: match_flow.ratings_came,
     Handover: TableActor._on_handover,
 }

@@ -177,7 +177,7 @@ async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
         clock.now += 10**6
         assert await registry.sweep() == []  # a running match of people: its timers end it
         assert set(registry.tables) == {running.code}
-        assert set(registry.created_from) | set(registry._changed_at) | set(registry._seen_at) <= {running.code}
+        assert set(registry.created_from) | set(registry.idle.changed_at) | set(registry.idle.seen_at) <= {running.code}
         for code in (idle.code, idle.spec.watch_code, finished.code):
             with pytest.raises(TableClosed):
                 await registry.resolve(code)
@@ -310,7 +310,7 @@ async def test_tables_opened_lately_are_counted_though_their_matches_ended() -> 
         clock.now += 1
         await registry.create(spec(ALICE))
         await registry.sweep()
-        assert set(registry._opened) == {"a:a:1"}  # the counts older than the window are dropped
+        assert set(registry.opening.opened) == {"a:a:1"}  # the counts older than the window are dropped
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from app.config import Settings
 from app.engine import Rules
 from app.main import create_app
 from app.tables import commands as cmd
-from app.tables import registry as registry_module
+from app.tables import lobby as lobby_module
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
@@ -79,14 +79,14 @@ async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_i
     import random
 
     built: list[str] = []  # the tables whose lobby row was built (one per flush of a marked table)
-    lobby_row = registry_module.lobby_row
+    build_lobby_row = lobby_module.build_lobby_row
 
-    def counting(actor: Any) -> dict[str, Any]:
-        built.append(actor.code)
-        return lobby_row(actor)
+    def counting(**fields: Any) -> Any:
+        built.append(fields["code"])
+        return build_lobby_row(**fields)
 
-    monkeypatch.setattr(registry_module, "lobby_row", counting)
-    monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 0.0)
+    monkeypatch.setattr(lobby_module, "build_lobby_row", counting)
+    monkeypatch.setattr(lobby_module, "LOBBY_COALESCE_S", 0.0)
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
         registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
@@ -110,7 +110,7 @@ async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_i
 
 
 async def test_a_joined_feed_sends_the_changes_of_one_flush_in_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 2.0)  # time enough to open two tables between flushes
+    monkeypatch.setattr(lobby_module, "LOBBY_COALESCE_S", 2.0)  # time enough to open two tables between flushes
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
         registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
@@ -133,7 +133,7 @@ def events_of(text: bytes) -> list[tuple[str, Any]]:
 async def test_a_paced_feed_writes_at_most_once_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lobby stream's pacing (``min_interval_s``): a wave of changes costs a feed one write per
     interval, and the first change after a quiet spell still goes out at once."""
-    monkeypatch.setattr(registry_module, "LOBBY_COALESCE_S", 0.0)  # every change is flushed at once
+    monkeypatch.setattr(lobby_module, "LOBBY_COALESCE_S", 0.0)  # every change is flushed at once
     name = f"memory://lobby-{uuid.uuid4().hex}"
     interval = 0.3
     async with open_broker(name) as broker:
@@ -187,7 +187,7 @@ async def test_a_viewer_that_falls_far_behind_gets_a_fresh_snapshot() -> None:
     async with open_broker(name) as broker:
         registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
         async with registry, registry.lobby_feed(keepalive_s=60) as feed:
-            viewer = next(iter(registry._viewers))
+            viewer = next(iter(registry.listing.viewers))
             for index in range(viewer.MAX_QUEUED + 5):
                 viewer.push(f"event: changed\ndata: {index}\n\n".encode())
             assert len(viewer.queue) <= 6

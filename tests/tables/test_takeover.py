@@ -25,8 +25,8 @@ from tests.tables.actors import ALICE, BOB, CAROL, forget_table, play_moves, sea
 
 
 async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) -> None:
-    monkeypatch.setattr("app.tables.registry.LEASE_TTL_S", 0.6)
-    monkeypatch.setattr("app.tables.registry.SUPERVISE_S", 0.1)
+    monkeypatch.setattr("app.tables.leases.LEASE_TTL_S", 0.6)
+    monkeypatch.setattr("app.tables.leases.SUPERVISE_S", 0.1)
     name = f"memory://takeover-{uuid.uuid4().hex}"
     hooks = MemoryHooks(balances={1: 500, 2: 500})
     rng = random.Random(5)
