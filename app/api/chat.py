@@ -24,7 +24,7 @@ import secrets
 import time
 import weakref
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 from sqlalchemy import select
@@ -40,18 +40,28 @@ from app.tables import chat
 from app.tables.commands import Info
 from app.tables.messages import Ack, Chat, Error
 from app.tables.registry import TableGone, TableRegistry
-
-if TYPE_CHECKING:
-    from app.api.routes.play import Connection
+from app.tables.spec import Principal
 
 log = logging.getLogger("durak.chat")
+
+
+class ChatConnection(Protocol):
+    """What the hub needs of a table websocket's ``Connection``: its table, whom it
+    stands for, whether it has a seat, whether it is closing, and a way to write a message."""
+
+    code: str
+    principal: Principal
+    seated: bool
+    closing: asyncio.Task[None] | None
+
+    def send(self, payload: dict[str, Any] | str) -> None: ...
 
 
 class TableChat:
     """This process's connections at one table and the subscription that feeds them."""
 
     def __init__(self) -> None:
-        self.connections: dict[Connection, list[dict[str, Any]] | None] = {}  # -> lines held until history
+        self.connections: dict[ChatConnection, list[dict[str, Any]] | None] = {}  # -> lines held until history
         self.follow: asyncio.Task[None] | None = None
         self.live: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -61,12 +71,12 @@ class ChatHub:
         self.registry = registry
         self.tables: dict[str, TableChat] = {}
         self.rate = chat.RateLimit()
-        self._order: dict[Connection, asyncio.Lock] = {}  # a connection's lines are published in order
-        self.persons: dict[Connection, frozenset[str]] = {}  # whom each connection's cookies stand for
+        self._order: dict[ChatConnection, asyncio.Lock] = {}  # a connection's lines are published in order
+        self.persons: dict[ChatConnection, frozenset[str]] = {}  # whom each connection's cookies stand for
 
     # --- receiving: one subscription per table, fanned out to the connections here
 
-    def join(self, connection: Connection) -> None:
+    def join(self, connection: ChatConnection) -> None:
         """A connection got its first welcome: send it the table's last lines, then every new line."""
         table = self.tables.get(connection.code)
         if table is None:
@@ -77,7 +87,7 @@ class ChatHub:
         table.connections[connection] = []
         _spawn(self._send_history(connection, table))
 
-    def leave(self, connection: Connection) -> None:
+    def leave(self, connection: ChatConnection) -> None:
         self._order.pop(connection, None)
         self.persons.pop(connection, None)
         table = self.tables.get(connection.code)
@@ -105,7 +115,7 @@ class ChatHub:
             else:
                 self._send_line(connection, line)
 
-    async def _send_history(self, connection: Connection, table: TableChat) -> None:
+    async def _send_history(self, connection: ChatConnection, table: TableChat) -> None:
         await blocks.warm(self.registry, connection.principal)  # whose lines this player blocked
         self.persons[connection] = await persons_of(connection)  # before any line: hidden ones stay held
         lines: list[dict[str, Any]] = []
@@ -127,7 +137,7 @@ class ChatHub:
                 self._send_line(connection, line)
         table.connections[connection] = None
 
-    def _send_line(self, connection: Connection, line: dict[str, Any]) -> None:
+    def _send_line(self, connection: ChatConnection, line: dict[str, Any]) -> None:
         if connection.closing is not None:
             return
         if not chat.visible(line, seated=connection.seated, persons=self.persons.get(connection)):
@@ -139,23 +149,23 @@ class ChatHub:
 
     # --- sending
 
-    async def _table_info(self, code: str, connection: Connection) -> dict[str, Any]:
+    async def _table_info(self, code: str, connection: ChatConnection) -> dict[str, Any]:
         """The table as it is now (never a copy kept from before: a match may have started since)."""
         reply = await self.registry.call(code, Info(), connection.principal)
         info: dict[str, Any] = reply.get("table") or {}
         return info
 
-    def command(self, connection: Connection, message: Any) -> None:
+    def command(self, connection: ChatConnection, message: Any) -> None:
         """A ``chat`` or ``chat_phrase`` message from ``connection`` (already valid by the protocol)."""
         _spawn(self._command(connection, message))
 
-    async def _command(self, connection: Connection, message: Any) -> None:
+    async def _command(self, connection: ChatConnection, message: Any) -> None:
         # Each message is handled in a task of its own: a lock per connection keeps two quick lines
         # in the order they were written (the second waits while the first looks the table up).
         async with self._order.setdefault(connection, asyncio.Lock()):
             await self._one_command(connection, message)
 
-    async def _one_command(self, connection: Connection, message: Any) -> None:
+    async def _one_command(self, connection: ChatConnection, message: Any) -> None:
         cmd_id = message.id
         principal = connection.principal
         if principal.key.startswith("anon:"):
@@ -238,7 +248,7 @@ def _finished(task: asyncio.Task[None]) -> None:
         log.error("chat: a task failed", exc_info=task.exception())
 
 
-async def persons_of(connection: Connection) -> frozenset[str]:
+async def persons_of(connection: ChatConnection) -> frozenset[str]:
     """The persons a connection's cookies stand for: its principal; the session's account or guest
     (a watch link opens an anonymous socket for a signed-in player); and every account seen on its
     browser's device cookie (``device_accounts``). While the database cannot say, the device's
