@@ -89,6 +89,24 @@ OFF_SCREEN = """() => {
 EMPTY_PILLS = """() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) =>
   el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"""
 
+# What of the player's own row the open chat covers: the seat (its role and countdown), each button
+# of the action bar (Take, Challenge), each hand card's visible middle. [what, x, y] each.
+COVERED_CONTROLS = """() => {
+  const out = [];
+  const targets = [...document.querySelectorAll(
+    '#me-area .seat, #me-area .countdown, #actions button, #actions summary, #hand .card')];
+  for (const el of targets) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height || el.closest('details:not([open]) > :not(summary)')) continue;
+    const x = el.matches('#hand .card') ? r.left + Math.min(12, r.width / 2) : r.left + r.width / 2;
+    const y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    const what = el.dataset.action || el.dataset.card || el.className;
+    if (!hit || hit.closest('#chat')) out.push([what, Math.round(x), Math.round(y)]);
+  }
+  return out;
+}"""
+
 # Emoji and symbol icons (the card suits U+2660-2667 are text in every font the game ships with).
 EMOJI = re.compile("[\U0001f300-\U0001faff\u2630\u266a\u2600-\u265f\u2668-\u26ff\u2700-\u27bf]")
 
@@ -272,7 +290,10 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
         and box["y"] + box["height"] <= height + 0.5
     )
     if width <= 600:
-        assert box["y"] + box["height"] >= height - 1 and box["width"] >= width - 1, "a bottom sheet on a phone"
+        # A sheet as wide as the phone, standing on the player's own row (his seat and the hand).
+        mine = page.locator("#me-area").bounding_box()
+        assert mine is not None
+        assert box["width"] >= width - 1 and mine["y"] - 12 <= box["y"] + box["height"] <= mine["y"] + 0.5
     # The open chat never hides whose turn it is: the opponents stay uncovered and the sheet's head
     # says it is the player's turn (his own seat lies under the sheet).
     for seat in page.locator("#opponents .seat").all():
@@ -284,8 +305,12 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
                 [seat_box["x"] + seat_box["width"] * fx, seat_box["y"] + seat_box["height"] * fy],
             )
             assert not covered, f"the chat covers an opponent at {size}"
-    expect(page.locator("#chat-turn")).to_be_visible()
-    expect(page.locator("#chat-turn")).to_have_text(re.compile(r"(Your turn|Ваш ход) · \d+ (s|с)"))
+    # Whose turn it is stays in view: the player's own seat (its role and countdown) is uncovered,
+    # and where the sheet has room for its head, the head says so too.
+    assert not page.evaluate(COVERED_CONTROLS), f"the open chat covers the player's row at {size}"
+    if not page.locator("#chat .chat-sheet.cramped").count():
+        expect(page.locator("#chat-turn")).to_be_visible()
+        expect(page.locator("#chat-turn")).to_have_text(re.compile(r"(Your turn|Ваш ход) · \d+ (s|с)"))
     assert not page.evaluate(OFF_SCREEN), "the open chat crosses the screen's edge"
     # No emoji or symbol icons anywhere on the table page: SVG only.
     text = page.locator("#table-page").inner_text()
@@ -298,6 +323,88 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
     snap(page, f"chat-open-{width}x{height}-{locale[:2]}")
     page.locator("#chat-close").click()
     expect(sheet).to_be_hidden()
+
+
+def defending_at_a_cheating_table(decision_seat: int = 0) -> dict[str, Any]:
+    """Seat 0 defends 7h (the rival led it) at a cheating table: Take, and Challenge of the lead."""
+    return view(
+        table=[{"attack": "7h", "cover": None}], hand=["6c", "9h", "Qd", "Ks", "8d", "10c"],
+        moves=[{"type": "lead", "seat": 1, "cards": ["7h"]}],
+        decision={"kind": "defend", "seats": [decision_seat], "forfeits": True},
+        legal=[
+            {"type": "cover", "seat": 0, "attack": 0, "card": "9h"},
+            {"type": "take", "seat": 0},
+            {"type": "challenge", "seat": 0, "move": 0},
+        ] if decision_seat == 0 else [{"type": "challenge", "seat": 0, "move": 0}],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("size", "locale"), [((360, 640), "en-US"), ((412, 915), "en-US"), ((844, 390), "ru-RU")])
+def test_the_open_chat_leaves_the_players_seat_challenge_take_and_hand_uncovered(
+    phone: Any, size: tuple[int, int], locale: str
+) -> None:
+    page, fake = phone(defending_at_a_cheating_table(), table_info(), size, locale)
+    expect(page.locator("#actions summary[data-action=challenge]")).to_be_visible()
+    fake.push({"type": "chat", "id": "c1", "from": {"player": "a:2", "name": "Rival", "guest": False},
+               "text": "take them, take them all", "channel": "players"})  # fmt: skip
+    page.locator("#chat summary").click()
+    sheet = page.locator("#chat .chat-sheet")
+    expect(sheet).to_be_visible()
+    page.wait_for_timeout(400)  # the sheet takes its place on the next tick at the latest
+    snap(page, f"chat-over-challenge-{size[0]}x{size[1]}-{locale[:2]}")
+    assert not page.evaluate(COVERED_CONTROLS), f"the open chat covers the player's row at {size}"
+    assert not page.evaluate(OFF_SCREEN), f"the open chat crosses the screen's edge at {size}"
+    # The chat is still usable there: the newest line and the input are in view.
+    expect(page.locator("#chat-lines .chat-line").last).to_be_visible()
+    expect(page.locator("#chat-input")).to_be_visible()
+    page.locator("#chat-input").fill("no")
+    page.locator("#chat-input").press("Enter")
+    chat_line = fake.wait_for_command(page, 1)
+    assert chat_line["type"] == "chat" and chat_line["text"] == "no"
+    # Challenge and Take answer a tap with the chat open.
+    page.locator("#actions summary[data-action=challenge]").click()
+    expect(page.locator(".challenge-list")).to_be_visible()
+    page.locator("#actions summary[data-action=challenge]").click()
+    page.locator("#actions [data-action=take]").click()
+    assert fake.wait_for_command(page, 2)["type"] == "take"
+
+
+@pytest.mark.parametrize("size", [(360, 640), (844, 390)])
+def test_the_chat_folds_away_when_the_player_must_answer_unless_he_is_typing(phone: Any, size: tuple[int, int]) -> None:
+    # The rival decides; the player reads the chat.
+    waiting = defending_at_a_cheating_table(decision_seat=1)
+    waiting["players"] = [
+        {"seat": 0, "cards": 6, "out": False, "place": None, "role": "attacker", "passed": False},
+        {"seat": 1, "cards": 5, "out": False, "place": None, "role": "defender", "passed": False},
+    ]
+    page, fake = phone(waiting, table_info(), size)
+    page.locator("#chat summary").click()
+    expect(page.locator("#chat .chat-sheet")).to_be_visible()
+    page.wait_for_timeout(300)
+    # Now the player must defend: the sheet folds, the cards to beat are in view.
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": [], "view": defending_at_a_cheating_table(),
+               "table": table_info(version=8)})  # fmt: skip
+    expect(page.locator("#chat")).not_to_have_attribute("open", "")
+    expect(page.locator("#table-zone .card[data-card='7h']")).to_be_visible()
+    assert page.evaluate("() => !document.elementFromPoint(...(() => { const r = document.querySelector("
+                         "'#table-zone .card').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2];"
+                         " })()).closest('#chat')")  # fmt: skip
+    # Opened again during the turn, it stays; and while the player types, a new turn does not fold it.
+    page.locator("#chat summary").click()
+    page.wait_for_timeout(600)
+    expect(page.locator("#chat .chat-sheet")).to_be_visible()
+    fake.push(
+        {"type": "update", "version": 9, "seat": 0, "events": [], "view": waiting, "table": table_info(version=9)}
+    )
+    page.locator("#chat-input").click()
+    page.locator("#chat-input").fill("wai")
+    fake.push({"type": "update", "version": 10, "seat": 0, "events": [], "view": defending_at_a_cheating_table(),
+               "table": table_info(version=10)})  # fmt: skip
+    expect(page.locator("#felt")).to_have_attribute("data-version", "10")
+    page.wait_for_timeout(600)
+    expect(page.locator("#chat .chat-sheet")).to_be_visible()
+    expect(page.locator("#chat-input")).to_have_value("wai")
+    assert not page.evaluate(COVERED_CONTROLS)
 
 
 # -------------------------------------------------------------------------------------------- item 6
