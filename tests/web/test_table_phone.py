@@ -7,6 +7,7 @@ and the leave dialog against the real server with bots. Screenshots go to tests/
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import ARTIFACTS, api, create_table_api, sign_up_api
+from tests.web.support import ARTIFACTS, WEB_ROOT, api, create_table_api, sign_up_api
 from tests.web.test_controls import RULES, FakeTable, table_info, view
 
 pytestmark = pytest.mark.browser
@@ -542,7 +543,7 @@ def test_a_cheating_table_is_marked_cheats_look_different_and_the_first_cheat_as
     )
     fake.push({"type": "update", "version": 8, "seat": 0, "events": events, "view": over, "table": info})
     expect(page.locator("#results-rule")).to_have_text(
-        "Me пойман на шулерстве: покрывать можно только старшей картой той же масти или козырем."
+        "Вы пойманы на шулерстве: покрывать можно только старшей картой той же масти или козырем."
     )
     expect(page.locator("#log li").first).to_contain_text("покрывать можно только старшей картой")
 
@@ -643,6 +644,67 @@ def test_prompts_say_you_in_english_and_russian_and_bot_tables_are_named_in_the_
     expect(page.locator("#prompt")).to_have_text("You take; waiting for Rival to add cards.")
     expect(page.locator(".me-area .badge.role-defender")).to_have_text("You defend")
     expect(page.locator(".table-title h1")).to_have_text("Vasya vs Easy bot")
+
+
+# The match so far, from the player's seat 0 ("Me"): the rival deals and attacks him, he takes, picks
+# up, and leaves (a forfeit); he is the durak.
+OWN_SEAT_EVENTS = [
+    {"type": "match_start", "dealer": 1, "attacker": 1, "defender": 0, "version": 1},
+    {"type": "move", "seat": 1, "action": {"type": "lead", "seat": 1, "cards": ["7h"]}, "index": 0, "version": 2},
+    {"type": "take", "seat": 0, "version": 3},
+    {"type": "bout_end", "result": "taken", "defender": 0, "cards": ["7h"], "version": 4},
+    {"type": "forfeit", "seat": 0, "reason": "left", "version": 5},
+    {"type": "match_end", "outcome": {"draw": False, "durak": 0}, "version": 6},
+]
+
+
+def translations(lang: str) -> dict[str, Any]:
+    return json.loads((WEB_ROOT / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "az", "et", "fi"])
+def test_the_log_and_the_results_tell_the_players_own_seat_as_you(phone: Any, lang: str) -> None:
+    over = view(
+        phase="over", table=[], hand=[], legal=[], decision={"kind": "none", "seats": [], "forfeits": False},
+        outcome={"draw": False, "durak": 0, "order": [1], "places": [[1], [0]], "forfeit": 0, "reason": "left"},
+    )  # fmt: skip
+    results = {"outcome": over["outcome"], "coin_changes": {}, "match_id": "m1"}
+    page, fake = phone(over, table_info(rules=HONEST, status="finished", deadline_ms=None, results=results))
+    fake.welcome["recent"] = OWN_SEAT_EVENTS
+    page.evaluate("(lang) => localStorage.setItem('durak.lang', lang)", lang)
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    lines = page.locator("#log li")
+    expect(lines).to_have_count(6)
+    texts = lines.all_text_contents()  # the log is folded on a phone: its text, not its rendering
+    words = translations(lang)
+    fill = lambda key, **values: re.sub(r"\{(\w+)\}", lambda m: str(values[m.group(1)]), words[key])  # noqa: E731
+    own = {
+        0: fill("log.match_start_you_defend", dealer="Rival", attacker="Rival"),
+        2: fill("log.take_you"),
+        3: words["log.picked_up_you"]["one"].replace("{count}", "1"),
+        4: fill("log.forfeit_you", reason=words["reason.left_you"]),
+        5: fill("log.match_end_you"),
+    }
+    for index, text in own.items():
+        assert texts[index] == text, (lang, index, texts)
+        assert "Me" not in texts[index]
+    assert texts[1] == fill("log.lead", name="Rival", cards="7\u2665")  # the rival in the third person
+    forfeit = page.locator("#results-forfeit")
+    expect(forfeit).to_have_text(fill("results.forfeit_you", reason=words["reason.left_you"]))
+    if lang == "en":
+        assert texts == [
+            "A new match: Rival deals, Rival attacks you.",
+            "Rival leads 7\u2665.",
+            "You take.",
+            "You pick up 1 card.",
+            "You forfeit: you left the table.",
+            "You are the durak.",
+        ]
+        expect(forfeit).to_have_text("You forfeited: you left the table.")
+    if lang == "ru":
+        assert texts[2:] == ["Вы берёте.", "Вы забираете 1 карту.", "Вы сдаётесь: вы ушли из-за стола.", "Дурак — вы."]
+        expect(forfeit).to_have_text("Вы сдались: вы ушли из-за стола.")
 
 
 def test_the_leave_dialog_names_the_stake_it_loses(phone: Any) -> None:

@@ -43,14 +43,18 @@ export function resultsPanel(game) {
     }
     place += group.length;
   }
-  const reason = outcome.forfeit !== null && outcome.forfeit !== undefined ? h('p', { class: 'notice', text: t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) }) }) : null;
+  const forfeited = outcome.forfeit !== null && outcome.forfeit !== undefined;
+  const iForfeited = forfeited && st.seat !== null && outcome.forfeit === st.seat;
+  const reasonLine = !forfeited ? '' : iForfeited ? t('results.forfeit_you', { reason: reasonText(outcome.reason, true) }) : t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) });
+  const reason = forfeited ? h('p', { class: 'notice', id: 'results-forfeit', text: reasonLine }) : null;
   const series = Object.entries(table.series || {});
   const appear = game.firstSight(results.match_id); // animate its arrival once, not on every later update
   const hidden = st.resultsHidden === results.match_id;
   // A challenge that ended the match: who was caught, and the rule the move broke (the ruling's
   // `rule`, kept in the log).
   const ruling = outcome.reason === 'challenge' ? lastRuling(st.log) : null;
-  const caught = ruling && ruling.ruling === 'upheld' && ruling.rule ? h('p', { class: 'notice caught', id: 'results-rule', text: t('results.caught', { loser: seatName(seatNames, ruling.loser), rule: ruleText(ruling.rule) }) }) : null;
+  const caughtText = (ruling) => (st.seat !== null && ruling.loser === st.seat ? t('results.caught_you', { rule: ruleText(ruling.rule) }) : t('results.caught', { loser: seatName(seatNames, ruling.loser), rule: ruleText(ruling.rule) }));
+  const caught = ruling && ruling.ruling === 'upheld' && ruling.rule ? h('p', { class: 'notice caught', id: 'results-rule', text: caughtText(ruling) }) : null;
   // Places, coins and rating first, then Rematch and Lobby; the deal's proof is a small link to
   // the replay's verify panel, the series after.
   const panel = h(
