@@ -609,6 +609,61 @@ def test_results_show_places_coins_rating_rematch_and_lobby_first_and_the_proof_
     expect(link.locator("svg")).to_have_count(1)
 
 
+@pytest.mark.parametrize(("size", "locale"), [((360, 640), "en-US"), ((844, 390), "ru-RU"), ((412, 915), "en-US")])
+def test_a_forfeit_with_a_rematch_offer_keeps_play_again_and_lobby_in_view_and_says_you(
+    phone: Any, size: tuple[int, int], locale: str
+) -> None:
+    # The player ran out of time and is the durak; the rival offers a rematch. Everything a results
+    # screen can hold at once: two rows with coins and rating, the offer, the forfeit, the series.
+    staked = {**HONEST, "stake": 10}
+    page, fake = phone(lead_view(["6c"]), table_info(rules=staked), size, locale)
+    over = view(
+        phase="over", table=[], hand=[], legal=[], decision={"kind": "none", "seats": [], "forfeits": False},
+        outcome={"draw": False, "durak": 0, "order": [1], "places": [[1], [0]], "forfeit": 0, "reason": "timeout"},
+    )  # fmt: skip
+    ratings = {"0": {"rating": 1484, "change": -16, "provisional": False, "season_change": -16},
+               "1": {"rating": 1516, "change": 16, "provisional": False, "season_change": 16}}  # fmt: skip
+    results = {"outcome": over["outcome"], "coin_changes": {"0": -10, "1": 10}, "match_id": "m1", "ratings": ratings}
+    info = table_info(
+        status="finished", results=results, deadline_ms=None, rules=staked, series={"0": [0, 1], "1": [1, 0]},
+        rematch={"agreed": [1], "deadline_ms": 30000},
+    )  # fmt: skip
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": [], "view": over, "table": info})
+    english = locale == "en-US"
+    expect(page.locator("#results .results-title")).to_have_text("You are the durak!" if english else "Вы — дурак!")
+    me = page.locator("#results .result-row.me")
+    expect(me.locator(".who")).to_have_text("Me (you)" if english else "Me (вы)")
+    expect(me.locator(".coins")).to_have_text("\u221210 coins" if english else "\u221210 мон.")
+    expect(page.locator("#results-forfeit")).to_have_text(
+        "You forfeited: your time ran out." if english else "Вы сдались: у вас вышло время."
+    )
+    page.wait_for_timeout(400)  # the panel has risen into place
+    width, height = size
+    snap(page, f"results-forfeit-{width}x{height}-{locale[:2]}")
+    # Rematch (here "Play again") and Lobby come before the forfeit note and are on the screen.
+    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me", "#rematch-status"):
+        box = page.locator(target).bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, f"{target} off at {size}"
+    order = page.evaluate(
+        """() => ['#rematch-button', '#results-lobby', '#results-forfeit', '#fair-deal-link'].map(
+             (sel) => document.querySelector(sel).getBoundingClientRect().top)"""
+    )
+    assert order[0] <= order[2] and order[1] <= order[2] <= order[3], order
+    # The title is clear of the close button; no row's name is squeezed to a column of letters.
+    title = page.evaluate(
+        """() => { const range = document.createRange();
+             range.selectNodeContents(document.querySelector('#results .results-title'));
+             const text = range.getBoundingClientRect();
+             const close = document.querySelector('#results-close').getBoundingClientRect();
+             return [text.right, close.left, text.top, close.bottom]; }"""
+    )
+    assert title[0] <= title[1] or title[2] >= title[3], f"the title runs under the close button: {title}"
+    for row in page.locator("#results .result-row").all():
+        who = row.locator(".who").bounding_box()
+        assert who is not None and who["height"] <= 30 and who["width"] >= 40, who
+    assert not page.evaluate(SMALL_CONTROLS)
+
+
 def test_waiting_panels_show_no_seed_or_commitment(new_context: Any) -> None:
     context = new_context(width=360, height=640)
     sign_up_api(context)
