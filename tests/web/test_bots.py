@@ -40,7 +40,8 @@ def test_bot_table_to_the_end_rematch_history_and_replay(new_context: Any) -> No
     expect(rows).to_have_count(2)
     expect(page.locator("#log li").first).to_be_visible()
     log_text = page.locator("#log").inner_text()
-    assert "Normal bot #2" in log_text and me["name"] in log_text
+    # The player's own seat is "you" in the log, the bot by its name.
+    assert "Normal bot #2" in log_text and "You " in log_text and me["name"] not in log_text
     draw = "draw" in page.locator("#results .results-title").inner_text()
     if not draw:  # a decided match counts in the series (a draw counts for nobody)
         expect(page.locator("#series")).to_be_visible()

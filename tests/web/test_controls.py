@@ -247,7 +247,7 @@ def test_pass_is_bito_when_everything_is_covered_and_results_with_coins(scripted
     expect(page.locator("#results .result-row.durak .coins")).to_have_text("\u221210 coins")
     expect(page.locator("#series")).to_have_text("Series: Me 1–0 · Rival 0–1")
     log = page.locator("#log li")
-    expect(log).to_have_text(["Me passes.", "Beaten off: 2 cards to the discard pile.", "Me is out, place 1.",
+    expect(log).to_have_text(["You pass.", "Beaten off: 2 cards to the discard pile.", "You are out, place 1.",
                               "Rival is the durak."])  # fmt: skip
 
 

@@ -7,6 +7,7 @@ and the leave dialog against the real server with bots. Screenshots go to tests/
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import ARTIFACTS, api, create_table_api, sign_up_api
+from tests.web.support import ARTIFACTS, WEB_ROOT, api, create_table_api, sign_up_api
 from tests.web.test_controls import RULES, FakeTable, table_info, view
 
 pytestmark = pytest.mark.browser
@@ -88,6 +89,24 @@ OFF_SCREEN = """() => {
 # Pills (badges, chips, the prompt) drawn with nothing in them.
 EMPTY_PILLS = """() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) =>
   el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"""
+
+# What of the player's own row the open chat covers: the seat (its role and countdown), each button
+# of the action bar (Take, Challenge), each hand card's visible middle. [what, x, y] each.
+COVERED_CONTROLS = """() => {
+  const out = [];
+  const targets = [...document.querySelectorAll(
+    '#me-area .seat, #me-area .countdown, #actions button, #actions summary, #hand .card')];
+  for (const el of targets) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height || el.closest('details:not([open]) > :not(summary)')) continue;
+    const x = el.matches('#hand .card') ? r.left + Math.min(12, r.width / 2) : r.left + r.width / 2;
+    const y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    const what = el.dataset.action || el.dataset.card || el.className;
+    if (!hit || hit.closest('#chat')) out.push([what, Math.round(x), Math.round(y)]);
+  }
+  return out;
+}"""
 
 # Emoji and symbol icons (the card suits U+2660-2667 are text in every font the game ships with).
 EMOJI = re.compile("[\U0001f300-\U0001faff\u2630\u266a\u2600-\u265f\u2668-\u26ff\u2700-\u27bf]")
@@ -272,7 +291,10 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
         and box["y"] + box["height"] <= height + 0.5
     )
     if width <= 600:
-        assert box["y"] + box["height"] >= height - 1 and box["width"] >= width - 1, "a bottom sheet on a phone"
+        # A sheet as wide as the phone, standing on the player's own row (his seat and the hand).
+        mine = page.locator("#me-area").bounding_box()
+        assert mine is not None
+        assert box["width"] >= width - 1 and mine["y"] - 12 <= box["y"] + box["height"] <= mine["y"] + 0.5
     # The open chat never hides whose turn it is: the opponents stay uncovered and the sheet's head
     # says it is the player's turn (his own seat lies under the sheet).
     for seat in page.locator("#opponents .seat").all():
@@ -284,8 +306,12 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
                 [seat_box["x"] + seat_box["width"] * fx, seat_box["y"] + seat_box["height"] * fy],
             )
             assert not covered, f"the chat covers an opponent at {size}"
-    expect(page.locator("#chat-turn")).to_be_visible()
-    expect(page.locator("#chat-turn")).to_have_text(re.compile(r"(Your turn|Ваш ход) · \d+ (s|с)"))
+    # Whose turn it is stays in view: the player's own seat (its role and countdown) is uncovered,
+    # and where the sheet has room for its head, the head says so too.
+    assert not page.evaluate(COVERED_CONTROLS), f"the open chat covers the player's row at {size}"
+    if not page.locator("#chat .chat-sheet.cramped").count():
+        expect(page.locator("#chat-turn")).to_be_visible()
+        expect(page.locator("#chat-turn")).to_have_text(re.compile(r"(Your turn|Ваш ход) · \d+ (s|с)"))
     assert not page.evaluate(OFF_SCREEN), "the open chat crosses the screen's edge"
     # No emoji or symbol icons anywhere on the table page: SVG only.
     text = page.locator("#table-page").inner_text()
@@ -298,6 +324,88 @@ def test_chat_is_a_sheet_inside_the_screen_with_an_unread_count_and_svg_icons(
     snap(page, f"chat-open-{width}x{height}-{locale[:2]}")
     page.locator("#chat-close").click()
     expect(sheet).to_be_hidden()
+
+
+def defending_at_a_cheating_table(decision_seat: int = 0) -> dict[str, Any]:
+    """Seat 0 defends 7h (the rival led it) at a cheating table: Take, and Challenge of the lead."""
+    return view(
+        table=[{"attack": "7h", "cover": None}], hand=["6c", "9h", "Qd", "Ks", "8d", "10c"],
+        moves=[{"type": "lead", "seat": 1, "cards": ["7h"]}],
+        decision={"kind": "defend", "seats": [decision_seat], "forfeits": True},
+        legal=[
+            {"type": "cover", "seat": 0, "attack": 0, "card": "9h"},
+            {"type": "take", "seat": 0},
+            {"type": "challenge", "seat": 0, "move": 0},
+        ] if decision_seat == 0 else [{"type": "challenge", "seat": 0, "move": 0}],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("size", "locale"), [((360, 640), "en-US"), ((412, 915), "en-US"), ((844, 390), "ru-RU")])
+def test_the_open_chat_leaves_the_players_seat_challenge_take_and_hand_uncovered(
+    phone: Any, size: tuple[int, int], locale: str
+) -> None:
+    page, fake = phone(defending_at_a_cheating_table(), table_info(), size, locale)
+    expect(page.locator("#actions summary[data-action=challenge]")).to_be_visible()
+    fake.push({"type": "chat", "id": "c1", "from": {"player": "a:2", "name": "Rival", "guest": False},
+               "text": "take them, take them all", "channel": "players"})  # fmt: skip
+    page.locator("#chat summary").click()
+    sheet = page.locator("#chat .chat-sheet")
+    expect(sheet).to_be_visible()
+    page.wait_for_timeout(400)  # the sheet takes its place on the next tick at the latest
+    snap(page, f"chat-over-challenge-{size[0]}x{size[1]}-{locale[:2]}")
+    assert not page.evaluate(COVERED_CONTROLS), f"the open chat covers the player's row at {size}"
+    assert not page.evaluate(OFF_SCREEN), f"the open chat crosses the screen's edge at {size}"
+    # The chat is still usable there: the newest line and the input are in view.
+    expect(page.locator("#chat-lines .chat-line").last).to_be_visible()
+    expect(page.locator("#chat-input")).to_be_visible()
+    page.locator("#chat-input").fill("no")
+    page.locator("#chat-input").press("Enter")
+    chat_line = fake.wait_for_command(page, 1)
+    assert chat_line["type"] == "chat" and chat_line["text"] == "no"
+    # Challenge and Take answer a tap with the chat open.
+    page.locator("#actions summary[data-action=challenge]").click()
+    expect(page.locator(".challenge-list")).to_be_visible()
+    page.locator("#actions summary[data-action=challenge]").click()
+    page.locator("#actions [data-action=take]").click()
+    assert fake.wait_for_command(page, 2)["type"] == "take"
+
+
+@pytest.mark.parametrize("size", [(360, 640), (844, 390)])
+def test_the_chat_folds_away_when_the_player_must_answer_unless_he_is_typing(phone: Any, size: tuple[int, int]) -> None:
+    # The rival decides; the player reads the chat.
+    waiting = defending_at_a_cheating_table(decision_seat=1)
+    waiting["players"] = [
+        {"seat": 0, "cards": 6, "out": False, "place": None, "role": "attacker", "passed": False},
+        {"seat": 1, "cards": 5, "out": False, "place": None, "role": "defender", "passed": False},
+    ]
+    page, fake = phone(waiting, table_info(), size)
+    page.locator("#chat summary").click()
+    expect(page.locator("#chat .chat-sheet")).to_be_visible()
+    page.wait_for_timeout(300)
+    # Now the player must defend: the sheet folds, the cards to beat are in view.
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": [], "view": defending_at_a_cheating_table(),
+               "table": table_info(version=8)})  # fmt: skip
+    expect(page.locator("#chat")).not_to_have_attribute("open", "")
+    expect(page.locator("#table-zone .card[data-card='7h']")).to_be_visible()
+    assert page.evaluate("() => !document.elementFromPoint(...(() => { const r = document.querySelector("
+                         "'#table-zone .card').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2];"
+                         " })()).closest('#chat')")  # fmt: skip
+    # Opened again during the turn, it stays; and while the player types, a new turn does not fold it.
+    page.locator("#chat summary").click()
+    page.wait_for_timeout(600)
+    expect(page.locator("#chat .chat-sheet")).to_be_visible()
+    fake.push(
+        {"type": "update", "version": 9, "seat": 0, "events": [], "view": waiting, "table": table_info(version=9)}
+    )
+    page.locator("#chat-input").click()
+    page.locator("#chat-input").fill("wai")
+    fake.push({"type": "update", "version": 10, "seat": 0, "events": [], "view": defending_at_a_cheating_table(),
+               "table": table_info(version=10)})  # fmt: skip
+    expect(page.locator("#felt")).to_have_attribute("data-version", "10")
+    page.wait_for_timeout(600)
+    expect(page.locator("#chat .chat-sheet")).to_be_visible()
+    expect(page.locator("#chat-input")).to_have_value("wai")
+    assert not page.evaluate(COVERED_CONTROLS)
 
 
 # -------------------------------------------------------------------------------------------- item 6
@@ -435,7 +543,7 @@ def test_a_cheating_table_is_marked_cheats_look_different_and_the_first_cheat_as
     )
     fake.push({"type": "update", "version": 8, "seat": 0, "events": events, "view": over, "table": info})
     expect(page.locator("#results-rule")).to_have_text(
-        "Me пойман на шулерстве: покрывать можно только старшей картой той же масти или козырем."
+        "Вы пойманы на шулерстве: покрывать можно только старшей картой той же масти или козырем."
     )
     expect(page.locator("#log li").first).to_contain_text("покрывать можно только старшей картой")
 
@@ -501,6 +609,61 @@ def test_results_show_places_coins_rating_rematch_and_lobby_first_and_the_proof_
     expect(link.locator("svg")).to_have_count(1)
 
 
+@pytest.mark.parametrize(("size", "locale"), [((360, 640), "en-US"), ((844, 390), "ru-RU"), ((412, 915), "en-US")])
+def test_a_forfeit_with_a_rematch_offer_keeps_play_again_and_lobby_in_view_and_says_you(
+    phone: Any, size: tuple[int, int], locale: str
+) -> None:
+    # The player ran out of time and is the durak; the rival offers a rematch. Everything a results
+    # screen can hold at once: two rows with coins and rating, the offer, the forfeit, the series.
+    staked = {**HONEST, "stake": 10}
+    page, fake = phone(lead_view(["6c"]), table_info(rules=staked), size, locale)
+    over = view(
+        phase="over", table=[], hand=[], legal=[], decision={"kind": "none", "seats": [], "forfeits": False},
+        outcome={"draw": False, "durak": 0, "order": [1], "places": [[1], [0]], "forfeit": 0, "reason": "timeout"},
+    )  # fmt: skip
+    ratings = {"0": {"rating": 1484, "change": -16, "provisional": False, "season_change": -16},
+               "1": {"rating": 1516, "change": 16, "provisional": False, "season_change": 16}}  # fmt: skip
+    results = {"outcome": over["outcome"], "coin_changes": {"0": -10, "1": 10}, "match_id": "m1", "ratings": ratings}
+    info = table_info(
+        status="finished", results=results, deadline_ms=None, rules=staked, series={"0": [0, 1], "1": [1, 0]},
+        rematch={"agreed": [1], "deadline_ms": 30000},
+    )  # fmt: skip
+    fake.push({"type": "update", "version": 8, "seat": 0, "events": [], "view": over, "table": info})
+    english = locale == "en-US"
+    expect(page.locator("#results .results-title")).to_have_text("You are the durak!" if english else "Вы — дурак!")
+    me = page.locator("#results .result-row.me")
+    expect(me.locator(".who")).to_have_text("Me (you)" if english else "Me (вы)")
+    expect(me.locator(".coins")).to_have_text("\u221210 coins" if english else "\u221210 мон.")
+    expect(page.locator("#results-forfeit")).to_have_text(
+        "You forfeited: your time ran out." if english else "Вы сдались: у вас вышло время."
+    )
+    page.wait_for_timeout(400)  # the panel has risen into place
+    width, height = size
+    snap(page, f"results-forfeit-{width}x{height}-{locale[:2]}")
+    # Rematch (here "Play again") and Lobby come before the forfeit note and are on the screen.
+    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me", "#rematch-status"):
+        box = page.locator(target).bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, f"{target} off at {size}"
+    order = page.evaluate(
+        """() => ['#rematch-button', '#results-lobby', '#results-forfeit', '#fair-deal-link'].map(
+             (sel) => document.querySelector(sel).getBoundingClientRect().top)"""
+    )
+    assert order[0] <= order[2] and order[1] <= order[2] <= order[3], order
+    # The title is clear of the close button; no row's name is squeezed to a column of letters.
+    title = page.evaluate(
+        """() => { const range = document.createRange();
+             range.selectNodeContents(document.querySelector('#results .results-title'));
+             const text = range.getBoundingClientRect();
+             const close = document.querySelector('#results-close').getBoundingClientRect();
+             return [text.right, close.left, text.top, close.bottom]; }"""
+    )
+    assert title[0] <= title[1] or title[2] >= title[3], f"the title runs under the close button: {title}"
+    for row in page.locator("#results .result-row").all():
+        who = row.locator(".who").bounding_box()
+        assert who is not None and who["height"] <= 30 and who["width"] >= 40, who
+    assert not page.evaluate(SMALL_CONTROLS)
+
+
 def test_waiting_panels_show_no_seed_or_commitment(new_context: Any) -> None:
     context = new_context(width=360, height=640)
     sign_up_api(context)
@@ -536,6 +699,67 @@ def test_prompts_say_you_in_english_and_russian_and_bot_tables_are_named_in_the_
     expect(page.locator("#prompt")).to_have_text("You take; waiting for Rival to add cards.")
     expect(page.locator(".me-area .badge.role-defender")).to_have_text("You defend")
     expect(page.locator(".table-title h1")).to_have_text("Vasya vs Easy bot")
+
+
+# The match so far, from the player's seat 0 ("Me"): the rival deals and attacks him, he takes, picks
+# up, and leaves (a forfeit); he is the durak.
+OWN_SEAT_EVENTS = [
+    {"type": "match_start", "dealer": 1, "attacker": 1, "defender": 0, "version": 1},
+    {"type": "move", "seat": 1, "action": {"type": "lead", "seat": 1, "cards": ["7h"]}, "index": 0, "version": 2},
+    {"type": "take", "seat": 0, "version": 3},
+    {"type": "bout_end", "result": "taken", "defender": 0, "cards": ["7h"], "version": 4},
+    {"type": "forfeit", "seat": 0, "reason": "left", "version": 5},
+    {"type": "match_end", "outcome": {"draw": False, "durak": 0}, "version": 6},
+]
+
+
+def translations(lang: str) -> dict[str, Any]:
+    return json.loads((WEB_ROOT / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "az", "et", "fi"])
+def test_the_log_and_the_results_tell_the_players_own_seat_as_you(phone: Any, lang: str) -> None:
+    over = view(
+        phase="over", table=[], hand=[], legal=[], decision={"kind": "none", "seats": [], "forfeits": False},
+        outcome={"draw": False, "durak": 0, "order": [1], "places": [[1], [0]], "forfeit": 0, "reason": "left"},
+    )  # fmt: skip
+    results = {"outcome": over["outcome"], "coin_changes": {}, "match_id": "m1"}
+    page, fake = phone(over, table_info(rules=HONEST, status="finished", deadline_ms=None, results=results))
+    fake.welcome["recent"] = OWN_SEAT_EVENTS
+    page.evaluate("(lang) => localStorage.setItem('durak.lang', lang)", lang)
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    lines = page.locator("#log li")
+    expect(lines).to_have_count(6)
+    texts = lines.all_text_contents()  # the log is folded on a phone: its text, not its rendering
+    words = translations(lang)
+    fill = lambda key, **values: re.sub(r"\{(\w+)\}", lambda m: str(values[m.group(1)]), words[key])  # noqa: E731
+    own = {
+        0: fill("log.match_start_you_defend", dealer="Rival", attacker="Rival"),
+        2: fill("log.take_you"),
+        3: words["log.picked_up_you"]["one"].replace("{count}", "1"),
+        4: fill("log.forfeit_you", reason=words["reason.left_you"]),
+        5: fill("log.match_end_you"),
+    }
+    for index, text in own.items():
+        assert texts[index] == text, (lang, index, texts)
+        assert "Me" not in texts[index]
+    assert texts[1] == fill("log.lead", name="Rival", cards="7\u2665")  # the rival in the third person
+    forfeit = page.locator("#results-forfeit")
+    expect(forfeit).to_have_text(fill("results.forfeit_you", reason=words["reason.left_you"]))
+    if lang == "en":
+        assert texts == [
+            "A new match: Rival deals, Rival attacks you.",
+            "Rival leads 7\u2665.",
+            "You take.",
+            "You pick up 1 card.",
+            "You forfeit: you left the table.",
+            "You are the durak.",
+        ]
+        expect(forfeit).to_have_text("You forfeited: you left the table.")
+    if lang == "ru":
+        assert texts[2:] == ["Вы берёте.", "Вы забираете 1 карту.", "Вы сдаётесь: вы ушли из-за стола.", "Дурак — вы."]
+        expect(forfeit).to_have_text("Вы сдались: вы ушли из-за стола.")
 
 
 def test_the_leave_dialog_names_the_stake_it_loses(phone: Any) -> None:

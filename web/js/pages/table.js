@@ -143,7 +143,7 @@ export function mount(root, { code, watch }) {
     if (st.table.status === 'waiting') return waitingPanel(game);
     return null;
   });
-  const log = store.part('log', (s) => [lang(s), s.logRev, s.logOpen, Boolean(s.table)], () => (st.table ? logPanel(st.log, st.logOpen, (open) => set({ logOpen: open })) : null));
+  const log = store.part('log', (s) => [lang(s), s.logRev, s.logOpen, Boolean(s.table), s.seat], () => (st.table ? logPanel(st.log, st.logOpen, (open) => set({ logOpen: open }), st.seat) : null));
   const readyPart = store.part('ready', (s) => [lang(s), s.seat, json(s.table && s.table.ready_check), json(s.table && s.table.seats), s.table && s.table.status], () => ready.panel());
   const loading = store.part('loading', (s) => [lang(s), Boolean(s.table), s.gone], () => {
     if (st.gone) return h('section', { class: 'panel narrow' }, h('h1', { text: t('table.gone_title') }), h('p', { text: t('table.gone') }), h('a', { class: 'btn primary', href: '/#/', text: t('nav.lobby') }));

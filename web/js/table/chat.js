@@ -14,6 +14,11 @@ export const PHRASES = ['gg', 'hurry', 'well_played', 'oops', 'hello', 'thanks',
 const MAX_LINES = 200;
 const MAX_TEXT = 200;
 const MUTED_KEY = 'durak.chat.muted';
+// Where the open chat is a sheet at the foot of the screen (app.css "The chat"), and the room under
+// which it keeps only its newest line and the input.
+const SHEET_LAYOUT = window.matchMedia('(max-width: 600px), (max-height: 500px)');
+const CRAMPED_BELOW = 190;
+const MUST_ACT = ['lead', 'defend'];
 
 /** A quick phrase in this page's language (literal keys, so the translation test sees them). */
 export function phraseText(key) {
@@ -92,10 +97,13 @@ export function chatPanel(game, socket) {
   const turnPill = h('span', { class: 'chat-turn', id: 'chat-turn', role: 'status', hidden: true });
   const closeButton = h('button', { type: 'button', class: 'btn ghost icon-button chat-close', id: 'chat-close', 'aria-label': t('chat.close'), onclick: () => setOpen(false) }, icon('close'));
   const head = h('div', { class: 'chat-sheet-head' }, sheetTitle, turnPill, closeButton);
-  const el = h('details', { class: 'panel chat-panel', id: 'chat' }, summary, h('div', { class: 'chat-sheet' }, head, body));
+  const sheet = h('div', { class: 'chat-sheet' }, head, body);
+  const el = h('details', { class: 'panel chat-panel', id: 'chat' }, summary, sheet);
   let placed = false; // opened or left folded once the table is known (folded over a running match)
   let unread = 0;
+  let mustActBefore = false; // the player had to lead or defend at the last tick
   el.addEventListener('toggle', () => {
+    place();
     if (el.open) {
       unread = 0;
       showUnread();
@@ -114,9 +122,41 @@ export function chatPanel(game, socket) {
     summary.setAttribute('aria-label', unread ? t('chat.unread', { count: unread }) : t('chat.title'));
   }
 
-  /** Every tick of the page: the sheet's head shows the player's turn and its time left. */
+  /** On a phone the sheet stands on the player's own row (his seat, its countdown, the action bar
+   * with Take and Challenge, the hand) and under the opponents, never over them: `--chat-floor` is
+   * the height it leaves free at the foot of the screen, `--chat-room` the height it may take. With
+   * little room (a phone held sideways) it keeps only the newest line and the input ("cramped"). */
+  function place() {
+    const inMatch = game.container.classList.contains('in-match');
+    if (!el.open || !inMatch || !SHEET_LAYOUT.matches) {
+      if (sheet.style.length) sheet.removeAttribute('style');
+      sheet.classList.remove('cramped', 'standing');
+      return;
+    }
+    const viewport = window.innerHeight;
+    const mine = game.container.querySelector('#me-area');
+    const opponents = game.container.querySelector('#opponents');
+    const floor = mine ? Math.max(0, Math.round(viewport - mine.getBoundingClientRect().top + 4)) : 0;
+    const ceiling = opponents ? Math.round(opponents.getBoundingClientRect().bottom + 4) : 0;
+    const room = Math.max(0, viewport - floor - ceiling);
+    const floorText = `${floor}px`;
+    const roomText = `${room}px`;
+    if (sheet.style.getPropertyValue('--chat-floor') !== floorText) sheet.style.setProperty('--chat-floor', floorText);
+    if (sheet.style.getPropertyValue('--chat-room') !== roomText) sheet.style.setProperty('--chat-room', roomText);
+    if (sheet.classList.contains('standing') !== floor > 0) sheet.classList.toggle('standing', floor > 0);
+    const cramped = room < CRAMPED_BELOW;
+    if (sheet.classList.contains('cramped') !== cramped) sheet.classList.toggle('cramped', cramped);
+  }
+
+  /** Every tick of the page: the sheet keeps off the player's row and the opponents; its head shows
+   * the player's turn and its time left; on a phone it folds away when the player must lead or
+   * defend (unless he is typing), so the cards he must answer are in view. */
   function tick() {
     const st = game.st;
+    const mustAct = Boolean(st.seat !== null && st.view && st.table && st.table.status === 'playing' && MUST_ACT.includes(st.view.decision.kind) && st.view.decision.seats.includes(st.seat));
+    if (mustAct && !mustActBefore && el.open && SHEET_LAYOUT.matches && document.activeElement !== input) setOpen(false);
+    mustActBefore = mustAct;
+    place();
     const mine = el.open && st.seat !== null && game.decidingSeats().includes(st.seat);
     if (turnPill.hidden === mine) turnPill.hidden = !mine;
     if (!mine) return;

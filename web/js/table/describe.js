@@ -46,16 +46,17 @@ function cardsText(cards) {
   return (cards || []).map(cardShort).join(' ');
 }
 
-export function reasonText(reason) {
+/** Why a seat forfeited; `you` when it is the reader's own seat ("your time ran out"). */
+export function reasonText(reason, you = false) {
   switch (reason) {
     case 'timeout':
-      return t('reason.timeout');
+      return you ? t('reason.timeout_you') : t('reason.timeout');
     case 'left':
-      return t('reason.left');
+      return you ? t('reason.left_you') : t('reason.left');
     case 'disconnected':
-      return t('reason.disconnected');
+      return you ? t('reason.disconnected_you') : t('reason.disconnected');
     case 'challenge':
-      return t('reason.challenge');
+      return you ? t('reason.challenge_you') : t('reason.challenge');
     default:
       return reason || '';
   }
@@ -73,70 +74,108 @@ export function countdownText(ms) {
   return seconds < 60 ? String(seconds) : clockText(ms);
 }
 
-/** A move of the current bout (view.moves[i]); `attacks` are the bout's attack cards in order. */
-export function moveText(action, names, attacks = []) {
+/** Whether `seat` is the reader's own (`mySeat`: his seat, or null for a spectator). */
+function isMe(seat, mySeat) {
+  return mySeat !== null && mySeat !== undefined && seat !== null && seat !== undefined && Number(seat) === Number(mySeat);
+}
+
+/** A move of the current bout (view.moves[i]); `attacks` are the bout's attack cards in order. The
+ * reader's own moves (`mySeat`) are told to him as "you". */
+export function moveText(action, names, attacks = [], mySeat = null) {
   const who = seatName(names, action.seat);
+  const you = isMe(action.seat, mySeat);
+  const cards = cardsText(action.cards);
   switch (action.type) {
     case 'lead':
-      return t('log.lead', { name: who, cards: cardsText(action.cards) });
+      return you ? t('log.lead_you', { cards }) : t('log.lead', { name: who, cards });
     case 'throw_in':
-      return t('log.throw_in', { name: who, cards: cardsText(action.cards) });
+      return you ? t('log.throw_in_you', { cards }) : t('log.throw_in', { name: who, cards });
     case 'transfer':
-      return t('log.transfer', { name: who, cards: cardsText(action.cards) });
+      return you ? t('log.transfer_you', { cards }) : t('log.transfer', { name: who, cards });
     case 'cover': {
       const attack = attacks[action.attack];
-      return attack
-        ? t('log.cover', { name: who, card: cardShort(action.card), attack: cardShort(attack) })
-        : t('log.cover_short', { name: who, card: cardShort(action.card) });
+      const card = cardShort(action.card);
+      if (attack) return you ? t('log.cover_you', { card, attack: cardShort(attack) }) : t('log.cover', { name: who, card, attack: cardShort(attack) });
+      return you ? t('log.cover_short_you', { card }) : t('log.cover_short', { name: who, card });
     }
     default:
-      return t('log.other', { name: who });
+      return you ? t('log.other_you') : t('log.other', { name: who });
   }
 }
 
-/** One event in words, or null for events the log does not show. */
-export function eventText(event, names, attacks) {
+function matchStartText(event, names, mySeat) {
+  const dealer = seatName(names, event.dealer);
+  const attacker = seatName(names, event.attacker);
+  const defender = seatName(names, event.defender);
+  const deals = isMe(event.dealer, mySeat);
+  if (isMe(event.attacker, mySeat)) return deals ? t('log.match_start_you_deal_attack', { defender }) : t('log.match_start_you_attack', { dealer, defender });
+  if (isMe(event.defender, mySeat)) return deals ? t('log.match_start_you_deal_defend', { attacker }) : t('log.match_start_you_defend', { dealer, attacker });
+  return deals ? t('log.match_start_you_deal', { attacker, defender }) : t('log.match_start', { dealer, attacker, defender });
+}
+
+function challengeText(event, names, mySeat) {
+  const name = seatName(names, event.seat);
+  const loser = seatName(names, event.loser);
+  if (event.ruling !== 'upheld') return isMe(event.seat, mySeat) ? t('log.challenge_rejected_you') : t('log.challenge_rejected', { name, loser });
+  if (event.rule) {
+    const rule = ruleText(event.rule);
+    if (isMe(event.seat, mySeat)) return t('log.challenge_upheld_rule_you', { loser, rule });
+    if (isMe(event.loser, mySeat)) return t('log.challenge_upheld_rule_on_you', { name, rule });
+    return t('log.challenge_upheld_rule', { name, loser, rule });
+  }
+  if (isMe(event.seat, mySeat)) return t('log.challenge_upheld_you', { loser });
+  if (isMe(event.loser, mySeat)) return t('log.challenge_upheld_on_you', { name });
+  return t('log.challenge_upheld', { name, loser });
+}
+
+/** One event in words, or null for events the log does not show. The reader's own seat (`mySeat`)
+ * is "you": "You take.", "Rival attacks you.". */
+export function eventText(event, names, attacks, mySeat = null) {
+  const who = (seat) => seatName(names, seat);
+  const you = isMe(event.seat, mySeat);
   switch (event.type) {
     case 'match_start':
-      return t('log.match_start', { dealer: seatName(names, event.dealer), attacker: seatName(names, event.attacker), defender: seatName(names, event.defender) });
+      return matchStartText(event, names, mySeat);
     case 'bout_start':
-      return t('log.bout_start', { attacker: seatName(names, event.attacker), defender: seatName(names, event.defender) });
+      if (isMe(event.attacker, mySeat)) return t('log.bout_start_you_attack', { defender: who(event.defender) });
+      if (isMe(event.defender, mySeat)) return t('log.bout_start_you_defend', { attacker: who(event.attacker) });
+      return t('log.bout_start', { attacker: who(event.attacker), defender: who(event.defender) });
     case 'move':
-      return moveText({ ...event.action, seat: event.seat }, names, attacks);
+      return moveText({ ...event.action, seat: event.seat }, names, attacks, mySeat);
     case 'transferred':
-      return t('log.transferred', { defender: seatName(names, event.defender) });
+      return isMe(event.defender, mySeat) ? t('log.transferred_you') : t('log.transferred', { defender: who(event.defender) });
     case 'take':
-      return t('log.take', { name: seatName(names, event.seat) });
+      return you ? t('log.take_you') : t('log.take', { name: who(event.seat) });
     case 'pass':
-      return t('log.pass', { name: seatName(names, event.seat) });
-    case 'bout_end':
-      return event.result === 'taken'
-        ? t('log.picked_up', { name: seatName(names, event.defender), count: (event.cards || []).length })
-        : t('log.beaten', { count: (event.cards || []).length });
+      return you ? t('log.pass_you') : t('log.pass', { name: who(event.seat) });
+    case 'bout_end': {
+      const count = (event.cards || []).length;
+      if (event.result !== 'taken') return t('log.beaten', { count });
+      return isMe(event.defender, mySeat) ? t('log.picked_up_you', { count }) : t('log.picked_up', { name: who(event.defender), count });
+    }
     case 'draw':
       if (!event.count) return null;
-      return event.cards
-        ? t('log.draw_own', { name: seatName(names, event.seat), cards: cardsText(event.cards) })
-        : t('log.draw', { name: seatName(names, event.seat), count: event.count });
+      if (event.cards) return you ? t('log.draw_own_you', { cards: cardsText(event.cards) }) : t('log.draw_own', { name: who(event.seat), cards: cardsText(event.cards) });
+      return you ? t('log.draw_you', { count: event.count }) : t('log.draw', { name: who(event.seat), count: event.count });
     case 'out':
-      return t('log.out', { name: seatName(names, event.seat), place: event.place });
+      return you ? t('log.out_you', { place: event.place }) : t('log.out', { name: who(event.seat), place: event.place });
     case 'forfeit':
-      return t('log.forfeit', { name: seatName(names, event.seat), reason: reasonText(event.reason) });
+      return you ? t('log.forfeit_you', { reason: reasonText(event.reason, true) }) : t('log.forfeit', { name: who(event.seat), reason: reasonText(event.reason) });
     case 'challenge':
-      if (event.ruling === 'upheld' && event.rule) return t('log.challenge_upheld_rule', { name: seatName(names, event.seat), loser: seatName(names, event.loser), rule: ruleText(event.rule) });
-      return event.ruling === 'upheld'
-        ? t('log.challenge_upheld', { name: seatName(names, event.seat), loser: seatName(names, event.loser) })
-        : t('log.challenge_rejected', { name: seatName(names, event.seat), loser: seatName(names, event.loser) });
+      return challengeText(event, names, mySeat);
     case 'exchange_trump':
-      return t('log.exchange_trump', { name: seatName(names, event.seat), gave: cardShort(event.gave), got: cardShort(event.got) });
+      return you ? t('log.exchange_trump_you', { gave: cardShort(event.gave), got: cardShort(event.got) }) : t('log.exchange_trump', { name: who(event.seat), gave: cardShort(event.gave), got: cardShort(event.got) });
     case 'match_end': {
       const outcome = event.outcome || {};
-      return outcome.draw ? t('log.match_draw') : t('log.match_end', { name: seatName(names, outcome.durak) });
+      if (outcome.draw) return t('log.match_draw');
+      return isMe(outcome.durak, mySeat) ? t('log.match_end_you') : t('log.match_end', { name: who(outcome.durak) });
     }
     case 'seat':
-      return event.kind === 'empty' ? t('log.seat_free', { n: event.seat + 1 }) : t('log.seat_taken', { name: names[event.seat] || event.name || '?', n: event.seat + 1 });
+      if (event.kind === 'empty') return t('log.seat_free', { n: event.seat + 1 });
+      return you ? t('log.seat_taken_you', { n: event.seat + 1 }) : t('log.seat_taken', { name: names[event.seat] || event.name || '?', n: event.seat + 1 });
     case 'rematch':
-      return event.seat === undefined || event.seat === null ? t('log.rematch') : t('log.rematch_by', { name: seatName(names, event.seat) });
+      if (event.seat === undefined || event.seat === null) return t('log.rematch');
+      return you ? t('log.rematch_by_you') : t('log.rematch_by', { name: who(event.seat) });
     default:
       return null;
   }

@@ -21,10 +21,11 @@ export function addToLog(log, events, names) {
   if (log.entries.length > LOG_LIMIT) log.entries.splice(0, log.entries.length - LOG_LIMIT);
 }
 
-/** The log panel; `open` keeps the reader's choice across redraws (`onToggle(open)` reports it). */
-export function logPanel(log, open, onToggle = null) {
+/** The log panel; `open` keeps the reader's choice across redraws (`onToggle(open)` reports it);
+ * the reader's own seat (`mySeat`, null for a spectator) is told as "you". */
+export function logPanel(log, open, onToggle = null, mySeat = null) {
   const items = log.entries
-    .map((entry) => [entry.event.type, eventText(entry.event, entry.names, entry.attacks)])
+    .map((entry) => [entry.event.type, eventText(entry.event, entry.names, entry.attacks, mySeat)])
     .filter(([, text]) => text)
     .slice(-40)
     .map(([type, text]) => h('li', { class: `log-${type}`, text }));

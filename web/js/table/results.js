@@ -35,7 +35,7 @@ export function resultsPanel(game) {
           'li',
           { class: ['result-row', durak && 'durak', seat === st.seat && 'me'], dataset: { seat: String(seat) } },
           h('span', { class: 'place', text: durak ? t('results.durak') : t('results.place', { place }) }),
-          h('span', { class: 'who', text: seatName(seatNames, seat) }),
+          h('span', { class: 'who', text: seat === st.seat ? t('table.you_name', { name: seatName(seatNames, seat) }) : seatName(seatNames, seat) }),
           stake > 0 ? h('span', { class: ['coins', change > 0 ? 'up' : change < 0 ? 'down' : 'even'], dataset: { change: String(change) }, text: t('results.coins', { change: formatSigned(change) }) }) : null,
           ratingChangeLine(results, seat),
         ),
@@ -43,26 +43,31 @@ export function resultsPanel(game) {
     }
     place += group.length;
   }
-  const reason = outcome.forfeit !== null && outcome.forfeit !== undefined ? h('p', { class: 'notice', text: t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) }) }) : null;
+  const forfeited = outcome.forfeit !== null && outcome.forfeit !== undefined;
+  const iForfeited = forfeited && st.seat !== null && outcome.forfeit === st.seat;
+  const reasonLine = !forfeited ? '' : iForfeited ? t('results.forfeit_you', { reason: reasonText(outcome.reason, true) }) : t('results.forfeit', { name: seatName(seatNames, outcome.forfeit), reason: reasonText(outcome.reason) });
+  const reason = forfeited ? h('p', { class: 'notice', id: 'results-forfeit', text: reasonLine }) : null;
   const series = Object.entries(table.series || {});
   const appear = game.firstSight(results.match_id); // animate its arrival once, not on every later update
   const hidden = st.resultsHidden === results.match_id;
   // A challenge that ended the match: who was caught, and the rule the move broke (the ruling's
   // `rule`, kept in the log).
   const ruling = outcome.reason === 'challenge' ? lastRuling(st.log) : null;
-  const caught = ruling && ruling.ruling === 'upheld' && ruling.rule ? h('p', { class: 'notice caught', id: 'results-rule', text: t('results.caught', { loser: seatName(seatNames, ruling.loser), rule: ruleText(ruling.rule) }) }) : null;
-  // Places, coins and rating first, then Rematch and Lobby; the deal's proof is a small link to
-  // the replay's verify panel, the series after.
+  const caughtText = (ruling) => (st.seat !== null && ruling.loser === st.seat ? t('results.caught_you', { rule: ruleText(ruling.rule) }) : t('results.caught', { loser: seatName(seatNames, ruling.loser), rule: ruleText(ruling.rule) }));
+  const caught = ruling && ruling.ruling === 'upheld' && ruling.rule ? h('p', { class: 'notice caught', id: 'results-rule', text: caughtText(ruling) }) : null;
+  // Places, coins and rating first, then Rematch and Lobby, then why the match ended so; the deal's
+  // proof is a small link to the replay's verify panel, the series after.
   const panel = h(
     'section',
     { class: ['panel', 'results', appear && 'appear'], id: 'results', role: 'region', 'aria-label': t('results.title'), tabindex: '-1' },
     h('button', { type: 'button', class: 'btn small ghost results-close icon-button', id: 'results-close', dataset: { key: 'results-close' }, 'aria-label': t('results.look_at_table'), title: t('results.look_at_table'), onclick: () => game.set({ resultsHidden: results.match_id }) }, icon('close')),
     h('h2', { class: 'results-title', text: title }),
     h('ol', { class: 'result-list' }, rows),
-    caught || reason,
     rematchLine(game),
     st.rematchError ? h('p', { class: 'form-error', role: 'alert', id: 'rematch-error', text: st.rematchError }) : null,
     h('div', { class: 'actions results-actions' }, rematchButtons(game), h('a', { class: 'btn ghost', id: 'results-lobby', href: '/#/', text: t('nav.lobby') })),
+    // Why the match ended so (a forfeit, a caught cheat) under the buttons: they stay in view.
+    caught || reason,
     results.match_id
       ? h(
           'p',
