@@ -8,7 +8,7 @@ Enforced today (each holds on the code as it is):
   any depth, and no import ignored (app/api/chat.py states what it needs of a table connection as a
   Protocol instead of importing the route's class);
 * ``tables-behind-ports``: app.tables imports nothing of app.api, app.db or the Redis modules
-  (app.broker.redis, app.broker.redis_cluster, app.broker.redis_wire, app.store.redis), not even
+  (app.broker.redis and its redis_cluster, redis_keys, redis_link, redis_wire, app.store.redis), not even
   through a package's ``__init__`` (the tables import ``app.broker.base`` and ``app.store.base``).
   The database is reached through ``MatchHooks`` (app/tables/hooks.py), implemented on the ledger
   by app/db/table_hooks.py; the store for a URL is chosen in app/main.py.

@@ -3,7 +3,7 @@
 ``tests/api/test_protocol_docs.py`` fails when the file is not what this module generates, and when
 a view field, an event type or an error code the code produces is not in the models, so the
 document cannot drift from the code. After changing a message, a view field or an event: describe
-it in ``app/api/protocol.py``, then run the command above.
+it in ``app/api/protocol.py`` (an example in ``app/api/protocol_examples.py``), then run the command above.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.api import protocol
+from app.api import protocol, protocol_examples
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
@@ -290,7 +290,7 @@ def _kind(example: BaseModel) -> str:
 
 
 def render() -> str:
-    examples = protocol.examples()
+    examples = protocol_examples.examples()
     by_model: dict[type[BaseModel], list[BaseModel]] = {}
     for example in examples:
         by_model.setdefault(type(example), []).append(example)
@@ -317,7 +317,7 @@ def render() -> str:
         protocol.TablePair: [update.view.table[0]],
         protocol.Decision: [update.view.decision],
         protocol.ActionView: list((update.view.legal or [])[:2]),
-        protocol.OutcomeView: [protocol._OUTCOME],
+        protocol.OutcomeView: [protocol_examples.OUTCOME],
     }
     for model, samples_of_model in samples.items():
         parts.append(_section(OBJECTS[model], model, samples_of_model))
@@ -327,7 +327,7 @@ def render() -> str:
         protocol.SeatInfo: [welcome.table.seats[0]],
         protocol.Results: [
             protocol.Results(
-                outcome=protocol._OUTCOME,
+                outcome=protocol_examples.OUTCOME,
                 coin_changes={0: 100, 1: -100},
                 match_id="5d1f0c2e9a6b4e8f8a1c3b7d9e0f2a4c",
             )
@@ -343,7 +343,7 @@ def render() -> str:
         "",
     ]
     events: dict[type[BaseModel], list[BaseModel]] = {}
-    for event in protocol.event_examples():
+    for event in protocol_examples.event_examples():
         events.setdefault(type(event), []).append(event)
     parts += [_section(_kind(found[0]), model, found, prefix="event ") for model, found in events.items()]
     parts += ["## Error codes", "", "| code | meaning |", "|---|---|"]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import app
-from app.api import protocol
+from app.api import protocol, protocol_examples
 from app.api.protocol_docs import DOC, render
 from app.engine import Forfeit, Rules, apply, event_to_json, legal_actions, new_match, public_cards, view
 
@@ -33,7 +33,7 @@ def _types(union: object) -> set[str]:
 
 def test_every_message_type_has_an_example_that_validates() -> None:
     client_models = typing.get_args(typing.get_args(protocol.ClientMessage)[0])
-    examples = [(type(e) in client_models, e.model_dump()["type"], e) for e in protocol.examples()]
+    examples = [(type(e) in client_models, e.model_dump()["type"], e) for e in protocol_examples.examples()]
     client, server = _types(protocol.ClientMessage), _types(protocol.ServerMessage)
     assert client == {kind for sent_by_client, kind, _ in examples if sent_by_client}
     assert server == {kind for sent_by_client, kind, _ in examples if not sent_by_client}  # chat is both
@@ -126,7 +126,7 @@ def test_every_event_type_the_code_makes_is_documented_with_an_example() -> None
         for m in typing.get_args(typing.get_args(protocol.Event)[0])
     }
     assert event_types_in_code() == documented, "describe the event in app/api/protocol.py (Event)"
-    assert {event.type for event in protocol.event_examples()} == documented  # type: ignore[attr-defined]
+    assert {event.type for event in protocol_examples.event_examples()} == documented  # type: ignore[attr-defined]
     doc = DOC.read_text(encoding="utf-8")
     assert [kind for kind in sorted(documented) if f"### event `{kind}`" not in doc] == []
 
