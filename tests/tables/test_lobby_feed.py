@@ -174,6 +174,35 @@ async def test_a_paced_feed_writes_at_most_once_per_interval(monkeypatch: pytest
             assert [(event, row["code"]) for event, row in events_of(text)] == [("added", a.code) for a in actors]
 
 
+async def test_a_quiet_feed_gets_a_keep_alive_after_the_interval_on_the_registrys_clock() -> None:
+    name, clock = f"memory://lobby-{uuid.uuid4().hex}", FakeClock()
+    async with open_broker(name) as broker:
+        registry = fake_time_registry(broker, name, clock)
+        async with registry, registry.lobby_feed(keepalive_s=15) as feed:
+            assert (await next_event(feed))[0] == "snapshot"
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(14.5)
+            await let_run()
+            assert not waiting.done()  # quiet, but not for long enough
+            await clock.advance(1)
+            assert await asyncio.wait_for(waiting, 3) == b": keep-alive\n\n"
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(10)
+            await let_run()
+            actor = await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=BOB))
+            event, row = parse(await asyncio.wait_for(waiting, 3))  # a change, not a keep-alive
+            assert (event, row["code"]) == ("added", actor.code)
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(14.5)  # 14.5 s since that change (24.5 s since the keep-alive)
+            await let_run()
+            assert not waiting.done()
+            await clock.advance(1)
+            assert await asyncio.wait_for(waiting, 3) == b": keep-alive\n\n"
+
+
 async def test_private_tables_never_reach_the_feed() -> None:
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
