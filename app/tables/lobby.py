@@ -162,10 +162,10 @@ class LobbyViewer:
         self, keepalive_s: float, *, joined: bool = False, min_interval_s: float = 0.0
     ) -> AsyncIterator[bytes]:
         """The queued texts as they come; a comment line after ``keepalive_s`` of quiet on the
-        viewer's clock (so that a client that is gone is noticed). ``joined``: everything queued since the last write as one
-        text, and at most one write per ``min_interval_s``: the first change after a quiet spell
-        goes out at once, and under a stream of changes (a wave of matches ending) a feed costs a
-        write per ``min_interval_s``, not one per lobby flush."""
+        viewer's clock (so that a client that is gone is noticed). ``joined``: everything queued
+        since the last write as one text, and at most one write per ``min_interval_s``: the first
+        change after a quiet spell goes out at once, and under a stream of changes (a wave of
+        matches ending) a feed costs a write per ``min_interval_s``, not one per lobby flush."""
         last_write = -math.inf
         self._ticker = asyncio.ensure_future(self._keep_alive(keepalive_s))
         try:
