@@ -49,9 +49,17 @@ class TableLeases:
     """The leases of this process's tables, and the tables it takes over or hands over."""
 
     def __init__(
-        self, broker: Broker, store: TableStore, owner: str, holder: TableHolder, *, shares_tables: bool
+        self,
+        broker: Broker,
+        store: TableStore,
+        owner: str,
+        holder: TableHolder,
+        *,
+        shares_tables: bool,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.broker, self.store, self.owner, self.holder = broker, store, owner, holder
+        self.sleep = sleep  # how the renewals and the supervisor wait (the registry's clock)
         self.shares_tables = shares_tables  # other processes can serve this process's tables
         self.opening: set[str] = set()  # codes of tables being opened: stored already, not yet served
         self.draining = False  # stopping: no new tables, no takeovers (``hand_over``)
@@ -71,7 +79,7 @@ class TableLeases:
 
     async def renew_forever(self) -> None:
         while True:
-            await asyncio.sleep(LEASE_TTL_S / 3)
+            await self.sleep(LEASE_TTL_S / 3)
             await self.renew()
 
     async def renew(self) -> None:
@@ -118,7 +126,7 @@ class TableLeases:
 
     async def supervise_forever(self) -> None:
         while True:
-            await asyncio.sleep(SUPERVISE_S)
+            await self.sleep(SUPERVISE_S)
             await self.adopt_orphans()
 
     def _ours(self, code: str) -> bool:

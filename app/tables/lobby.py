@@ -16,8 +16,9 @@ import asyncio
 import contextlib
 import logging
 import math
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, TypedDict
 
 import orjson
@@ -135,11 +136,20 @@ class LobbyViewer:
 
     MAX_QUEUED = 2000
 
-    def __init__(self, snapshot: Callable[[], bytes]) -> None:
+    def __init__(
+        self,
+        snapshot: Callable[[], bytes],
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.snapshot = snapshot
+        self.clock, self.sleep = clock, sleep  # the keep-alive's and the pacing's time (the registry's)
         self.queue: deque[bytes] = deque([snapshot()])
         self.ready = asyncio.Event()
         self.ready.set()
+        self.quiet_since = clock()  # when the feed last waited for something to send
+        self.keepalive_due = False
+        self._ticker: asyncio.Task[None] | None = None
 
     def push(self, text: bytes) -> None:
         if len(self.queue) >= self.MAX_QUEUED:
@@ -151,43 +161,74 @@ class LobbyViewer:
     async def texts(
         self, keepalive_s: float, *, joined: bool = False, min_interval_s: float = 0.0
     ) -> AsyncIterator[bytes]:
-        """The queued texts as they come; a comment line after ``keepalive_s`` of quiet (so that a
-        client that is gone is noticed). ``joined``: everything queued since the last write as one
-        text, and at most one write per ``min_interval_s``: the first change after a quiet spell
-        goes out at once, and under a stream of changes (a wave of matches ending) a feed costs a
-        write per ``min_interval_s``, not one per lobby flush."""
-        loop = asyncio.get_running_loop()
+        """The queued texts as they come; a comment line after ``keepalive_s`` of quiet on the
+        viewer's clock (so that a client that is gone is noticed). ``joined``: everything queued
+        since the last write as one text, and at most one write per ``min_interval_s``: the first
+        change after a quiet spell goes out at once, and under a stream of changes (a wave of
+        matches ending) a feed costs a write per ``min_interval_s``, not one per lobby flush."""
         last_write = -math.inf
-        while True:
-            try:
-                async with asyncio.timeout(keepalive_s):
-                    await self.ready.wait()
-            except TimeoutError:
-                yield b": keep-alive\n\n"
-                continue
-            if joined:
-                early = last_write + min_interval_s - loop.time()
-                if early > 0:
-                    await asyncio.sleep(early)  # what is queued meanwhile goes out with it
+        self._ticker = asyncio.ensure_future(self._keep_alive(keepalive_s))
+        try:
+            while True:
+                self.quiet_since = self.clock()
+                await self.ready.wait()
+                if self.keepalive_due:
+                    self.keepalive_due = False
+                    if not self.queue:
+                        self.ready.clear()
+                        yield b": keep-alive\n\n"
+                        continue
+                if joined:
+                    early = last_write + min_interval_s - self.clock()
+                    if early > 0:
+                        await self.sleep(early)  # what is queued meanwhile goes out with it
+                    self.ready.clear()
+                    if self.queue:
+                        texts = b"".join(self.queue)
+                        self.queue.clear()
+                        last_write = self.clock()
+                        yield texts  # what is queued meanwhile sets ``ready`` again: the next text
+                    continue
                 self.ready.clear()
-                if self.queue:
-                    texts = b"".join(self.queue)
-                    self.queue.clear()
-                    last_write = loop.time()
-                    yield texts  # what is queued meanwhile sets ``ready`` again: the next text
+                while self.queue:
+                    yield self.queue.popleft()
+        finally:
+            self.close()
+
+    async def _keep_alive(self, keepalive_s: float) -> None:
+        """Wake the feed for a keep-alive once it has waited ``keepalive_s`` with nothing to send."""
+        while True:
+            left = self.quiet_since + keepalive_s - self.clock()
+            if left > 0:
+                await self.sleep(left)
                 continue
-            self.ready.clear()
-            while self.queue:
-                yield self.queue.popleft()
+            self.quiet_since = self.clock()
+            self.keepalive_due = True
+            self.ready.set()
+
+    def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
 
 
 class LobbyListing:
     """The lobby of this process: the rows of every process's listed tables (``rows``), what this
     process last published of its own ``tables``, its changed tables not published yet, the deltas
-    for the other processes, and the feeds."""
+    for the other processes, and the feeds. Its flushes and the feeds' pacing wait on the registry's
+    clock (``clock``: what time it is, ``sleep``: how to wait)."""
 
-    def __init__(self, broker: Broker, store: TableStore, owner: str, tables: Mapping[str, TableActor]) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        store: TableStore,
+        owner: str,
+        tables: Mapping[str, TableActor],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.broker, self.store, self.owner, self.tables = broker, store, owner, tables
+        self.clock, self.sleep = clock, sleep
         self.rows: dict[str, LobbyRow] = {}
         self.published: dict[str, LobbyRow] = {}
         self._dirty_codes: dict[str, None] = {}  # in the order the tables changed
@@ -253,7 +294,7 @@ class LobbyListing:
                 # Lost while the broker is down: the other processes reload when it is back.
                 with contextlib.suppress(Exception):
                     await self.broker.publish(channels.LOBBY, orjson.dumps({"from": self.owner, "deltas": outgoing}))
-            await asyncio.sleep(LOBBY_COALESCE_S)  # a burst of changes of one table: one delta
+            await self.sleep(LOBBY_COALESCE_S)  # a burst of changes of one table: one delta
 
     def on_event(self, item: Event) -> None:
         """A message on the lobby channel: another process's deltas (a gap: read everything again)."""
@@ -310,9 +351,10 @@ class LobbyListing:
         or ``removed`` event per table change (``joined``: the events queued since the last write in
         one text, at most one write per ``min_interval_s``)."""
         self.flush()
-        viewer = LobbyViewer(self.snapshot)
+        viewer = LobbyViewer(self.snapshot, self.clock, self.sleep)
         self.viewers.add(viewer)
         try:
             yield viewer.texts(keepalive_s, joined=joined, min_interval_s=min_interval_s)
         finally:
             self.viewers.discard(viewer)
+            viewer.close()

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from app.broker.base import Broker, BrokerError
@@ -63,6 +63,7 @@ class TableRegistry:
         limits: DecisionLimits | None = None,
         table_limits: TableLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         transport: Callable[[str, Broker, str], TableTransport] = Delivery,
     ) -> None:
         self.broker = broker
@@ -75,13 +76,16 @@ class TableRegistry:
         self.supervise = supervise
         self.limits = limits or DecisionLimits()  # idle limit and disconnect grace of every table
         self.table_limits = table_limits or TableLimits()
-        self.clock = clock
+        # Its time: ``clock`` says what time it is (idle tables, limits), ``sleep`` is how every loop
+        # of its parts waits (sweeps, lease renewals, the supervisor, lobby flushes and the feeds'
+        # pacing); tests pass a fake clock's pair (tests/support/clock.py) and move time by hand.
+        self.clock, self.sleep = clock, sleep
         self.tables: dict[str, TableActor] = {}
         self.watch_codes: dict[str, str] = {}
         self.opening = OpeningLimits(self.table_limits, clock)
         self.idle = IdleTables(self.table_limits)
-        self.leases = TableLeases(broker, self.store, self.owner, self, shares_tables=self.shares_tables())
-        self.listing = LobbyListing(broker, self.store, self.owner, self.tables)
+        self.leases = TableLeases(broker, self.store, self.owner, self, shares_tables=self.shares_tables(), sleep=sleep)
+        self.listing = LobbyListing(broker, self.store, self.owner, self.tables, clock=clock, sleep=sleep)
         self._tasks: list[asyncio.Task[None]] = []
         self._supervisor: asyncio.Task[None] | None = None
         self.change_watchers: list[Callable[[TableActor], None]] = []  # told of every change (app/api/turn_push.py)
@@ -289,7 +293,7 @@ class TableRegistry:
 
     async def _sweep_forever(self) -> None:
         while True:
-            await asyncio.sleep(SWEEP_S)
+            await self.sleep(SWEEP_S)
             try:
                 await self.sweep()
             except Exception:  # pragma: no cover - one bad table must not stop the sweeping

@@ -25,10 +25,10 @@ from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
 from tests.limits import RELAXED_LIMITS
+from tests.support.clock import FakeClock
 from tests.support.wait import eventually, wait_until
 from tests.tables.actors import ALICE, BOB
 from tests.tables.harness import ORIGIN, Player, create_table, signup
-from tests.tables.test_limits import Clock
 
 RULES = Rules(deck=36, seats=2, timer=0)
 
@@ -40,7 +40,7 @@ def _checks_out(revealed: dict[str, Any], replay: list[dict[str, Any]]) -> None:
 
 
 async def test_a_match_of_bots_closed_midway_is_recorded_aborted_with_its_deal_revealed() -> None:
-    clock, hooks = Clock(), MemoryHooks()
+    clock, hooks = FakeClock(), MemoryHooks()
     name = f"memory://aborted-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
         registry = TableRegistry(
@@ -187,7 +187,6 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
             assert actor.seating.ready is None  # a new start opens a new ready check
     assert hooks.balances == {1: 500, 2: 500}  # the stakes taken for it went back
     assert not hooks.finished and hooks.refunded
-
 
 
 def test_a_sealed_deal_opens_only_with_the_key_it_was_sealed_with() -> None:

@@ -22,10 +22,12 @@ from app.engine import Rules
 from app.main import create_app
 from app.tables import commands as cmd
 from app.tables.commands import Command
+from app.tables.eviction import SWEEP_S
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableClosed, TableLimits, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from tests.support.clock import FakeClock
 from tests.tables.actors import ALICE, BOB
 from tests.tables.harness import ORIGIN, Player, create_table, signup
 
@@ -33,20 +35,19 @@ CAROL = Principal("a:3", "carol", 3)
 RULES = Rules(deck=36, seats=2, timer=0)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @asynccontextmanager
-async def registry_with(limits: TableLimits, clock: Clock | None = None) -> AsyncIterator[TableRegistry]:
-    name = f"memory://limits-{uuid.uuid4().hex}"
+async def registry_with(limits: TableLimits, clock: FakeClock | None = None) -> AsyncIterator[TableRegistry]:
+    """A registry on a fake clock: its sweeps (and its other loops) run only when the test moves it."""
+    name, clock = f"memory://limits-{uuid.uuid4().hex}", clock or FakeClock()
     async with open_broker(name) as broker:
         registry = TableRegistry(
-            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, table_limits=limits, clock=clock or Clock()
+            broker,
+            MemoryHooks(),
+            store=MemoryStore(name),
+            supervise=False,
+            table_limits=limits,
+            clock=clock,
+            sleep=clock.sleep,
         )
         async with registry:
             yield registry
@@ -120,7 +121,7 @@ def test_a_player_runs_one_match_of_bots_only_at_a_time(client: TestClient) -> N
 
 
 async def test_matches_of_bots_are_stopped_when_nobody_watches_or_they_run_too_long() -> None:
-    clock = Clock()
+    clock = FakeClock()
     limits = TableLimits(bot_table_unwatched_s=60, bot_match_max_s=600)
     async with registry_with(limits, clock) as registry:
         unwatched = await registry.create(TableSpec(rules=RULES, creator=ALICE, bot_delay_ms=5000))
@@ -147,7 +148,7 @@ async def test_matches_of_bots_are_stopped_when_nobody_watches_or_they_run_too_l
 
 
 async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
-    clock = Clock()
+    clock = FakeClock()
     async with registry_with(TableLimits(idle_ttl_s=1800, finished_ttl_s=600), clock) as registry:
         hooks = registry.hooks
         assert isinstance(hooks, MemoryHooks)
@@ -184,7 +185,7 @@ async def test_idle_and_finished_tables_leave_memory_and_the_store() -> None:
 
 
 async def test_a_finished_table_someone_sits_at_stays() -> None:
-    clock = Clock()
+    clock = FakeClock()
     async with registry_with(TableLimits(finished_ttl_s=600), clock) as registry:
         actor = await registry.create(spec(ALICE))
         await registry.call(actor.code, cmd.Join(), ALICE)
@@ -194,6 +195,34 @@ async def test_a_finished_table_someone_sits_at_stays() -> None:
         assert actor.status == "finished"
         clock.now += 10**5
         assert await registry.sweep() == []
+
+
+async def test_the_sweeps_run_on_the_registrys_clock_and_nothing_happens_while_it_stands() -> None:
+    """The sweep loop waits on the injected clock: however long the test takes, an idle table stays
+    until the clock passes its limit and the next sweep; then the loop closes it by itself."""
+
+    async def let_run() -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    clock = FakeClock()
+    async with registry_with(TableLimits(idle_ttl_s=1800), clock) as registry:
+        idle = await registry.create(spec(ALICE))
+        await let_run()
+        assert clock.sleeping() >= 2  # the sweeps and the lease renewals wait on it
+        await clock.advance(SWEEP_S)  # a sweep, long before the limit
+        await let_run()
+        await clock.advance(1800 - 2 * SWEEP_S)  # the sweep then still finds it within its limit
+        await let_run()
+        assert idle.code in registry.tables
+        await clock.advance(SWEEP_S)  # the sweep after the limit closes it
+        for _ in range(20):
+            await let_run()
+            if idle.code not in registry.tables:
+                break
+        assert idle.code not in registry.tables
+        with pytest.raises(TableClosed, match="waited 30 minutes for players"):
+            await registry.resolve(idle.code)
 
 
 def test_a_closed_table_answers_410_and_its_socket_closes_with_4010(client: TestClient) -> None:
@@ -285,7 +314,7 @@ async def test_an_address_may_have_only_so_many_tables_waiting_or_playing() -> N
 async def test_tables_opened_lately_are_counted_though_their_matches_ended() -> None:
     """A match left at once is no longer live, but its table stays in memory (and its match in the
     history): a player or an address may open only so many tables within the window."""
-    clock = Clock()
+    clock = FakeClock()
     limits = TableLimits(opened_per_account=3, opened_per_ip=4, opened_window_s=600)
     async with registry_with(limits, clock) as registry:
         for _ in range(3):

@@ -23,6 +23,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from tests.support.clock import FakeClock
 from tests.tables.actors import ALICE, BOB, play_moves, two_processes
 from tests.tables.harness import create_table, signup
 
@@ -73,6 +74,19 @@ async def test_the_feed_sends_a_snapshot_then_one_delta_per_table_change() -> No
             assert [row["code"] for row in await registry.lobby()] == [old.code]
 
 
+async def let_run(turns: int = 20) -> None:
+    """Let every task that can run do so (no real time passes, none is waited for)."""
+    for _ in range(turns):
+        await asyncio.sleep(0)
+
+
+def fake_time_registry(broker: Any, name: str, clock: FakeClock) -> TableRegistry:
+    """A registry whose loops (lobby flushes, sweeps, leases, the feeds' pacing) wait on ``clock``."""
+    return TableRegistry(
+        broker, MemoryHooks(), store=MemoryStore(name), supervise=False, clock=clock, sleep=clock.sleep
+    )
+
+
 async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -86,43 +100,48 @@ async def test_a_move_costs_the_lobby_nothing_and_the_end_of_the_match_updates_i
         return build_lobby_row(**fields)
 
     monkeypatch.setattr(lobby_module, "build_lobby_row", counting)
-    monkeypatch.setattr(lobby_module, "LOBBY_COALESCE_S", 0.0)
-    name = f"memory://lobby-{uuid.uuid4().hex}"
+    name, clock = f"memory://lobby-{uuid.uuid4().hex}", FakeClock()
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        registry = fake_time_registry(broker, name, clock)
         async with registry:
             spec = TableSpec(rules=Rules(deck=36, seats=2, timer=0), creator=ALICE, bot_delay_ms=0)
             actor = await registry.create(spec)
             await registry.call(actor.code, cmd.Join(), ALICE)
             await registry.call(actor.code, cmd.Join(), BOB)
-            for _ in range(50):
-                await asyncio.sleep(0.01)
+            await registry.lobby()  # every change so far flushed
+            assert registry.lobby_rows[actor.code]["status"] == "playing" and built
             built.clear()
             assert await play_moves(registry, actor.code, 8, random.Random(5)) == 8
-            for _ in range(50):
-                await asyncio.sleep(0.01)
+            await let_run()
+            await clock.advance(lobby_module.LOBBY_COALESCE_S)  # the next flush of the lobby's loop
+            await let_run()
+            assert await registry.lobby() == [registry.lobby_rows[actor.code]]  # a flush of anything marked
             assert built == []  # eight moves: no lobby row built, nothing compared, nothing sent
-            assert registry.lobby_rows[actor.code]["status"] == "playing"
             await registry.call(actor.code, cmd.Leave(), ALICE)  # a forfeit ends the match: off the lobby
-            for _ in range(50):
-                await asyncio.sleep(0.01)
-            assert actor.code not in registry.lobby_rows
+            await let_run()
+            await clock.advance(lobby_module.LOBBY_COALESCE_S)
+            await let_run()
+            assert actor.code not in registry.lobby_rows  # removed by the loop's flush
 
 
-async def test_a_joined_feed_sends_the_changes_of_one_flush_in_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lobby_module, "LOBBY_COALESCE_S", 2.0)  # time enough to open two tables between flushes
-    name = f"memory://lobby-{uuid.uuid4().hex}"
+async def test_a_joined_feed_sends_the_changes_of_one_flush_in_one_text() -> None:
+    name, clock = f"memory://lobby-{uuid.uuid4().hex}", FakeClock()
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        registry = fake_time_registry(broker, name, clock)
         async with registry, registry.lobby_feed(keepalive_s=60, joined=True) as feed:
             assert await next_event(feed) == ("snapshot", {"tables": []})
             first = await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=BOB))
             assert await next_event(feed) == ("added", registry.lobby_rows[first.code])  # flushed at once
-            # The next flush comes after LOBBY_COALESCE_S: both of these go out in it.
+            # The next flush comes LOBBY_COALESCE_S later, on the registry's clock: until then nothing.
             specs = [TableSpec(rules=Rules(deck=36, seats=2), creator=who) for who in (ALICE, BOB)]
             actors = [await registry.create(spec) for spec in specs]
-            text = await asyncio.wait_for(anext(feed), 3)
-            events = [parse(part + b"\n\n") for part in text.split(b"\n\n") if part]
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(lobby_module.LOBBY_COALESCE_S / 2)
+            await let_run()
+            assert not waiting.done()
+            await clock.advance(lobby_module.LOBBY_COALESCE_S)  # both go out in this flush
+            events = events_of(await asyncio.wait_for(waiting, 3))
             assert [(event, row["code"]) for event, row in events] == [("added", a.code) for a in actors]
 
 
@@ -134,25 +153,54 @@ async def test_a_paced_feed_writes_at_most_once_per_interval(monkeypatch: pytest
     """The lobby stream's pacing (``min_interval_s``): a wave of changes costs a feed one write per
     interval, and the first change after a quiet spell still goes out at once."""
     monkeypatch.setattr(lobby_module, "LOBBY_COALESCE_S", 0.0)  # every change is flushed at once
-    name = f"memory://lobby-{uuid.uuid4().hex}"
-    interval = 0.3
+    name, clock, interval = f"memory://lobby-{uuid.uuid4().hex}", FakeClock(), 0.3
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
-        loop = asyncio.get_running_loop()
+        registry = fake_time_registry(broker, name, clock)
         async with registry, registry.lobby_feed(keepalive_s=60, joined=True, min_interval_s=interval) as feed:
             assert await next_event(feed) == ("snapshot", {"tables": []})
-            await asyncio.sleep(interval + 0.05)  # a quiet spell
-            asked = loop.time()
+            await clock.advance(interval)  # a quiet spell
             first = await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=BOB))
-            assert await next_event(feed) == ("added", registry.lobby_rows[first.code])
-            written = loop.time()
-            assert written - asked < interval / 2  # at once, not paced
+            assert await next_event(feed) == ("added", registry.lobby_rows[first.code])  # at once: time stood still
             # A wave: three tables, each flushed on its own, reach the feed as one text one interval on.
             specs = [TableSpec(rules=Rules(deck=36, seats=2), creator=who) for who in (ALICE, BOB, BOB)]
             actors = [await registry.create(spec) for spec in specs]
-            text = await asyncio.wait_for(anext(feed), 3)
-            assert loop.time() - written >= interval - 0.02
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(interval - 0.01)
+            await let_run()
+            assert not waiting.done()  # within the interval: no write
+            await clock.advance(interval)
+            text = await asyncio.wait_for(waiting, 3)
             assert [(event, row["code"]) for event, row in events_of(text)] == [("added", a.code) for a in actors]
+
+
+async def test_a_quiet_feed_gets_a_keep_alive_after_the_interval_on_the_registrys_clock() -> None:
+    name, clock = f"memory://lobby-{uuid.uuid4().hex}", FakeClock()
+    async with open_broker(name) as broker:
+        registry = fake_time_registry(broker, name, clock)
+        async with registry, registry.lobby_feed(keepalive_s=15) as feed:
+            assert (await next_event(feed))[0] == "snapshot"
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(14.5)
+            await let_run()
+            assert not waiting.done()  # quiet, but not for long enough
+            await clock.advance(1)
+            assert await asyncio.wait_for(waiting, 3) == b": keep-alive\n\n"
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(10)
+            await let_run()
+            actor = await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=BOB))
+            event, row = parse(await asyncio.wait_for(waiting, 3))  # a change, not a keep-alive
+            assert (event, row["code"]) == ("added", actor.code)
+            waiting = asyncio.ensure_future(anext(feed))
+            await let_run()
+            await clock.advance(14.5)  # 14.5 s since that change (24.5 s since the keep-alive)
+            await let_run()
+            assert not waiting.done()
+            await clock.advance(1)
+            assert await asyncio.wait_for(waiting, 3) == b": keep-alive\n\n"
 
 
 async def test_private_tables_never_reach_the_feed() -> None:

@@ -4,6 +4,7 @@ its stakes settled exactly once; a fenced-out owner stops writing."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 
@@ -11,28 +12,31 @@ import orjson
 import pytest
 
 from app.broker import open_broker
+from app.broker.memory import MemoryBroker
 from app.engine import Rules, fairness, legal_actions, state_to_json
 from app.engine.views import decision
 from app.tables import commands as cmd
 from app.tables.actor import Refused, TableActor
 from app.tables.hooks import MemoryHooks
+from app.tables.leases import LEASE_TTL_S, SUPERVISE_S
 from app.tables.record import TAKEOVER_GRACE_S
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
+from tests.support.clock import FakeClock
 from tests.support.wait import eventually
 from tests.tables.actors import ALICE, BOB, CAROL, forget_table, play_moves, seated_table, two_processes
 
 
-async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) -> None:
-    monkeypatch.setattr("app.tables.leases.LEASE_TTL_S", 0.6)
-    monkeypatch.setattr("app.tables.leases.SUPERVISE_S", 0.1)
-    name = f"memory://takeover-{uuid.uuid4().hex}"
+async def test_a_dead_owners_table_is_taken_over_and_finishes_once() -> None:
+    """On one fake clock (the leases' expiry, the renewals and the supervisors): the table is taken
+    over once its lease has lapsed and the next supervision comes, not a moment before."""
+    name, clock = f"memory://takeover-{uuid.uuid4().hex}", FakeClock()
     hooks = MemoryHooks(balances={1: 500, 2: 500})
     rng = random.Random(5)
-    async with open_broker(name) as broker_a, open_broker(name) as broker_b:
-        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a")
-        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b")
+    async with MemoryBroker(name, clock=clock) as broker_a, MemoryBroker(name, clock=clock) as broker_b:
+        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", clock=clock, sleep=clock.sleep)
+        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", clock=clock, sleep=clock.sleep)
         await first.__aenter__()
         await second.__aenter__()
         try:
@@ -49,6 +53,12 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once(monkeypatch) 
             remaining = actor.timers.deadline - actor.clock()
             # The owner dies: its actors stop, its lease is not released.
             await first.close(release=False)
+            for _ in range(int(LEASE_TTL_S / SUPERVISE_S)):  # supervisions while the dead owner's lease holds
+                await clock.advance(SUPERVISE_S * 0.99)
+                for _ in range(20):
+                    await asyncio.sleep(0)
+            assert spec.code not in second.tables
+            await clock.advance(SUPERVISE_S)  # lapsed: the next supervision takes it over
             await eventually(lambda: spec.code in second.tables, what="the other process took the table over")
             successor = second.tables[spec.code]
             assert successor.version == version
