@@ -408,6 +408,44 @@ def test_the_chat_folds_away_when_the_player_must_answer_unless_he_is_typing(pho
     assert not page.evaluate(COVERED_CONTROLS)
 
 
+@pytest.mark.parametrize("size", [(360, 640), (412, 915), (844, 390), (1366, 768)])
+def test_the_top_bar_toggles_are_on_screen_and_the_piles_words_are_not_cut(phone: Any, size: tuple[int, int]) -> None:
+    page, _ = phone(defending_at_a_cheating_table(), table_info(), size)
+    expect(page.locator("#stock .stock-count")).to_be_visible()
+    page.wait_for_timeout(300)
+    width, height = size
+    snap(page, f"table-{width}x{height}")
+    # The chat button answers a tap where it is drawn: not under the site header (at 1366 px it sat
+    # behind it, over the coins), and in the top bar's row.
+    toggle = page.locator("#chat-toggle").bounding_box()
+    header = page.locator("#site-header").bounding_box()
+    assert toggle is not None and header is not None
+    assert toggle["y"] >= header["y"] + header["height"] - 0.5, (toggle, header)
+    assert toggle["x"] + toggle["width"] <= width
+    assert page.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y).closest('#chat-toggle')",
+        [toggle["x"] + toggle["width"] / 2, toggle["y"] + toggle["height"] / 2],
+    )
+    # The stock's and the discard pile's words lie inside the felt (they were cut at its edge).
+    cut = page.evaluate(
+        """() => { const felt = document.querySelector('#felt').getBoundingClientRect();
+             return [...document.querySelectorAll('#stock .stock-info > span, #discard .discard-count')]
+               .map((el) => [el.textContent, el.getBoundingClientRect()])
+               .filter(([, r]) => r.left < felt.left + 4 || r.right > felt.right - 4 || r.width === 0)
+               .map(([text]) => text); }"""
+    )
+    assert not cut, f"the piles' words are cut at {size}: {cut}"
+    if width >= 1200:
+        # Beside the felt the log is open and its head names it.
+        expect(page.locator("#log-panel summary .log-label")).to_be_visible()
+        expect(page.locator("#log-panel summary .log-label")).to_have_text("What happened")
+        page.locator("#chat-toggle").click()
+        sheet = page.locator("#chat .chat-sheet").bounding_box()
+        felt = page.locator("#felt").bounding_box()
+        assert sheet is not None and felt is not None
+        assert sheet["x"] >= felt["x"] + felt["width"] - 1, "the open chat covers the felt on a wide screen"
+
+
 # -------------------------------------------------------------------------------------------- item 6
 
 
