@@ -90,12 +90,13 @@ OFF_SCREEN = """() => {
 EMPTY_PILLS = """() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) =>
   el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"""
 
-# What of the player's own row the open chat covers: the seat (its role and countdown), each button
-# of the action bar (Take, Challenge), each hand card's visible middle. [what, x, y] each.
-COVERED_CONTROLS = """() => {
+# What of the player's own row (and the opponents) a panel (`cover`: "#chat", "#log-panel") covers:
+# the seat (its role and countdown), each button of the action bar (Take, Challenge), each hand card's
+# visible middle, each opponent. [what, x, y] each.
+COVERED_CONTROLS = """(cover = '#chat') => {
   const out = [];
   const targets = [...document.querySelectorAll(
-    '#me-area .seat, #me-area .countdown, #actions button, #actions summary, #hand .card')];
+    '#me-area .seat, #me-area .countdown, #actions button, #actions summary, #hand .card, #opponents .seat')];
   for (const el of targets) {
     const r = el.getBoundingClientRect();
     if (!r.width || !r.height || el.closest('details:not([open]) > :not(summary)')) continue;
@@ -103,7 +104,7 @@ COVERED_CONTROLS = """() => {
     const y = r.top + r.height / 2;
     const hit = document.elementFromPoint(x, y);
     const what = el.dataset.action || el.dataset.card || el.className;
-    if (!hit || hit.closest('#chat')) out.push([what, Math.round(x), Math.round(y)]);
+    if (!hit || hit.closest(cover)) out.push([what, Math.round(x), Math.round(y)]);
   }
   return out;
 }"""
@@ -435,7 +436,12 @@ def test_the_top_bar_toggles_are_on_screen_and_the_piles_words_are_not_cut(phone
                .map(([text]) => text); }"""
     )
     assert not cut, f"the piles' words are cut at {size}: {cut}"
-    if width >= 1200:
+    if width < 1200:
+        # The log opened from its button keeps between the opponents and the player's own row.
+        page.locator("#log-panel summary").click()
+        expect(page.locator("#log")).to_be_visible()
+        assert not page.evaluate(COVERED_CONTROLS, "#log-panel"), f"the open log covers a seat or a control at {size}"
+    else:
         # Beside the felt the log is open and its head names it.
         expect(page.locator("#log-panel summary .log-label")).to_be_visible()
         expect(page.locator("#log-panel summary .log-label")).to_have_text("What happened")

@@ -557,9 +557,26 @@ export function mount(root, { code, watch }) {
       const deadline = deadlineOf(Number(note.dataset.seat));
       setText(note, deadline ? deadlineNoteText(game, Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '');
     }
+    placeLog();
     const rematch = container.querySelector('#rematch-countdown');
     if (rematch && st.rematchAt !== null) setText(rematch, t('rematch.time_left', { time: clockText(st.rematchAt - now) }));
     chat.tick();
+  }
+
+  /** Below the wide layout the open log drops from its button over the felt: it keeps between the
+   * opponents and the player's own row (`--log-top`, `--log-room` on the page), so that it hides
+   * neither an opponent's turn nor the player's controls. */
+  function placeLog() {
+    const panel = container.querySelector('#log-panel');
+    if (!panel || !panel.open || LOG_BESIDE.matches || !container.classList.contains('in-match')) return;
+    const opponents = container.querySelector('#opponents');
+    const mine = container.querySelector('#me-area');
+    const top = Math.round(opponents ? opponents.getBoundingClientRect().bottom + 4 : container.getBoundingClientRect().top);
+    const bottom = Math.round(mine ? mine.getBoundingClientRect().top - 4 : window.innerHeight - 8);
+    const topText = `${top}px`;
+    const roomText = `${Math.max(0, bottom - top)}px`;
+    if (container.style.getPropertyValue('--log-top') !== topText) container.style.setProperty('--log-top', topText);
+    if (container.style.getPropertyValue('--log-room') !== roomText) container.style.setProperty('--log-room', roomText);
   }
 
   const ticker = setInterval(tick, 250);
