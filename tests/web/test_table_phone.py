@@ -371,6 +371,14 @@ def test_the_open_chat_leaves_the_players_seat_challenge_take_and_hand_uncovered
     assert fake.wait_for_command(page, 2)["type"] == "take"
 
 
+def test_the_chat_sheet_says_a_long_turn_as_minutes_and_seconds(phone: Any) -> None:
+    page, _ = phone(lead_view(["6c", "8h"]), table_info(rules=HONEST, deadline_ms=300_000), (360, 640))
+    page.locator("#chat summary").click()
+    # As the seat's ring says it ("4:59"), not "299 s".
+    expect(page.locator("#chat-turn")).to_have_text(re.compile(r"^Your turn · (5:00|4:5\d)$"))
+    expect(page.locator("#me-area .countdown")).to_have_text(re.compile(r"^(5:00|4:5\d)$"))
+
+
 @pytest.mark.parametrize("size", [(360, 640), (844, 390)])
 def test_the_chat_folds_away_when_the_player_must_answer_unless_he_is_typing(phone: Any, size: tuple[int, int]) -> None:
     # The rival decides; the player reads the chat.
