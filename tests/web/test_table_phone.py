@@ -460,6 +460,47 @@ def test_the_top_bar_toggles_are_on_screen_and_the_piles_words_are_not_cut(phone
         assert sheet["x"] >= felt["x"] + felt["width"] - 1, "the open chat covers the felt on a wide screen"
 
 
+def test_in_landscape_a_long_taking_note_and_a_minutes_countdown_are_not_cut(phone: Any) -> None:
+    # The rival (a long name) takes; the player may add cards, with minutes on his clock.
+    seats = [
+        {"seat": 0, "kind": "human", "name": "Me", "level": None, "player": "a:1", "connected": True},
+        {"seat": 1, "kind": "human", "name": "Konstantin Petrov", "level": None, "player": "a:2",
+         "connected": True},
+    ]  # fmt: skip
+    seat_view = view(
+        table=[{"attack": "7h", "cover": None}], hand=["7c", "9s"], taking=True, attacker=0, defender=1,
+        decision={"kind": "throw_in_after_take", "seats": [0], "forfeits": False},
+        players=[
+            {"seat": 0, "cards": 2, "out": False, "place": None, "role": "attacker", "passed": False},
+            {"seat": 1, "cards": 5, "out": False, "place": None, "role": "defender", "passed": False},
+        ],
+        legal=[{"type": "throw_in", "seat": 0, "cards": ["7c"]}, {"type": "pass", "seat": 0}],
+    )  # fmt: skip
+    page, _ = phone(seat_view, table_info(rules=HONEST, seats=seats, deadline_ms=119_000), (844, 390))
+    # The prompt beside the pairs says who takes and what the player may do (the "is taking the cards"
+    # pill took its room, cut, and pushed it off the felt).
+    prompt = page.locator("#prompt")
+    expect(prompt).to_have_text("Konstantin Petrov takes: add cards of a rank on the table, or pass.")
+    expect(page.locator("#me-area .countdown")).to_have_text(re.compile(r"^1:5\d$"))
+    page.wait_for_timeout(300)
+    snap(page, "taking-844x390")
+    cut = page.evaluate(
+        """() => ['#prompt', '#me-area .countdown'].filter((sel) => {
+             const el = document.querySelector(sel);
+             const felt = document.querySelector('#felt').getBoundingClientRect();
+             const box = el.closest('.table-info, .seat').getBoundingClientRect();
+             const r = el.getBoundingClientRect();
+             return el.scrollWidth > el.clientWidth + 1 || r.right > felt.right || r.left < felt.left
+               || r.right > box.right + 1 || r.bottom > box.bottom + 1 || r.top < box.top - 1; })"""
+    )
+    assert not cut, f"cut at 844x390: {cut}"
+    ring = page.locator("#me-area .countdown").bounding_box()
+    assert ring is not None and ring["width"] >= 40, "the minutes countdown is a pill as wide as its digits"
+    # One opponent in landscape: room for his whole name.
+    name = page.locator("#opponents .seat .name-main")
+    assert name.evaluate("(el) => el.scrollWidth <= el.clientWidth"), "the opponent's name is cut"
+
+
 # -------------------------------------------------------------------------------------------- item 6
 
 

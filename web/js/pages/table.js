@@ -533,6 +533,9 @@ export function mount(root, { code, watch }) {
         if (counter.hidden) counter.hidden = false;
         // The move timer's ring holds seconds ("60", "42"); idle limits and graces read "4:05".
         setText(counter, deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left));
+        // "1:59" is wider than the ring: drawn as a pill (app.css), not cut by the ring's edge.
+        const long = counter.textContent.length > 2;
+        if (counter.hasAttribute('data-long') !== long) counter.toggleAttribute('data-long', long);
         if (counter.dataset.kind !== deadline.kind) counter.dataset.kind = deadline.kind;
         counter.classList.toggle('urgent', left < 5000 || (deadline.kind === 'grace' && left < 15000));
       }
