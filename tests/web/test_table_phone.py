@@ -90,12 +90,13 @@ OFF_SCREEN = """() => {
 EMPTY_PILLS = """() => [...document.querySelectorAll('.badge, .chip, .prompt')].filter((el) =>
   el.getBoundingClientRect().width > 0 && !el.textContent.trim() && !el.querySelector('svg')).length"""
 
-# What of the player's own row the open chat covers: the seat (its role and countdown), each button
-# of the action bar (Take, Challenge), each hand card's visible middle. [what, x, y] each.
-COVERED_CONTROLS = """() => {
+# What of the player's own row (and the opponents) a panel (`cover`: "#chat", "#log-panel") covers:
+# the seat (its role and countdown), each button of the action bar (Take, Challenge), each hand card's
+# visible middle, each opponent. [what, x, y] each.
+COVERED_CONTROLS = """(cover = '#chat') => {
   const out = [];
   const targets = [...document.querySelectorAll(
-    '#me-area .seat, #me-area .countdown, #actions button, #actions summary, #hand .card')];
+    '#me-area .seat, #me-area .countdown, #actions button, #actions summary, #hand .card, #opponents .seat')];
   for (const el of targets) {
     const r = el.getBoundingClientRect();
     if (!r.width || !r.height || el.closest('details:not([open]) > :not(summary)')) continue;
@@ -103,7 +104,7 @@ COVERED_CONTROLS = """() => {
     const y = r.top + r.height / 2;
     const hit = document.elementFromPoint(x, y);
     const what = el.dataset.action || el.dataset.card || el.className;
-    if (!hit || hit.closest('#chat')) out.push([what, Math.round(x), Math.round(y)]);
+    if (!hit || hit.closest(cover)) out.push([what, Math.round(x), Math.round(y)]);
   }
   return out;
 }"""
@@ -370,6 +371,14 @@ def test_the_open_chat_leaves_the_players_seat_challenge_take_and_hand_uncovered
     assert fake.wait_for_command(page, 2)["type"] == "take"
 
 
+def test_the_chat_sheet_says_a_long_turn_as_minutes_and_seconds(phone: Any) -> None:
+    page, _ = phone(lead_view(["6c", "8h"]), table_info(rules=HONEST, deadline_ms=300_000), (360, 640))
+    page.locator("#chat summary").click()
+    # As the seat's ring says it ("4:59"), not "299 s".
+    expect(page.locator("#chat-turn")).to_have_text(re.compile(r"^Your turn · (5:00|4:5\d)$"))
+    expect(page.locator("#me-area .countdown")).to_have_text(re.compile(r"^(5:00|4:5\d)$"))
+
+
 @pytest.mark.parametrize("size", [(360, 640), (844, 390)])
 def test_the_chat_folds_away_when_the_player_must_answer_unless_he_is_typing(phone: Any, size: tuple[int, int]) -> None:
     # The rival decides; the player reads the chat.
@@ -406,6 +415,90 @@ def test_the_chat_folds_away_when_the_player_must_answer_unless_he_is_typing(pho
     expect(page.locator("#chat .chat-sheet")).to_be_visible()
     expect(page.locator("#chat-input")).to_have_value("wai")
     assert not page.evaluate(COVERED_CONTROLS)
+
+
+@pytest.mark.parametrize("size", [(360, 640), (412, 915), (844, 390), (1366, 768)])
+def test_the_top_bar_toggles_are_on_screen_and_the_piles_words_are_not_cut(phone: Any, size: tuple[int, int]) -> None:
+    page, _ = phone(defending_at_a_cheating_table(), table_info(), size)
+    expect(page.locator("#stock .stock-count")).to_be_visible()
+    page.wait_for_timeout(300)
+    width, height = size
+    snap(page, f"table-{width}x{height}")
+    # The chat button answers a tap where it is drawn: not under the site header (at 1366 px it sat
+    # behind it, over the coins), and in the top bar's row.
+    toggle = page.locator("#chat-toggle").bounding_box()
+    header = page.locator("#site-header").bounding_box()
+    assert toggle is not None and header is not None
+    assert toggle["y"] >= header["y"] + header["height"] - 0.5, (toggle, header)
+    assert toggle["x"] + toggle["width"] <= width
+    assert page.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y).closest('#chat-toggle')",
+        [toggle["x"] + toggle["width"] / 2, toggle["y"] + toggle["height"] / 2],
+    )
+    # The stock's and the discard pile's words lie inside the felt (they were cut at its edge).
+    cut = page.evaluate(
+        """() => { const felt = document.querySelector('#felt').getBoundingClientRect();
+             return [...document.querySelectorAll('#stock .stock-info > span, #discard .discard-count')]
+               .map((el) => [el.textContent, el.getBoundingClientRect()])
+               .filter(([, r]) => r.left < felt.left + 4 || r.right > felt.right - 4 || r.width === 0)
+               .map(([text]) => text); }"""
+    )
+    assert not cut, f"the piles' words are cut at {size}: {cut}"
+    if width < 1200:
+        # The log opened from its button keeps between the opponents and the player's own row.
+        page.locator("#log-panel summary").click()
+        expect(page.locator("#log")).to_be_visible()
+        assert not page.evaluate(COVERED_CONTROLS, "#log-panel"), f"the open log covers a seat or a control at {size}"
+    else:
+        # Beside the felt the log is open and its head names it.
+        expect(page.locator("#log-panel summary .log-label")).to_be_visible()
+        expect(page.locator("#log-panel summary .log-label")).to_have_text("What happened")
+        page.locator("#chat-toggle").click()
+        sheet = page.locator("#chat .chat-sheet").bounding_box()
+        felt = page.locator("#felt").bounding_box()
+        assert sheet is not None and felt is not None
+        assert sheet["x"] >= felt["x"] + felt["width"] - 1, "the open chat covers the felt on a wide screen"
+
+
+def test_in_landscape_a_long_taking_note_and_a_minutes_countdown_are_not_cut(phone: Any) -> None:
+    # The rival (a long name) takes; the player may add cards, with minutes on his clock.
+    seats = [
+        {"seat": 0, "kind": "human", "name": "Me", "level": None, "player": "a:1", "connected": True},
+        {"seat": 1, "kind": "human", "name": "Konstantin Petrov", "level": None, "player": "a:2",
+         "connected": True},
+    ]  # fmt: skip
+    seat_view = view(
+        table=[{"attack": "7h", "cover": None}], hand=["7c", "9s"], taking=True, attacker=0, defender=1,
+        decision={"kind": "throw_in_after_take", "seats": [0], "forfeits": False},
+        players=[
+            {"seat": 0, "cards": 2, "out": False, "place": None, "role": "attacker", "passed": False},
+            {"seat": 1, "cards": 5, "out": False, "place": None, "role": "defender", "passed": False},
+        ],
+        legal=[{"type": "throw_in", "seat": 0, "cards": ["7c"]}, {"type": "pass", "seat": 0}],
+    )  # fmt: skip
+    page, _ = phone(seat_view, table_info(rules=HONEST, seats=seats, deadline_ms=119_000), (844, 390))
+    # The prompt beside the pairs says who takes and what the player may do (the "is taking the cards"
+    # pill took its room, cut, and pushed it off the felt).
+    prompt = page.locator("#prompt")
+    expect(prompt).to_have_text("Konstantin Petrov takes: add cards of a rank on the table, or pass.")
+    expect(page.locator("#me-area .countdown")).to_have_text(re.compile(r"^1:5\d$"))
+    page.wait_for_timeout(300)
+    snap(page, "taking-844x390")
+    cut = page.evaluate(
+        """() => ['#prompt', '#me-area .countdown'].filter((sel) => {
+             const el = document.querySelector(sel);
+             const felt = document.querySelector('#felt').getBoundingClientRect();
+             const box = el.closest('.table-info, .seat').getBoundingClientRect();
+             const r = el.getBoundingClientRect();
+             return el.scrollWidth > el.clientWidth + 1 || r.right > felt.right || r.left < felt.left
+               || r.right > box.right + 1 || r.bottom > box.bottom + 1 || r.top < box.top - 1; })"""
+    )
+    assert not cut, f"cut at 844x390: {cut}"
+    ring = page.locator("#me-area .countdown").bounding_box()
+    assert ring is not None and ring["width"] >= 40, "the minutes countdown is a pill as wide as its digits"
+    # One opponent in landscape: room for his whole name.
+    name = page.locator("#opponents .seat .name-main")
+    assert name.evaluate("(el) => el.scrollWidth <= el.clientWidth"), "the opponent's name is cut"
 
 
 # -------------------------------------------------------------------------------------------- item 6

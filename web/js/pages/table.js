@@ -545,6 +545,9 @@ export function mount(root, { code, watch }) {
         if (counter.hidden) counter.hidden = false;
         // The move timer's ring holds seconds ("60", "42"); idle limits and graces read "4:05".
         setText(counter, deadline.kind === 'timer' && left < 99500 ? String(Math.ceil(left / 1000)) : countdownText(left));
+        // "1:59" is wider than the ring: drawn as a pill (app.css), not cut by the ring's edge.
+        const long = counter.textContent.length > 2;
+        if (counter.hasAttribute('data-long') !== long) counter.toggleAttribute('data-long', long);
         if (counter.dataset.kind !== deadline.kind) counter.dataset.kind = deadline.kind;
         counter.classList.toggle('urgent', left < 5000 || (deadline.kind === 'grace' && left < 15000));
       }
@@ -569,9 +572,26 @@ export function mount(root, { code, watch }) {
       const deadline = deadlineOf(Number(note.dataset.seat));
       setText(note, deadline ? deadlineNoteText(game, Number(note.dataset.seat), note.dataset.kind, deadline.at - now) : '');
     }
+    placeLog();
     const rematch = container.querySelector('#rematch-countdown');
     if (rematch && st.rematchAt !== null) setText(rematch, t('rematch.time_left', { time: clockText(st.rematchAt - now) }));
     chat.tick();
+  }
+
+  /** Below the wide layout the open log drops from its button over the felt: it keeps between the
+   * opponents and the player's own row (`--log-top`, `--log-room` on the page), so that it hides
+   * neither an opponent's turn nor the player's controls. */
+  function placeLog() {
+    const panel = container.querySelector('#log-panel');
+    if (!panel || !panel.open || LOG_BESIDE.matches || !container.classList.contains('in-match')) return;
+    const opponents = container.querySelector('#opponents');
+    const mine = container.querySelector('#me-area');
+    const top = Math.round(opponents ? opponents.getBoundingClientRect().bottom + 4 : container.getBoundingClientRect().top);
+    const bottom = Math.round(mine ? mine.getBoundingClientRect().top - 4 : window.innerHeight - 8);
+    const topText = `${top}px`;
+    const roomText = `${Math.max(0, bottom - top)}px`;
+    if (container.style.getPropertyValue('--log-top') !== topText) container.style.setProperty('--log-top', topText);
+    if (container.style.getPropertyValue('--log-room') !== roomText) container.style.setProperty('--log-room', roomText);
   }
 
   const ticker = setInterval(tick, 250);

@@ -9,6 +9,7 @@ import { t } from '../i18n.js';
 import { icon } from '../icons.js';
 import { currentUser } from '../session.js';
 import { toast } from '../toast.js';
+import { clockText } from './describe.js';
 
 export const PHRASES = ['gg', 'hurry', 'well_played', 'oops', 'hello', 'thanks', 'nice_move', 'bad_luck'];
 const MAX_LINES = 200;
@@ -161,8 +162,11 @@ export function chatPanel(game, socket) {
     if (turnPill.hidden === mine) turnPill.hidden = !mine;
     if (!mine) return;
     const deadline = game.deadlineOf(st.seat);
-    const seconds = deadline ? Math.max(0, Math.ceil((deadline.at - performance.now()) / 1000)) : null;
-    const text = seconds === null ? t('table.your_turn') : t('chat.your_turn_left', { seconds });
+    const left = deadline ? Math.max(0, deadline.at - performance.now()) : null;
+    const seconds = left === null ? null : Math.ceil(left / 1000);
+    // "Your turn · 42 s" under a minute, "Your turn · 4:05" above (as the seat's ring says it).
+    let text = t('table.your_turn');
+    if (seconds !== null) text = seconds < 60 ? t('chat.your_turn_left', { seconds }) : t('chat.your_turn_clock', { time: clockText(left) });
     if (turnPill.textContent !== text) turnPill.textContent = text;
   }
 
