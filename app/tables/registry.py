@@ -31,6 +31,7 @@ from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import Body, Command, command_to_json
 from app.tables.hooks import MatchHooks
+from app.tables.leases import TakeoverHold
 from app.tables.ports import TableTransport
 from app.tables.record import read_record
 from app.tables.spec import AbortReason, DecisionLimits, Principal, TableSpec, TableStatus
@@ -43,6 +44,7 @@ log = logging.getLogger("durak.registry")
 CALL_TIMEOUT_S = 10.0
 LEASE_TTL_S = 3.0  # a dead owner's tables are taken over within about this long plus SUPERVISE_S
 SUPERVISE_S = 1.0
+RENEW_RETRY_S = 0.25  # a renewal of the leases that failed is tried again after this long
 SWEEP_S = 5.0  # how often idle tables are looked for
 LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
 CLOSED_REMEMBERED = 100_000  # codes of closed tables kept to answer "closed" rather than "no such table"
@@ -285,6 +287,8 @@ class TableRegistry:
         self._lobby_reload: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._supervisor: asyncio.Task[None] | None = None
+        self._leases_kept = True  # the last renewal of the leases reached the broker
+        self.takeover_hold = TakeoverHold()  # no takeover while nobody could renew (a broker stall)
         self.draining = False  # stopping: no new tables, no takeovers (``hand_over``)
         self._taking: set[asyncio.Task[Any]] = set()  # takeovers a peer's handover asked for
         self.change_watchers: list[Callable[[TableActor], None]] = []  # told of every change (app/api/turn_push.py)
@@ -492,17 +496,20 @@ class TableRegistry:
 
     async def _keep_leases(self) -> None:
         while True:
-            await asyncio.sleep(LEASE_TTL_S / 3)
+            # After a failed renewal sooner: once the broker answers again, a lease that lapsed
+            # meanwhile is taken back before another process may take the table (``TakeoverHold``).
+            await asyncio.sleep(LEASE_TTL_S / 3 if self._leases_kept else RENEW_RETRY_S)
             await self.keep_leases()
 
     async def keep_leases(self) -> None:
         """Renew the lease of every table of this process, all in one call to the broker (one round
         trip per few hundred tables: renewing them one by one took a loop turn per table, and on a
-        busy process the pass outlasted the leases)."""
+        busy process the pass outlasted the leases). A lease that lapsed (Redis stalled, or
+        restarted) is taken again before anything else is written."""
         held: list[tuple[str, TableActor, int]] = []
         for code, actor in list(self.tables.items()):
             if actor.recorder.fenced:
-                self._drop(code, unlist=False)
+                self._lost(code)
             else:
                 held.append((code, actor, actor.recorder.token))
         if not held:
@@ -512,29 +519,42 @@ class TableRegistry:
                 self.owner, [(lease_name(code), token) for code, _, token in held], LEASE_TTL_S
             )
         except BrokerError:
+            self._leases_kept = False
             return  # the broker is down: keep serving from memory, try again shortly
-        for (code, actor, token), still_ours in zip(held, kept, strict=True):
-            if self.tables.get(code) is not actor or actor.recorder.token != token:
-                continue  # closed or taken back meanwhile
+        self._leases_kept = True
+        current = [
+            (code, actor, still_ours)
+            for (code, actor, token), still_ours in zip(held, kept, strict=True)
+            if self.tables.get(code) is actor and actor.recorder.token == token  # not closed or taken back meanwhile
+        ]
+        retaken: list[TableActor] = []
+        for code, actor, still_ours in current:
             if still_ours:
-                if actor.recorder.dirty:
-                    with contextlib.suppress(Exception):
-                        await actor.save_now()
                 continue
             try:
-                # The lease is gone (Redis restarted empty?): take it again if nobody else has.
+                # The lease is gone (Redis stalled or restarted): take it again if nobody else has.
                 new_token = await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
             except BrokerError:
                 continue
             if new_token is None:
                 log.warning("table %s: lease lost to another process; stopping here", code[:8])
                 await actor.stop()
-                self._drop(code, unlist=False)
+                self._lost(code)
             else:
-                log.warning("table %s: its lease had vanished (Redis restarted?); taken again", code[:8])
+                log.warning("table %s: its lease had lapsed (Redis stalled or restarted?); taken again", code[:8])
                 actor.recorder.relocked(new_token)  # what took the lease took the table too: write it whole
-                with contextlib.suppress(Exception):
-                    await actor.save_now()
+                retaken.append(actor)
+        for actor in [actor for _, actor, still_ours in current if still_ours and actor.recorder.dirty] + retaken:
+            with contextlib.suppress(Exception):
+                await actor.save_now()
+
+    def _lost(self, code: str) -> None:
+        """Another process owns the table now: forget it here, and have this process's connections
+        to it say hello again (a gap on its channels), so that its new owner hears them: they
+        would go on talking to the old actor's memory otherwise, and their seats' graces would
+        run out at the new owner."""
+        self._drop(code, unlist=False)
+        self.broker.signal_gap_here(channels.of_table(code), besides=channels.fan(code, self.owner))
 
     def _relock(self, code: str) -> Callable[[], Awaitable[int | None]]:
         """How a table's recorder takes its lease again after the store lost the table (None: another
@@ -633,12 +653,16 @@ class TableRegistry:
             await self.adopt_orphans()
 
     async def adopt_orphans(self) -> None:
-        """Take over every stored table whose lease has lapsed (its process died)."""
+        """Take over every stored table whose lease has lapsed (its process died), unless the broker
+        stalled lately: then nobody could renew, and living owners take their leases back first
+        (``TakeoverHold``, app/tables/leases.py)."""
         if self.draining:
             return
+        started = time.monotonic()
         try:
             codes = await self.store.codes()
         except BrokerError:
+            self.takeover_hold.failed()
             return
         # A table being opened here is stored before it is served: on a busy process its first
         # lease may lapse by then, and taking it over would fence out its own actor.
@@ -646,6 +670,9 @@ class TableRegistry:
         try:  # every other process's tables in one round trip, not one each (docs/performance.md)
             holders = await self.broker.lease_holders([lease_name(code) for code in others])
         except BrokerError:
+            self.takeover_hold.failed()
+            return
+        if not self.takeover_hold.looked(started):
             return
         for code, holder in zip(others, holders, strict=True):
             if holder is None and code not in self.tables and code not in self._opening:  # again: we awaited

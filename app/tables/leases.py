@@ -1,0 +1,51 @@
+"""When a lapsed table lease may be taken over: not while nobody could have renewed it.
+
+A lease lapses when its owner died, but also when the broker stalled (Redis paused by SIGSTOP, a
+long fork, a slow disk, a restart): its keys expire on Redis's clock while no renewal gets through,
+and once Redis answers again, every lease renewed more than the TTL before the stall began has
+lapsed, the living owners' too. A process that took those over would race each living owner for
+its leases and win some: the tables would change owner for nothing, and whoever was connected
+through the old owner would be cut off from them until he said hello again.
+
+So the supervisor (``TableRegistry.adopt_orphans``) takes a lapsed lease over only when the broker
+has answered it promptly since long enough for a living owner to have renewed it: a look at the
+leases whose broker calls took longer than ``STALL_S``, or failed, starts a hold of ``HOLD_S``
+from the first prompt answer after it. A living owner renews every ``LEASE_TTL_S / 3`` and, when a
+renewal finds its lease gone, takes it again at once (``TableRegistry.keep_leases``): within the
+hold. A dead owner's tables are taken over as soon as the hold ends; without a stall, at once.
+
+Why a stall of the broker is always seen: a lease lapses in a stall only when the stall outlasts
+the TTL less the renewal interval (2 s of 3 s), and the supervisor looks every ``SUPERVISE_S``
+(1 s), so one of its looks is held up by the stall for at least 1 s, more than ``STALL_S``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+STALL_S = 0.5  # a look at the leases that took longer: the broker (or this process) stalled meanwhile
+HOLD_S = 1.5  # after a stall, how long the broker must answer promptly before a lapsed lease is taken
+
+
+class TakeoverHold:
+    """Whether the supervisor may take lapsed leases over now (see the module's docstring)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.stalled = False  # a stall was seen and the broker has not answered promptly since
+        self.until: float | None = None  # takeovers wait until then (the hold after a stall)
+
+    def failed(self) -> None:
+        """A look at the leases failed (the broker is unreachable): every lease may lapse meanwhile."""
+        self.stalled = True
+
+    def looked(self, started: float) -> bool:
+        """A look at the leases that began at ``started`` (this clock) has just been answered: whether
+        the lapsed leases it found may be taken over now."""
+        now = self.clock()
+        if self.stalled or now - started > STALL_S:
+            self.stalled = now - started > STALL_S  # a slow answer ends no stall
+            self.until = now + HOLD_S
+            return False
+        return self.until is None or now >= self.until
