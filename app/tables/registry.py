@@ -658,7 +658,7 @@ class TableRegistry:
         (``TakeoverHold``, app/tables/leases.py)."""
         if self.draining:
             return
-        started = time.monotonic()
+        started = self.takeover_hold.clock()
         try:
             codes = await self.store.codes()
         except BrokerError:
