@@ -26,15 +26,22 @@ from collections.abc import Callable
 
 STALL_S = 0.5  # a look at the leases that took longer: the broker (or this process) stalled meanwhile
 HOLD_S = 1.5  # after a stall, how long the broker must answer promptly before a lapsed lease is taken
+SLOW_RUN_S = 5.0  # looks slow for this long in a row: how the broker (or this busy process) answers now
 
 
 class TakeoverHold:
-    """Whether the supervisor may take lapsed leases over now (see the module's docstring)."""
+    """Whether the supervisor may take lapsed leases over now (see the module's docstring).
+
+    Looks that are all slow for ``SLOW_RUN_S`` in a row are no stall any more but how things are
+    (a loaded process, a slow broker), and hold takeovers no longer: a dead owner's tables must
+    not wait for a prompt answer that may never come. (A frozen Redis answers nothing: a look
+    meets the command timeout and fails.)"""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.stalled = False  # a stall was seen and the broker has not answered promptly since
         self.until: float | None = None  # takeovers wait until then (the hold after a stall)
+        self.slow_since: float | None = None  # when the current run of slow looks began
 
     def failed(self) -> None:
         """A look at the leases failed (the broker is unreachable): every lease may lapse meanwhile."""
@@ -44,8 +51,15 @@ class TakeoverHold:
         """A look at the leases that began at ``started`` (this clock) has just been answered: whether
         the lapsed leases it found may be taken over now."""
         now = self.clock()
-        if self.stalled or now - started > STALL_S:
-            self.stalled = now - started > STALL_S  # a slow answer ends no stall
-            self.until = now + HOLD_S
-            return False
+        if now - started > STALL_S:
+            if self.slow_since is None:
+                self.slow_since = started
+            if now - self.slow_since < SLOW_RUN_S:
+                self.stalled, self.until = True, now + HOLD_S
+                return False
+        else:
+            self.slow_since = None
+            if self.stalled:  # the first prompt answer after a stall: the hold runs from here
+                self.stalled, self.until = False, now + HOLD_S
+                return False
         return self.until is None or now >= self.until

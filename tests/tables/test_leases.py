@@ -5,7 +5,7 @@ a living owner takes its lease back meanwhile."""
 from __future__ import annotations
 
 from app.engine import Rules
-from app.tables.leases import HOLD_S, STALL_S, TakeoverHold
+from app.tables.leases import HOLD_S, SLOW_RUN_S, STALL_S, TakeoverHold
 from app.tables.registry import lease_name
 from app.tables.spec import TableSpec
 from tests.tables.actors import ALICE, two_processes
@@ -38,6 +38,14 @@ def test_takeovers_wait_after_a_slow_or_failed_look_until_the_broker_answered_pr
     assert not hold.looked(clock.now)
     clock.now += HOLD_S
     assert hold.looked(clock.now)
+    # Looks slow for longer than SLOW_RUN_S in a row are how things are now, not a stall: a dead
+    # owner's tables are taken over anyway.
+    held = []
+    for _ in range(int(SLOW_RUN_S / 0.5) + 5):
+        started = clock.now
+        clock.now += 0.5 + STALL_S  # each look slow, with its second's wait after it
+        held.append(not hold.looked(started))
+    assert held[0] and not held[-1]
 
 
 async def test_after_a_stall_the_living_owner_takes_its_lapsed_lease_back_before_anyone_takes_the_table() -> None:
