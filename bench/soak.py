@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STARTING = 1000
 SLOW_S = (0.6, 1.0)
 FAST_S = (0.02, 0.06)
+STALL_TARGET_S = 5.0  # the longest a command may wait for its answer (issue 36's target)
 
 
 def free_port() -> int:
@@ -236,6 +237,7 @@ class Client(PlayerCore):
         self.pending_since = 0.0
         self.acked: set[str] = set()
         self.stall = 0.0
+        self.stall_at = 0.0  # when the command that waited longest was sent (time.monotonic())
         self.outcome: dict[str, Any] | None = None
         self.think = SLOW_S
         self.ready_for: int | None = None
@@ -275,7 +277,8 @@ class Client(PlayerCore):
                 if kind == "bye":
                     return float(message.get("reconnect_after_ms", 300)) / 1000
                 if self.pending is not None and kind in ("ack", "error") and message.get("id") == self.pending["id"]:
-                    self.stall = max(self.stall, time.monotonic() - self.pending_since)
+                    if time.monotonic() - self.pending_since > self.stall:
+                        self.stall, self.stall_at = time.monotonic() - self.pending_since, self.pending_since
                     (self.acked.add if kind == "ack" else self.refusals.append)(message.get("id") or message["code"])
                     self.pending = None
                 if self.view is not None and self.view.get("outcome"):
@@ -342,7 +345,13 @@ async def _rest(http: httpx.AsyncClient, method: str, url: str, cookie: str, **k
     raise RuntimeError(f"{method} {url} kept failing")
 
 
+def _phase(began: float, what: str) -> None:
+    """Where the run is, on stderr, with the seconds since it began (what a slow run spent its time on)."""
+    print(f"soak: {time.monotonic() - began:6.1f} s {what}", file=sys.stderr, flush=True)
+
+
 async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> str:
+    began = time.monotonic()
     redis, postgres = Redis(root), Postgres(root)
     redis.start()
     postgres.start()
@@ -359,6 +368,7 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
     else:
         print("soak: no nginx found: clients connect to the server processes directly", file=sys.stderr)
     urls = [url.replace("http://", "ws://") for url in entry]
+    _phase(began, "stores and servers up")
     rng = random.Random(36)
     players: list[tuple[str, list[Client], int]] = []
     watchers: list[Client] = []
@@ -405,6 +415,7 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
 
             players = list(await asyncio.gather(*(set_up_and_play(index) for index in range(matches))))
             everyone = [client for _, clients, _ in players for client in clients]
+            _phase(began, f"{matches} matches set up; faults begin")
 
             kinds = ["kill", "rolling", "redis", "postgres", "pause"]
             gap = window_s / fault_count  # one fault at a random moment of each slice of the window
@@ -430,15 +441,22 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
                 else:
                     await asyncio.to_thread(redis.pause, 3.0)
                     counts["pause"] += 1
+            _phase(began, "faults over; the matches are played out")
             for client in everyone:
                 client.think = FAST_S
             await asyncio.gather(*tasks)
+            _phase(began, "matches over; checking")
             for code, clients, stake in players:  # what went wrong where, for the operator
                 outcome = clients[0].outcome
                 if outcome is None or outcome.get("forfeit") is not None:
                     what = "no end" if outcome is None else f"forfeit {outcome.get('reason')}"
                     kind = "bot" if len(clients) == 1 else ("staked" if stake else "free")
                     print(f"soak: table {code[:8]} ({kind}): {what} at version {clients[0].version}", file=sys.stderr)
+                worst = max(clients, key=lambda c: c.stall)
+                if worst.stall > STALL_TARGET_S:
+                    at = worst.stall_at - started
+                    print(f"soak: table {code[:8]}: a command sent at t={at:.1f} s waited {worst.stall:.1f} s",
+                          file=sys.stderr)  # fmt: skip
             report = await _check(http, base, players, postgres)
     finally:
         if nginx is not None:
@@ -446,6 +464,7 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
         servers.stop()
         redis.stop()
         postgres.stop()
+    _phase(began, "checked; everything stopped")
     faults = sum(counts.values())
     lost, coins, stuck, forfeits, unrevealed = report
     stall = max((c.stall for _, clients, _ in players for c in clients), default=0.0)
@@ -459,34 +478,31 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
 async def _check(
     http: httpx.AsyncClient, base: str, players: list[tuple[str, list[Client], int]], postgres: Postgres
 ) -> tuple[int, int, int, int, int]:
-    lost = stuck = forfeits = unrevealed = 0
-    for _code, clients, _stake in players:
+    gate = asyncio.Semaphore(8)
+
+    async def one(clients: list[Client]) -> tuple[int, int, int, int]:
+        """(lost moves, stuck, forfeits, unrevealed seeds) of one match."""
         outcome = clients[0].outcome
         if outcome is None:
-            stuck += 1
-            continue
-        if outcome.get("forfeit") is not None:
-            forfeits += 1
+            return 0, 1, 0, 0
+        forfeit = int(outcome.get("forfeit") is not None)
         items: list[dict[str, Any]] = []
-        for _ in range(50):
-            items = (await _rest(http, "GET", f"{base}/api/matches?account=me", clients[0].cookie or "")).json()[
-                "items"
-            ]
-            if items:
-                break
-            await asyncio.sleep(0.2)
-        if not items:
-            stuck += 1
-            continue
-        detail = (await _rest(http, "GET", f"{base}/api/matches/{items[0]['id']}", clients[0].cookie or "")).json()
+        async with gate:
+            for _ in range(50):
+                listed = await _rest(http, "GET", f"{base}/api/matches?account=me", clients[0].cookie or "")
+                items = listed.json()["items"]
+                if items:
+                    break
+                await asyncio.sleep(0.2)
+            if not items:
+                return 0, 1, forfeit, 0
+            detail = (await _rest(http, "GET", f"{base}/api/matches/{items[0]['id']}", clients[0].cookie or "")).json()
         acked = sum(len(c.acked) for c in clients)
-        humans_only = len(clients) == 2
-        if humans_only:
-            lost += max(0, acked - int(detail["actions"]))
-        elif int(detail["actions"]) < acked:
-            lost += acked - int(detail["actions"])
-        if not (detail.get("fairness") or {}).get("server_seed"):
-            unrevealed += 1
+        lost = max(0, acked - int(detail["actions"]))  # a bot's moves are in the log too, unacknowledged
+        return lost, 0, forfeit, int(not (detail.get("fairness") or {}).get("server_seed"))
+
+    counted = await asyncio.gather(*(one(clients) for _, clients, _ in players))
+    lost, stuck, forfeits, unrevealed = (sum(column) for column in zip(*counted, strict=True))
     libpq = postgres.url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(libpq) as conn:
         total = conn.execute("SELECT coalesce(sum(balance), 0) FROM ledger_accounts").fetchone()[0]  # type: ignore[index]
