@@ -283,9 +283,10 @@ class Client(PlayerCore):
                     self.pending = None
                 if self.view is not None and self.view.get("outcome"):
                     self.outcome = self.view["outcome"]
-                if spectator:
+                if spectator:  # it watched the match to its end: done (it sat on until the deadline before)
                     if self.last is not None and self.last["table"]["status"] == "finished":
                         self.outcome = {"watched": True}
+                        return 0.0
                     continue
                 await self._confirm_ready(ws)
                 if self.outcome is not None and self.pending is None:

@@ -44,6 +44,7 @@ log = logging.getLogger("durak.registry")
 CALL_TIMEOUT_S = 10.0
 LEASE_TTL_S = 3.0  # a dead owner's tables are taken over within about this long plus SUPERVISE_S
 SUPERVISE_S = 1.0
+TAKEOVERS_AT_ONCE = 16  # lapsed tables a supervisor pass takes over concurrently
 RENEW_RETRY_S = 0.25  # a renewal of the leases that failed is tried again after this long
 SWEEP_S = 5.0  # how often idle tables are looked for
 LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
@@ -674,11 +675,22 @@ class TableRegistry:
             return
         if not self.takeover_hold.looked(started):
             return
-        for code, holder in zip(others, holders, strict=True):
-            if holder is None and code not in self.tables and code not in self._opening:  # again: we awaited
+        gate = asyncio.Semaphore(TAKEOVERS_AT_ONCE)
+
+        async def adopt(code: str) -> None:
+            async with gate:
+                if code in self.tables or code in self._opening:  # again: we awaited
+                    return
                 with contextlib.suppress(BrokerError):
                     if await self.take_over(code) is not None:
                         TAKEOVERS.labels("lapsed_lease").inc()
+
+        # A dead process's tables together, not one after another: the last of 40 waited 4 s.
+        lapsed = [code for code, holder in zip(others, holders, strict=True) if holder is None]
+        outcomes = await asyncio.gather(*map(adopt, lapsed), return_exceptions=True)
+        for code, outcome in zip(lapsed, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                log.error("table %s: taking it over failed", code[:8], exc_info=outcome)
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
