@@ -20,6 +20,11 @@ waited for its answer (T). Last line:
 ``soak: <N> matches, <F> faults (<k> kills, <r> rolling restarts, <s> store restarts, <p> pauses),
 <L> lost moves, <C> coins unexplained, <S> stuck tables, <X> forfeits by faults, <U> unrevealed
 seeds, max stall <T> s``
+
+It exits with status 1 when a target is missed (L, C, S, X, U not all 0, or T over 5 s): CI runs
+``--quick`` (``.ci/run``). Before the line, stderr says where the time went (each phase, with the
+seconds since the start), each fault with the number of matches live when it struck, and each
+table that ended badly or made a command wait longer than 5 s.
 """
 
 from __future__ import annotations
@@ -351,7 +356,8 @@ def _phase(began: float, what: str) -> None:
     print(f"soak: {time.monotonic() - began:6.1f} s {what}", file=sys.stderr, flush=True)
 
 
-async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> str:
+async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> tuple[str, bool]:
+    """The run's last line, and whether it met every target (L, C, S, X, U all 0; T at most 5 s)."""
     began = time.monotonic()
     redis, postgres = Redis(root), Postgres(root)
     redis.start()
@@ -426,7 +432,9 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
             started = time.monotonic()
             for at, fault in zip(schedule, plan, strict=True):
                 await asyncio.sleep(max(0.0, started + at - time.monotonic()))
-                print(f"soak: t={time.monotonic() - started:5.1f} s fault: {fault}", file=sys.stderr)
+                live = sum(1 for _, clients, _ in players if clients[0].outcome is None)
+                print(f"soak: t={time.monotonic() - started:5.1f} s fault: {fault} ({live} matches live)",
+                      file=sys.stderr)  # fmt: skip
                 if fault == "kill":
                     await asyncio.to_thread(servers.kill, rng.randrange(len(servers.ports)))
                     counts["kill"] += 1
@@ -469,11 +477,12 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
     faults = sum(counts.values())
     lost, coins, stuck, forfeits, unrevealed = report
     stall = max((c.stall for _, clients, _ in players for c in clients), default=0.0)
-    return (
+    line = (
         f"soak: {matches} matches, {faults} faults ({counts['kill']} kills, {counts['rolling']} rolling restarts, "
         f"{counts['store']} store restarts, {counts['pause']} pauses), {lost} lost moves, {coins} coins unexplained, "
         f"{stuck} stuck tables, {forfeits} forfeits by faults, {unrevealed} unrevealed seeds, max stall {stall:.1f} s"
     )
+    return line, lost == coins == stuck == forfeits == unrevealed == 0 and stall <= STALL_TARGET_S
 
 
 async def _check(
@@ -522,7 +531,7 @@ async def _check(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="40 matches, 5 faults in about a minute of play")
+    parser.add_argument("--quick", action="store_true", help="40 matches, 5 faults (one of each kind) in a minute")
     parser.add_argument("--matches", type=int, default=None)
     parser.add_argument("--faults", type=int, default=None)
     parser.add_argument("--minutes", type=float, default=None, help="how long faults are injected")
@@ -534,13 +543,15 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(tempfile.mkdtemp(prefix="durak-soak-"))
     os.chmod(root, 0o755)
     try:
-        line = asyncio.run(soak(matches, faults, window_s, root))
+        line, met = asyncio.run(soak(matches, faults, window_s, root))
     finally:
         if args.keep:
             print(f"soak: logs and data kept in {root}", file=sys.stderr)
         else:
             shutil.rmtree(root, ignore_errors=True)
     print(line)
+    if not met:  # CI runs the quick soak (.ci/run): a missed target fails it
+        sys.exit(1)
 
 
 if __name__ == "__main__":
