@@ -21,8 +21,11 @@ the TTL less the renewal interval (2 s of 3 s), and the supervisor looks every `
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
+
+log = logging.getLogger("durak.registry")
 
 STALL_S = 0.5  # a look at the leases that took longer: the broker (or this process) stalled meanwhile
 HOLD_S = 1.5  # after a stall, how long the broker must answer promptly before a lapsed lease is taken
@@ -55,6 +58,9 @@ class TakeoverHold:
             if self.slow_since is None:
                 self.slow_since = started
             if now - self.slow_since < SLOW_RUN_S:
+                if not self.stalled:
+                    log.info("leases: a look took %.1f s (a stall?): no takeover until %.1f s after a prompt one",
+                             now - started, HOLD_S)  # fmt: skip
                 self.stalled, self.until = True, now + HOLD_S
                 return False
         else:
