@@ -14,9 +14,14 @@ from the first prompt answer after it. A living owner renews every ``LEASE_TTL_S
 renewal finds its lease gone, takes it again at once (``TableRegistry.keep_leases``): within the
 hold. A dead owner's tables are taken over as soon as the hold ends; without a stall, at once.
 
-Why a stall of the broker is always seen: a lease lapses in a stall only when the stall outlasts
-the TTL less the renewal interval (2 s of 3 s), and the supervisor looks every ``SUPERVISE_S``
-(1 s), so one of its looks is held up by the stall for at least 1 s, more than ``STALL_S``.
+Which stalls are seen: a lease lapses in a stall only when the stall outlasts the TTL less the
+time since its last renewal (at least 2 s of 3 s), and the supervisor looks every ``SUPERVISE_S``
+(1 s), so one of its looks is held up by the stall for about the stall less 1 s: a stall of over 2 s
+holds takeovers (a look waited 2.2 and 2.7 s in the soak's 3 s pause). ``STALL_S`` is 1 s
+so that a busy process's own slowness (its loop late by a few hundred ms while a peer's players
+reconnect to it) does not hold back the takeover of a dead peer's tables. A shorter stall that
+still lapses a lease leaves a race with its living owner; a table lost in it is served by the
+winner, and the loser's connections follow it there (``TableRegistry._lost``).
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ from collections.abc import Callable
 
 log = logging.getLogger("durak.registry")
 
-STALL_S = 0.5  # a look at the leases that took longer: the broker (or this process) stalled meanwhile
-HOLD_S = 1.5  # after a stall, how long the broker must answer promptly before a lapsed lease is taken
+STALL_S = 1.0  # a look at the leases that took longer: the broker (or this process) stalled meanwhile
+HOLD_S = 1.0  # after a stall, how long the broker must answer promptly before a lapsed lease is taken
 SLOW_RUN_S = 5.0  # looks slow for this long in a row: how the broker (or this busy process) answers now
 
 
