@@ -20,6 +20,11 @@ waited for its answer (T). Last line:
 ``soak: <N> matches, <F> faults (<k> kills, <r> rolling restarts, <s> store restarts, <p> pauses),
 <L> lost moves, <C> coins unexplained, <S> stuck tables, <X> forfeits by faults, <U> unrevealed
 seeds, max stall <T> s``
+
+It exits with status 1 when a target is missed (L, C, S, X, U not all 0, or T over 5 s): CI runs
+``--quick`` (``.ci/run``). Before the line, stderr says where the time went (each phase, with the
+seconds since the start), each fault with the number of matches live when it struck, and each
+table that ended badly or made a command wait longer than 5 s.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STARTING = 1000
 SLOW_S = (0.6, 1.0)
 FAST_S = (0.02, 0.06)
+STALL_TARGET_S = 5.0  # the longest a command may wait for its answer (issue 36's target)
 
 
 def free_port() -> int:
@@ -236,6 +242,7 @@ class Client(PlayerCore):
         self.pending_since = 0.0
         self.acked: set[str] = set()
         self.stall = 0.0
+        self.stall_at = 0.0  # when the command that waited longest was sent (time.monotonic())
         self.outcome: dict[str, Any] | None = None
         self.think = SLOW_S
         self.ready_for: int | None = None
@@ -275,14 +282,16 @@ class Client(PlayerCore):
                 if kind == "bye":
                     return float(message.get("reconnect_after_ms", 300)) / 1000
                 if self.pending is not None and kind in ("ack", "error") and message.get("id") == self.pending["id"]:
-                    self.stall = max(self.stall, time.monotonic() - self.pending_since)
+                    if time.monotonic() - self.pending_since > self.stall:
+                        self.stall, self.stall_at = time.monotonic() - self.pending_since, self.pending_since
                     (self.acked.add if kind == "ack" else self.refusals.append)(message.get("id") or message["code"])
                     self.pending = None
                 if self.view is not None and self.view.get("outcome"):
                     self.outcome = self.view["outcome"]
-                if spectator:
+                if spectator:  # it watched the match to its end: done (it sat on until the deadline before)
                     if self.last is not None and self.last["table"]["status"] == "finished":
                         self.outcome = {"watched": True}
+                        return 0.0
                     continue
                 await self._confirm_ready(ws)
                 if self.outcome is not None and self.pending is None:
@@ -342,7 +351,14 @@ async def _rest(http: httpx.AsyncClient, method: str, url: str, cookie: str, **k
     raise RuntimeError(f"{method} {url} kept failing")
 
 
-async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> str:
+def _phase(began: float, what: str) -> None:
+    """Where the run is, on stderr, with the seconds since it began (what a slow run spent its time on)."""
+    print(f"soak: {time.monotonic() - began:6.1f} s {what}", file=sys.stderr, flush=True)
+
+
+async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> tuple[str, bool]:
+    """The run's last line, and whether it met every target (L, C, S, X, U all 0; T at most 5 s)."""
+    began = time.monotonic()
     redis, postgres = Redis(root), Postgres(root)
     redis.start()
     postgres.start()
@@ -359,6 +375,7 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
     else:
         print("soak: no nginx found: clients connect to the server processes directly", file=sys.stderr)
     urls = [url.replace("http://", "ws://") for url in entry]
+    _phase(began, "stores and servers up")
     rng = random.Random(36)
     players: list[tuple[str, list[Client], int]] = []
     watchers: list[Client] = []
@@ -405,6 +422,7 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
 
             players = list(await asyncio.gather(*(set_up_and_play(index) for index in range(matches))))
             everyone = [client for _, clients, _ in players for client in clients]
+            _phase(began, f"{matches} matches set up; faults begin")
 
             kinds = ["kill", "rolling", "redis", "postgres", "pause"]
             gap = window_s / fault_count  # one fault at a random moment of each slice of the window
@@ -414,7 +432,9 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
             started = time.monotonic()
             for at, fault in zip(schedule, plan, strict=True):
                 await asyncio.sleep(max(0.0, started + at - time.monotonic()))
-                print(f"soak: t={time.monotonic() - started:5.1f} s fault: {fault}", file=sys.stderr)
+                live = sum(1 for _, clients, _ in players if clients[0].outcome is None)
+                print(f"soak: t={time.monotonic() - started:5.1f} s fault: {fault} ({live} matches live)",
+                      file=sys.stderr)  # fmt: skip
                 if fault == "kill":
                     await asyncio.to_thread(servers.kill, rng.randrange(len(servers.ports)))
                     counts["kill"] += 1
@@ -430,15 +450,22 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
                 else:
                     await asyncio.to_thread(redis.pause, 3.0)
                     counts["pause"] += 1
+            _phase(began, "faults over; the matches are played out")
             for client in everyone:
                 client.think = FAST_S
             await asyncio.gather(*tasks)
+            _phase(began, "matches over; checking")
             for code, clients, stake in players:  # what went wrong where, for the operator
                 outcome = clients[0].outcome
                 if outcome is None or outcome.get("forfeit") is not None:
                     what = "no end" if outcome is None else f"forfeit {outcome.get('reason')}"
                     kind = "bot" if len(clients) == 1 else ("staked" if stake else "free")
                     print(f"soak: table {code[:8]} ({kind}): {what} at version {clients[0].version}", file=sys.stderr)
+                worst = max(clients, key=lambda c: c.stall)
+                if worst.stall > STALL_TARGET_S:
+                    at = worst.stall_at - started
+                    print(f"soak: table {code[:8]}: a command sent at t={at:.1f} s waited {worst.stall:.1f} s",
+                          file=sys.stderr)  # fmt: skip
             report = await _check(http, base, players, postgres)
     finally:
         if nginx is not None:
@@ -446,47 +473,46 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> s
         servers.stop()
         redis.stop()
         postgres.stop()
+    _phase(began, "checked; everything stopped")
     faults = sum(counts.values())
     lost, coins, stuck, forfeits, unrevealed = report
     stall = max((c.stall for _, clients, _ in players for c in clients), default=0.0)
-    return (
+    line = (
         f"soak: {matches} matches, {faults} faults ({counts['kill']} kills, {counts['rolling']} rolling restarts, "
         f"{counts['store']} store restarts, {counts['pause']} pauses), {lost} lost moves, {coins} coins unexplained, "
         f"{stuck} stuck tables, {forfeits} forfeits by faults, {unrevealed} unrevealed seeds, max stall {stall:.1f} s"
     )
+    return line, lost == coins == stuck == forfeits == unrevealed == 0 and stall <= STALL_TARGET_S
 
 
 async def _check(
     http: httpx.AsyncClient, base: str, players: list[tuple[str, list[Client], int]], postgres: Postgres
 ) -> tuple[int, int, int, int, int]:
-    lost = stuck = forfeits = unrevealed = 0
-    for _code, clients, _stake in players:
+    gate = asyncio.Semaphore(8)
+
+    async def one(clients: list[Client]) -> tuple[int, int, int, int]:
+        """(lost moves, stuck, forfeits, unrevealed seeds) of one match."""
         outcome = clients[0].outcome
         if outcome is None:
-            stuck += 1
-            continue
-        if outcome.get("forfeit") is not None:
-            forfeits += 1
+            return 0, 1, 0, 0
+        forfeit = int(outcome.get("forfeit") is not None)
         items: list[dict[str, Any]] = []
-        for _ in range(50):
-            items = (await _rest(http, "GET", f"{base}/api/matches?account=me", clients[0].cookie or "")).json()[
-                "items"
-            ]
-            if items:
-                break
-            await asyncio.sleep(0.2)
-        if not items:
-            stuck += 1
-            continue
-        detail = (await _rest(http, "GET", f"{base}/api/matches/{items[0]['id']}", clients[0].cookie or "")).json()
+        async with gate:
+            for _ in range(50):
+                listed = await _rest(http, "GET", f"{base}/api/matches?account=me", clients[0].cookie or "")
+                items = listed.json()["items"]
+                if items:
+                    break
+                await asyncio.sleep(0.2)
+            if not items:
+                return 0, 1, forfeit, 0
+            detail = (await _rest(http, "GET", f"{base}/api/matches/{items[0]['id']}", clients[0].cookie or "")).json()
         acked = sum(len(c.acked) for c in clients)
-        humans_only = len(clients) == 2
-        if humans_only:
-            lost += max(0, acked - int(detail["actions"]))
-        elif int(detail["actions"]) < acked:
-            lost += acked - int(detail["actions"])
-        if not (detail.get("fairness") or {}).get("server_seed"):
-            unrevealed += 1
+        lost = max(0, acked - int(detail["actions"]))  # a bot's moves are in the log too, unacknowledged
+        return lost, 0, forfeit, int(not (detail.get("fairness") or {}).get("server_seed"))
+
+    counted = await asyncio.gather(*(one(clients) for _, clients, _ in players))
+    lost, stuck, forfeits, unrevealed = (sum(column) for column in zip(*counted, strict=True))
     libpq = postgres.url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(libpq) as conn:
         total = conn.execute("SELECT coalesce(sum(balance), 0) FROM ledger_accounts").fetchone()[0]  # type: ignore[index]
@@ -505,7 +531,7 @@ async def _check(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="40 matches, 5 faults in about a minute of play")
+    parser.add_argument("--quick", action="store_true", help="40 matches, 5 faults (one of each kind) in a minute")
     parser.add_argument("--matches", type=int, default=None)
     parser.add_argument("--faults", type=int, default=None)
     parser.add_argument("--minutes", type=float, default=None, help="how long faults are injected")
@@ -517,13 +543,15 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(tempfile.mkdtemp(prefix="durak-soak-"))
     os.chmod(root, 0o755)
     try:
-        line = asyncio.run(soak(matches, faults, window_s, root))
+        line, met = asyncio.run(soak(matches, faults, window_s, root))
     finally:
         if args.keep:
             print(f"soak: logs and data kept in {root}", file=sys.stderr)
         else:
             shutil.rmtree(root, ignore_errors=True)
     print(line)
+    if not met:  # CI runs the quick soak (.ci/run): a missed target fails it
+        sys.exit(1)
 
 
 if __name__ == "__main__":

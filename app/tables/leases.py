@@ -5,6 +5,8 @@ fencing token) and renews it while alive. A supervisor in every process looks fo
 has lapsed (their process died) and takes them over: the registry rebuilds the match from the stored
 record and action log (``app.tables.store``) and carries on at the same version. A stopping process
 hands its tables over at once: it saves them, releases their leases and names them on ``handover``.
+A lapsed lease is not taken over while nobody could have renewed it (a broker stall:
+``app/tables/takeover_hold.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ from app.broker.base import Broker, BrokerError, Event, Gap
 from app.metrics import HANDED_OVER, TAKEOVERS
 from app.tables.actor import TableActor
 from app.tables.store import Fenced, TableStore
+from app.tables.takeover_hold import TakeoverHold
+from app.transport import channels
 
 log = logging.getLogger("durak.registry")
 
 LEASE_TTL_S = 3.0  # a dead owner's tables are taken over within about this long plus SUPERVISE_S
 SUPERVISE_S = 1.0
+TAKEOVERS_AT_ONCE = 16  # lapsed tables a supervisor pass takes over concurrently
+RENEW_RETRY_S = 0.25  # a renewal of the leases that failed is tried again after this long
 HANDOVER = "handover"  # broker channel: a stopping process names the tables it has just let go of
 
 
@@ -64,6 +70,8 @@ class TableLeases:
         self.opening: set[str] = set()  # codes of tables being opened: stored already, not yet served
         self.draining = False  # stopping: no new tables, no takeovers (``hand_over``)
         self.taking: set[asyncio.Task[Any]] = set()  # takeovers a peer's handover asked for
+        self.kept = True  # the last renewal of the leases reached the broker
+        self.takeover_hold = TakeoverHold()  # no takeover while nobody could renew (a broker stall)
 
     async def acquire(self, code: str) -> int | None:
         """Take the lease of a table (its fencing token), or None: another process holds it."""
@@ -79,18 +87,21 @@ class TableLeases:
 
     async def renew_forever(self) -> None:
         while True:
-            await self.sleep(LEASE_TTL_S / 3)
+            # After a failed renewal sooner: once the broker answers again, a lease that lapsed
+            # meanwhile is taken back before another process may take the table (``TakeoverHold``).
+            await self.sleep(LEASE_TTL_S / 3 if self.kept else RENEW_RETRY_S)
             await self.renew()
 
     async def renew(self) -> None:
         """Renew the lease of every table of this process, all in one call to the broker (one round
         trip per few hundred tables: renewing them one by one took a loop turn per table, and on a
-        busy process the pass outlasted the leases)."""
+        busy process the pass outlasted the leases). A lease that lapsed (Redis stalled, or
+        restarted) is taken again before anything else is written."""
         tables = self.holder.tables
         held: list[tuple[str, TableActor, int]] = []
         for code, actor in list(tables.items()):
             if actor.recorder.fenced:
-                self.holder.drop(code, unlist=False)
+                self.lost(code)
             else:
                 held.append((code, actor, actor.recorder.token))
         if not held:
@@ -100,29 +111,42 @@ class TableLeases:
                 self.owner, [(lease_name(code), token) for code, _, token in held], LEASE_TTL_S
             )
         except BrokerError:
+            self.kept = False
             return  # the broker is down: keep serving from memory, try again shortly
-        for (code, actor, token), still_ours in zip(held, kept, strict=True):
-            if tables.get(code) is not actor or actor.recorder.token != token:
-                continue  # closed or taken back meanwhile
+        self.kept = True
+        current = [
+            (code, actor, still_ours)
+            for (code, actor, token), still_ours in zip(held, kept, strict=True)
+            if tables.get(code) is actor and actor.recorder.token == token  # not closed or taken back meanwhile
+        ]
+        retaken: list[TableActor] = []
+        for code, actor, still_ours in current:
             if still_ours:
-                if actor.recorder.dirty:
-                    with contextlib.suppress(Exception):
-                        await actor.save_now()
                 continue
             try:
-                # The lease is gone (Redis restarted empty?): take it again if nobody else has.
+                # The lease is gone (Redis stalled or restarted): take it again if nobody else has.
                 new_token = await self.acquire(code)
             except BrokerError:
                 continue
             if new_token is None:
                 log.warning("table %s: lease lost to another process; stopping here", code[:8])
                 await actor.stop()
-                self.holder.drop(code, unlist=False)
+                self.lost(code)
             else:
-                log.warning("table %s: its lease had vanished (Redis restarted?); taken again", code[:8])
+                log.warning("table %s: its lease had lapsed (Redis stalled or restarted?); taken again", code[:8])
                 actor.recorder.relocked(new_token)  # what took the lease took the table too: write it whole
-                with contextlib.suppress(Exception):
-                    await actor.save_now()
+                retaken.append(actor)
+        for actor in [actor for _, actor, still_ours in current if still_ours and actor.recorder.dirty] + retaken:
+            with contextlib.suppress(Exception):
+                await actor.save_now()
+
+    def lost(self, code: str) -> None:
+        """Another process owns the table now: forget it here, and have this process's connections
+        to it say hello again (a gap on its channels), so that its new owner hears them: they
+        would go on talking to the old actor's memory otherwise, and their seats' graces would
+        run out at the new owner."""
+        self.holder.drop(code, unlist=False)
+        self.broker.signal_gap_here(channels.of_table(code), besides=channels.fan(code, self.owner))
 
     async def supervise_forever(self) -> None:
         while True:
@@ -133,12 +157,16 @@ class TableLeases:
         return code in self.holder.tables or code in self.opening
 
     async def adopt_orphans(self) -> None:
-        """Take over every stored table whose lease has lapsed (its process died)."""
+        """Take over every stored table whose lease has lapsed (its process died), unless the broker
+        stalled lately: then nobody could renew, and living owners take their leases back first
+        (``TakeoverHold``, app/tables/takeover_hold.py)."""
         if self.draining:
             return
+        started = self.takeover_hold.clock()
         try:
             codes = await self.store.codes()
         except BrokerError:
+            self.takeover_hold.failed()
             return
         # A table being opened here is stored before it is served: on a busy process its first
         # lease may lapse by then, and taking it over would fence out its own actor.
@@ -146,12 +174,26 @@ class TableLeases:
         try:  # every other process's tables in one round trip, not one each (docs/performance.md)
             holders = await self.broker.lease_holders([lease_name(code) for code in others])
         except BrokerError:
+            self.takeover_hold.failed()
             return
-        for code, holder in zip(others, holders, strict=True):
-            if holder is None and not self._ours(code):  # again: we awaited
+        if not self.takeover_hold.looked(started):
+            return
+        gate = asyncio.Semaphore(TAKEOVERS_AT_ONCE)
+
+        async def adopt(code: str) -> None:
+            async with gate:
+                if self._ours(code):  # again: we awaited
+                    return
                 with contextlib.suppress(BrokerError):
                     if await self.take_over(code) is not None:
                         TAKEOVERS.labels("lapsed_lease").inc()
+
+        # A dead process's tables together, not one after another: the last of 40 waited 4 s.
+        lapsed = [code for code, holder in zip(others, holders, strict=True) if holder is None]
+        outcomes = await asyncio.gather(*map(adopt, lapsed), return_exceptions=True)
+        for code, outcome in zip(lapsed, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                log.error("table %s: taking it over failed", code[:8], exc_info=outcome)
 
     async def take_over(self, code: str) -> TableActor | None:
         """Become the owner of a table whose owner is gone; rebuild it from the store."""
