@@ -28,6 +28,7 @@ from app.engine.cards import Card, CardParseError, beats, deck
 from app.engine.codec import event_to_json, state_from_json, state_to_json
 from app.engine.deal import new_match, new_seed, shuffled
 from app.engine.errors import IllegalAction
+from app.engine.events import Event, EventJson
 from app.engine.payout import coin_changes, payout, series_update
 from app.engine.play import apply, legal_actions
 from app.engine.position import position
@@ -46,6 +47,8 @@ __all__ = [
     "CardParseError",
     "Challenge",
     "Cover",
+    "Event",
+    "EventJson",
     "ExchangeTrump",
     "Forfeit",
     "IllegalAction",
