@@ -11,6 +11,7 @@ The engine never imports the rest of ``app``.
 
 from app.engine.actions import (
     Action,
+    ActionJson,
     ActionParseError,
     Challenge,
     Cover,
@@ -35,13 +36,14 @@ from app.engine.position import position
 from app.engine.replay import replay, replay_views
 from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError
 from app.engine.seating import allowance
-from app.engine.state import Outcome, State
+from app.engine.state import Outcome, OutcomeJson, State
 from app.engine.views import decision, public_cards, public_view, seat_view, timeout_actions, view
 
 __all__ = [
     "PRESETS",
     "PRESET_LABELS",
     "Action",
+    "ActionJson",
     "ActionParseError",
     "Card",
     "CardParseError",
@@ -54,6 +56,7 @@ __all__ = [
     "IllegalAction",
     "Lead",
     "Outcome",
+    "OutcomeJson",
     "Pass",
     "Rules",
     "RulesError",

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from app.broker.base import Broker, BrokerError
@@ -56,7 +56,9 @@ from app.tables.inbox import Inbox
 from app.tables.messages import Ack, Error, InfoReply, SeatAck, StartAck, Welcome
 from app.tables.ports import TableTransport
 from app.tables.record import (
+    LiveJson,
     Recorder,
+    StoredTable,
     TableRecord,
     log_entry,
     record_json,
@@ -76,6 +78,8 @@ from app.tables.seat_commands import (
 from app.tables.seating import Seating
 from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec, TableStatus, table_ref
 from app.tables.store import TableStore
+from app.tables.table_events import AnyEvent
+from app.tables.table_facts import TableFacts
 from app.transport import channels
 from app.transport.delivery import Delivery
 
@@ -468,10 +472,10 @@ class TableActor:
         """Write the whole record and log (a new table, or after the store lost data)."""
         await self.recorder.save(self.record, self.log, None, self._live)
 
-    def _live(self) -> dict[str, Any]:
+    def _live(self) -> LiveJson:
         return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock()), "saved_at": time.time()}
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> StoredTable:
         now = self.clock()
         epoch, rematch = self.timers.deadline_epoch(now), rematch_json(self.seating.rematch, now)
         table = TableRecord(
@@ -499,7 +503,7 @@ class TableActor:
 
     # ------------------------------------------------------------------ what the players see (facts.py)
 
-    def info(self, principal: Principal | None = None) -> dict[str, Any]:
+    def info(self, principal: Principal | None = None) -> TableFacts:
         """The table facts; ``you`` is the asker's key."""
         running, now = (self.game if self.status == TableStatus.PLAYING else None), self.clock()
         return facts.table_facts(
@@ -509,7 +513,7 @@ class TableActor:
             grace_s=self.limits.disconnect_grace_s, you=principal.key if principal else None,
         )  # fmt: skip
 
-    def _change(self, events: list[dict[str, Any]]) -> fanout.Change:
+    def _change(self, events: Sequence[AnyEvent]) -> fanout.Change:
         """The table as it is now, for the fan-out: who hears it and what happened."""
         table = self.info()
         del table["you"]
@@ -518,7 +522,7 @@ class TableActor:
 
     async def _changed(
         self,
-        events: list[dict[str, Any]],
+        events: Sequence[AnyEvent],
         bump: bool = True,
         entry: str | None = None,
         *,

@@ -42,6 +42,7 @@ from app.engine import (
 )
 from app.engine.actions import ActionParseError
 from app.engine.cards import CARD_TEXT, CardParseError
+from app.tables.hooks import RatingChange
 from app.tables.messages import Ack, Error
 from app.tables.spec import Principal
 
@@ -266,7 +267,7 @@ class Rated:
     """What the ledger says match ``match_id`` did to the ratings: seat -> its change."""
 
     match_id: str
-    ratings: dict[int, dict[str, Any]]
+    ratings: dict[int, RatingChange]
     kind: ClassVar[str] = "rated"
 
 

@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from app.broker.base import Broker, BrokerError
 from app.tables import chat
@@ -28,7 +28,7 @@ from app.tables.leases import HANDOVER, LEASE_TTL_S, TableLeases, lease_name
 from app.tables.lobby import LobbyListing, LobbyRow, lobby_row
 from app.tables.opening import Draining, OpeningLimits, TableLimits, TooMany
 from app.tables.ports import TableTransport
-from app.tables.record import TableRecord, read_record
+from app.tables.record import StoredTable, TableRecord, read_record
 from app.tables.spec import AbortReason, DecisionLimits, Principal, TableSpec, TableStatus
 from app.tables.store import MemoryStore, TableStore
 from app.transport import channels
@@ -191,7 +191,7 @@ class TableRegistry:
 
     async def revive(self, record: dict[str, Any], entries: list[str], token: int) -> TableActor:
         """Serve a stored table under the lease ``token`` (a takeover): the same match at the same version."""
-        table = read_record(record, entries)
+        table = read_record(cast(StoredTable, record), entries)  # as ``record_json`` wrote it
         actor = self._new_actor(table.spec, token, restored=table)
         if actor.status == TableStatus.PLAYING:
             self.bots.reset(actor.code, {s.seat: s.level or "normal" for s in actor.seats if s.kind == "bot"})
