@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.engine import Rules, State, view
+from app.tables import answers
+from app.tables.answers import WelcomeMessage
 from app.tables.fanout import events_since, recent_events
-from app.tables.messages import Welcome
 from app.tables.results import series_key
 from app.tables.seating import Seating
 from app.tables.spec import Principal, TableSpec
@@ -94,11 +95,11 @@ def welcome(
     history: Sequence[tuple[int, list[AnyEventJson]]],
     last_version: Any,
     seat: int | None,
-) -> dict[str, Any]:
+) -> WelcomeMessage:
     """The answer to ``hello``: the snapshot, and the events a client that saw ``last_version``
     missed (``resumed_from``) when they are still in ``history``, else this match's ``recent`` ones."""
     if isinstance(last_version, int) and not isinstance(last_version, bool):
         missed = events_since(history, snapshot["version"], last_version, seat)
         if missed is not None:
-            return Welcome.wire(**snapshot, events=missed, resumed_from=last_version)
-    return Welcome.wire(**snapshot, recent=recent_events(history, seat))
+            return answers.welcome(snapshot, events=missed, resumed_from=last_version)
+    return answers.welcome(snapshot, recent=recent_events(history, seat))

@@ -14,11 +14,12 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import orjson
 
 from app.engine import State, public_cards, public_view, seat_view
+from app.tables.answers import Answer, WelcomeMessage
 from app.tables.commands import Command
 from app.tables.messages import Presence, Rehello, Update
 from app.tables.ports import Outbox
@@ -155,7 +156,7 @@ def rehello_frames(code: str, seats: Iterable[Seat]) -> Outbox:
     return [(channels.watch(code), rehello), *((channels.person(code, key), rehello) for key in people)]
 
 
-def answer_frames(code: str, command: Command, principal_key: str, answer: dict[str, Any]) -> Outbox:
+def answer_frames(code: str, command: Command, principal_key: str, answer: Answer | WelcomeMessage) -> Outbox:
     """Where the answer to ``command`` goes: to its REST caller's reply channel, or to the sender's
     connection (on his person channel, marked for that connection); nowhere for a command with
     neither (a bot's decision)."""
@@ -166,6 +167,6 @@ def answer_frames(code: str, command: Command, principal_key: str, answer: dict[
     return []
 
 
-def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) -> tuple[str, str]:
+def reply_frame(channel: str, payload: Answer | WelcomeMessage, conn: str | None = None) -> tuple[str, str]:
     """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
     return channel, dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)

@@ -18,9 +18,9 @@ import orjson
 from app.broker.base import BrokerError
 from app.engine import Action, ActionJson, Rules, State, action_from_json, action_to_json, apply, new_match
 from app.engine.cards import Card
+from app.tables.answers import Answer, ack
 from app.tables.commands import Refused
 from app.tables.fair import FairDealsJson
-from app.tables.messages import Ack
 from app.tables.spec import (
     Principal,
     PrincipalJson,
@@ -147,7 +147,7 @@ class TableRecord:
     deadline: float | None
     game: State | None = None
     log: list[str] = field(default_factory=list)  # log_entry() of each move of the match
-    done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
+    done: dict[tuple[str, str], Answer] = field(default_factory=dict)  # answers of logged commands
     fair: FairDealsJson | None = None  # the committed seed and the running deal
     rematch: RematchJson | None = None  # an open rematch proposal
     saved_at: float | None = None  # when it was written (epoch): its owner was alive until then
@@ -213,7 +213,7 @@ def read_record(record: StoredTable, entries: list[str]) -> TableRecord:
             game, _ = apply(game, action_from_json(action))
             if key:
                 principal_key, cmd_id = key.split("|", 1)
-                table.done[(principal_key, cmd_id)] = Ack.wire(id=cmd_id, version=table.version)
+                table.done[(principal_key, cmd_id)] = ack(cmd_id, table.version)
         table.game = game
         table.log = list(entries)
     return table
