@@ -82,7 +82,7 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
         name="Friday night",
         private=False,
         status="playing",
-        rules=rules.to_json(),
+        rules=dict(rules.to_json()),
         creator="a:17",
         seats=[
             SeatInfo(seat=0, kind="human", name="alice", level=None, player="a:17", connected=True),

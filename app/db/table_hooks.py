@@ -109,7 +109,7 @@ class DbHooks:
             table_id=table_ref(deal.table_code),
             private=deal.private,
             started_at=self._started.get(deal.match_id) or self.now(),
-            rules=deal.rules,
+            rules=dict(deal.rules),
             seats=[dict(seat) for seat in deal.seats],
             dealer=deal.dealer,
             fairness=history.seal_deal(deal.fairness, deal.match_id, self.secret),
@@ -194,7 +194,7 @@ def _record(
     return stakes.MatchRecord(
         match_id=match.match_id,
         table_id=table_ref(match.table_code),  # never the invite code itself
-        rules=match.rules,
+        rules=dict(match.rules),
         seed=match.seed,
         dealer=match.dealer,
         seats=match.seats,

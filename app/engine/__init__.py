@@ -34,7 +34,7 @@ from app.engine.payout import coin_changes, payout, series_update
 from app.engine.play import apply, legal_actions
 from app.engine.position import position
 from app.engine.replay import replay, replay_views
-from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError
+from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError, RulesJson
 from app.engine.seating import allowance
 from app.engine.state import Outcome, OutcomeJson, State
 from app.engine.views import decision, public_cards, public_view, seat_view, timeout_actions, view
@@ -60,6 +60,7 @@ __all__ = [
     "Pass",
     "Rules",
     "RulesError",
+    "RulesJson",
     "State",
     "Take",
     "ThrowIn",

@@ -7,9 +7,9 @@ The actor calls these; ``app.db.table_hooks`` implements them on the ledger and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import Protocol, TypedDict
 
-from app.engine import ActionJson, OutcomeJson
+from app.engine import ActionJson, OutcomeJson, RulesJson
 from app.engine.fairness import FairnessRecord
 
 
@@ -58,7 +58,7 @@ class RatingChange(TypedDict):
 class FinishedMatch:
     match_id: str
     table_code: str
-    rules: dict[str, Any]  # ``Rules.to_json()``
+    rules: RulesJson
     seed: str
     dealer: int
     seats: list[SeatRecord]
@@ -80,7 +80,7 @@ class DealtMatch:
 
     match_id: str
     table_code: str
-    rules: dict[str, Any]  # ``Rules.to_json()``
+    rules: RulesJson
     seats: list[SeatRecord]
     dealer: int
     fairness: FairnessRecord

@@ -5,9 +5,18 @@ the soft-play signal, every legal throw-in a seat passed up, per defender."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from app.engine import ActionJson, Card, OutcomeJson, Rules, action_from_json, apply, legal_actions, new_match
+from app.engine import (
+    ActionJson,
+    Card,
+    OutcomeJson,
+    Rules,
+    RulesJson,
+    action_from_json,
+    apply,
+    legal_actions,
+    new_match,
+)
 from app.engine.fairness import FairnessRecord
 from app.engine.state import BOUT
 from app.tables.hooks import AbortedOutcome
@@ -29,7 +38,7 @@ def forfeit_after_acting(actions: Sequence[ActionJson], outcome: OutcomeJson | A
 
 
 def throw_in_chances(
-    rules_json: dict[str, Any],
+    rules_json: RulesJson,
     seed: int | str,
     dealer: int,
     actions: Sequence[ActionJson],

@@ -11,12 +11,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import orjson
 
 from app.broker.base import BrokerError
-from app.engine import Action, ActionJson, Rules, State, action_from_json, action_to_json, apply, new_match
+from app.engine import Action, ActionJson, Rules, RulesJson, State, action_from_json, action_to_json, apply, new_match
 from app.engine.cards import Card
 from app.tables.answers import Answer, ack
 from app.tables.commands import Refused
@@ -73,7 +73,7 @@ class StoredTable(TypedDict):
     spec: TableSpecJson
     seats: list[SeatJson]
     status: TableStatus
-    rules: dict[str, Any]  # ``Rules.to_json()``
+    rules: RulesJson
     version: int
     match_id: str | None
     seed: str | None  # the running (or last) match's

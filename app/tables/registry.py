@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
 from app.broker.base import Broker, BrokerError
+from app.engine import RulesJson
 from app.tables import chat
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
@@ -249,13 +250,13 @@ class TableRegistry:
             return found, True
         raise TableGone(code)
 
-    async def rules_of(self, code: str) -> dict[str, Any]:
+    async def rules_of(self, code: str) -> RulesJson:
         if code in self.tables:
             return self.tables[code].rules.to_json()
         loaded = await self.store.load(code)
         if loaded is None:
             raise TableGone(code)
-        rules: dict[str, Any] = loaded[0]["rules"]
+        rules: RulesJson = loaded[0]["rules"]
         return rules
 
     # ------------------------------------------------------------------ ownership (leases.py)

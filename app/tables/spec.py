@@ -6,9 +6,9 @@ import hashlib
 import secrets
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from app.engine import Rules
+from app.engine import Rules, RulesJson
 
 SeatKind = Literal["empty", "human", "bot"]
 BOT_LEVELS = ("easy", "normal", "hard")
@@ -70,7 +70,7 @@ class PublicSeat(TypedDict):
 
 
 class TableSpecJson(TypedDict):
-    rules: dict[str, Any]  # ``Rules.to_json()``
+    rules: RulesJson
     creator: PrincipalJson
     name: NotRequired[str]
     private: NotRequired[bool]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from app.engine import RulesJson
 from app.tables.fair import FairnessInfo
 from app.tables.spec import PublicSeat
 from app.tables.table_events import MatchResults
@@ -30,7 +31,7 @@ class TableFacts(TypedDict):
     private: bool
     chat: bool
     status: str
-    rules: dict[str, Any]  # ``Rules.to_json()``
+    rules: RulesJson
     creator: str
     seats: list[PublicSeat]
     spectators: int
