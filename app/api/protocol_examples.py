@@ -5,8 +5,6 @@ the update carry real views of a match dealt by the engine.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel
 
 from app.api.protocol import (
@@ -66,10 +64,10 @@ from app.api.protocol import (
     _Event,
     event_adapter,
 )
-from app.engine import Rules, State, apply, event_to_json, legal_actions, new_match, public_cards, view
+from app.engine import Event, Rules, State, apply, event_to_json, legal_actions, new_match, public_cards, view
 
 
-def _example_match() -> tuple[Rules, State, State, list[dict[str, Any]]]:
+def _example_match() -> tuple[Rules, State, State, list[Event]]:
     """A real match from the engine (a fixed seed): the deal, then the first lead and its events."""
     rules = Rules(timer=30)
     dealt = new_match(rules, seed=20261201, dealer=1)
@@ -84,7 +82,7 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
         name="Friday night",
         private=False,
         status="playing",
-        rules=rules.to_json(),
+        rules=dict(rules.to_json()),
         creator="a:17",
         seats=[
             SeatInfo(seat=0, kind="human", name="alice", level=None, player="a:17", connected=True),

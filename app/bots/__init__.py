@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
+from app.engine import EventJson
+
 Level = Literal["easy", "normal", "hard"]
 LEVELS: tuple[Level, ...] = ("easy", "normal", "hard")
 
@@ -21,7 +23,7 @@ class Bot(Protocol):
     level: str
     seat: int
 
-    def observe(self, event_json: dict[str, Any]) -> None: ...
+    def observe(self, event_json: EventJson) -> None: ...
 
     def choose(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None: ...
 

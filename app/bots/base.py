@@ -12,6 +12,7 @@ from typing import Any
 from app.bots.cheats import provable_cheats
 from app.bots.memory import Memory
 from app.bots.table import Json, Table, honest_actions
+from app.engine import EventJson
 
 REPEATS_BEFORE_VARYING = 2  # the third time the very same situation comes back, vary the choice
 
@@ -29,7 +30,7 @@ class BaseBot:
         self.memory = Memory(seat)
         self.repeats: dict[tuple[Any, ...], int] = {}
 
-    def observe(self, event_json: dict[str, Any]) -> None:
+    def observe(self, event_json: EventJson) -> None:
         self.memory.observe(event_json)
 
     def choose(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -37,7 +37,7 @@ from app.bots.hard import HardBot, action_key
 from app.bots.rollout import Playout
 from app.bots.table import Json, Table, honest_actions
 from app.bots.world import build, deal_hidden, determinize, exact_position
-from app.engine import IllegalAction, action_from_json, apply
+from app.engine import EventJson, IllegalAction, action_from_json, apply
 
 DEFAULT_WORLDS = 128  # deals per decision in the stock phase
 ENDGAME_NODES = 60_000  # alpha-beta nodes per action in the exact endgame
@@ -64,7 +64,7 @@ class Coach:
         self.bot = HardBot(seat, seed, time_budget_ms=1_000_000)
         self.bot.clock_guard = False  # the budget is the number of deals, not the clock
 
-    def observe(self, events: list[Json]) -> None:
+    def observe(self, events: list[EventJson]) -> None:
         for event in events:
             self.bot.observe(event)
 

@@ -67,9 +67,7 @@ def popcount(m: int) -> int:
 class Game:
     """Rules and precomputed masks for one trump suit and table."""
 
-    def __init__(
-        self, trump: str, *, transfer: bool, draws: bool, first_cap: int, stock: Sequence[Card] = ()
-    ) -> None:
+    def __init__(self, trump: str, *, transfer: bool, draws: bool, first_cap: int, stock: Sequence[Card] = ()) -> None:
         self.trump = SUIT_INDEX[trump]
         self.transfer = transfer
         self.draws = draws
@@ -177,8 +175,7 @@ class Game:
                 target = h0
             if not hand and d not in emptied:
                 emptied = (*emptied, d)
-            return (h0, h1, sp, (*attacks, c), (*covers, -1), d, 1, False, False, popcount(target),
-                    defended, emptied)
+            return (h0, h1, sp, (*attacks, c), (*covers, -1), d, 1, False, False, popcount(target), defended, emptied)
         if kind == TAKE:
             q = (h0, h1, sp, attacks, covers, att, 1, True, False, limit, defended, emptied)
             return self._maybe_end(q)
@@ -286,9 +283,7 @@ class Search:
 
     def _search(self, p: Pos, alpha: float, beta: float) -> tuple[float, Move | None]:
         self.nodes += 1
-        if self.nodes > self.node_limit or (
-            self.nodes & 255 == 0 and self.deadline is not None and self.deadline()
-        ):
+        if self.nodes > self.node_limit or (self.nodes & 255 == 0 and self.deadline is not None and self.deadline()):
             raise OutOfBudget
         if p[6] == 0:
             # Transfers and takes can send cards round in circles: a repeated position, or a line

@@ -223,7 +223,7 @@ class HardBot(NormalBot):
             solver = self._engine_solver()
             for engine_action in solver.moves(state, self.seat):
                 sim, _ = apply(state, engine_action)
-                children.append((action_to_json(engine_action), partial(solver.value, sim, beta=WIN)))
+                children.append((dict(action_to_json(engine_action)), partial(solver.value, sim, beta=WIN)))
         children.sort(key=lambda item: preference.get(action_key(item[0]), len(preference)))
         best_value, best = -1.0, None
         for action, evaluate in children:

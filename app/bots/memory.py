@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.bots.table import Table, card, cards
+from app.engine import EventJson
 from app.engine.cards import Card, deck
 
 Json = dict[str, Any]
@@ -45,22 +46,21 @@ class Memory:
 
     # ------------------------------------------------------------------ events
 
-    def observe(self, event: Json) -> None:
+    def observe(self, event: EventJson) -> None:
         self.events += 1
-        kind = event.get("type")
-        if kind == "move":
+        if event["type"] == "move":
             self._move(int(event["seat"]), event["action"])
-        elif kind == "draw":
+        elif event["type"] == "draw":
             seat = int(event["seat"])
             if event.get("trump_card") is not None and seat != self.seat:
                 self.known_of(seat).add(card(event["trump_card"]))
             if seat != self.seat:
                 # New unknown cards: soft hints about that hand are stale now.
                 self.hints = [h for h in self.hints if h.seat != seat]
-        elif kind == "bout_end":
+        elif event["type"] == "bout_end":
             taken = cards(event.get("cards") or [])
             defender = int(event["defender"])
-            if event.get("result") == "taken":
+            if event["result"] == "taken":
                 if defender != self.seat:
                     self.known_of(defender).update(taken)
             else:
@@ -68,18 +68,18 @@ class Memory:
             self.table = []
             self.first_limit = None
             self.transfer_limits = []
-        elif kind == "bout_start":
+        elif event["type"] == "bout_start":
             self.first_limit = int(event["limit"])
             self.transfer_limits = []
-        elif kind == "transferred":
+        elif event["type"] == "transferred":
             self.transfer_limits.append(int(event["limit"]))
-        elif kind == "take":
+        elif event["type"] == "take":
             seat = int(event["seat"])
             uncovered = [a for a, c in self.table if a is not None and c is None]
             if seat != self.seat and len(uncovered) == 1:
                 attack = uncovered[0]
                 self.hints.append(Hint(seat, attack.suit, attack.rank))
-        elif kind == "exchange_trump":
+        elif event["type"] == "exchange_trump":
             seat = int(event["seat"])
             if seat != self.seat:
                 known = self.known_of(seat)

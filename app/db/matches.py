@@ -17,7 +17,7 @@ import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from sqlalchemy import ColumnElement, delete, exists, func, or_, select, true
@@ -32,6 +32,9 @@ from app.integrity_policy import MatchFacts
 from app.tables import spec
 from app.tables.results import aborted_result
 from app.tables.spec import AbortReason
+
+if TYPE_CHECKING:
+    from app.engine.fairness import FairnessRecord
 
 BotLevel = Literal["easy", "normal", "hard"]
 
@@ -321,7 +324,7 @@ def seal_deal(fairness: Mapping[str, Any], match_id: str, secret: str) -> dict[s
     return {**kept, "sealed_server_seed": bytes(a ^ b for a, b in zip(seed, pad, strict=True)).hex()}
 
 
-def unseal_deal(sealed: Mapping[str, Any], match_id: str, secret: str) -> dict[str, Any]:
+def unseal_deal(sealed: Mapping[str, Any], match_id: str, secret: str) -> FairnessRecord:
     """The revealed deal (docs/fairness.md) of a deal kept by ``seal_deal``; ``ValueError`` when the
     key is not the one it was sealed with (the commitment would not match)."""
     from app.engine import fairness

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.base import utcnow
 from app.db.models import Account, Match, RatingChange, Season, SeasonRating, SeasonRatingChange, SeasonStanding
 from app.db.ratings import MODEL, PROVISIONAL_BELOW, START_MU, START_SIGMA, display
+from app.tables.hooks import RatingChange as RatingChangeJson
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 FIRST_MONDAY = datetime(1970, 1, 5, tzinfo=UTC)
@@ -214,7 +215,7 @@ async def rate_match(session: AsyncSession, *, match_id: str, rules: SeasonRules
     return True
 
 
-async def match_rating_changes(session: AsyncSession, match_id: str) -> dict[int, dict[str, Any]]:
+async def match_rating_changes(session: AsyncSession, match_id: str) -> dict[int, RatingChangeJson]:
     """Account id -> what the match did to its ratings: ``{rating, change, provisional}`` all time and
     ``season_rating``, ``season_change`` (null when the match is not rated in a season yet)."""
     overall = (await session.scalars(select(RatingChange).where(RatingChange.match_id == match_id))).all()
@@ -238,7 +239,7 @@ async def match_rating_changes(session: AsyncSession, match_id: str) -> dict[int
             )
         ).all()
     )
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, RatingChangeJson] = {}
     for row in overall:
         season = seasonal.get(row.account_id)
         out[row.account_id] = {

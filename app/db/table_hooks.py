@@ -10,7 +10,6 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -20,7 +19,7 @@ from app.db.errors import EscrowClosed, EscrowNotFound, InsufficientFunds, NoWal
 from app.db.matches import table_ref
 from app.db.session import Database
 from app.integrity_policy import REASON_PAIR_CAP, IntegrityRules, MatchFacts, Refusal
-from app.tables.hooks import CannotStart, DealtMatch, FinishedMatch
+from app.tables.hooks import CannotStart, DealtMatch, FinishedMatch, RatingChange
 from app.tables.integrity import bouts_of, dealt_deck, forfeit_after_acting, throw_in_chances
 
 log = logging.getLogger("durak.table")
@@ -110,8 +109,8 @@ class DbHooks:
             table_id=table_ref(deal.table_code),
             private=deal.private,
             started_at=self._started.get(deal.match_id) or self.now(),
-            rules=deal.rules,
-            seats=deal.seats,
+            rules=dict(deal.rules),
+            seats=[dict(seat) for seat in deal.seats],
             dealer=deal.dealer,
             fairness=history.seal_deal(deal.fairness, deal.match_id, self.secret),
         )
@@ -128,7 +127,7 @@ class DbHooks:
         await self.db.write(lambda session: history.record_if_missing(session, record))
         self._started.pop(match.match_id, None)
 
-    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+    async def match_finished(self, match: FinishedMatch) -> dict[int, RatingChange] | None:
         if match.outcome.get("aborted"):
             await self._aborted(match)
             return None
@@ -163,7 +162,7 @@ class DbHooks:
         self._started.pop(match.match_id, None)
         return await self._rated(match)
 
-    async def _rated(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+    async def _rated(self, match: FinishedMatch) -> dict[int, RatingChange] | None:
         """Rate the recorded match in its season (its own transaction, once per match: a retry after a
         crash in between rates it then) and say what it did to each seat's ratings (None: unrated)."""
         rules = self.season_rules
@@ -171,7 +170,9 @@ class DbHooks:
         async with self.db.session() as session:
             changes = await seasons.match_rating_changes(session, match.match_id)
         by_seat = {
-            int(seat["seat"]): changes[seat["account_id"]] for seat in match.seats if seat.get("account_id") in changes
+            seat["seat"]: changes[account]
+            for seat in match.seats
+            if (account := seat["account_id"]) is not None and account in changes
         }
         return by_seat or None
 
@@ -193,7 +194,7 @@ def _record(
     return stakes.MatchRecord(
         match_id=match.match_id,
         table_id=table_ref(match.table_code),  # never the invite code itself
-        rules=match.rules,
+        rules=dict(match.rules),
         seed=match.seed,
         dealer=match.dealer,
         seats=match.seats,

@@ -36,6 +36,7 @@ from app.db.models import (
     TournamentGame,
     TournamentPoints,
 )
+from app.engine import RulesJson
 
 REASON_ENTRY = "entry_fee"
 REASON_WITHDRAW = "entry_fee_back"
@@ -60,7 +61,7 @@ def _ts(when: datetime) -> float:
 @dataclass(frozen=True, slots=True)
 class NewTournament:
     name: str
-    rules: dict[str, Any]  # the tables' rules (engine ``Rules.to_json``), stake 0
+    rules: RulesJson  # the tables' rules (engine ``Rules.to_json``), stake 0
     entry_fee: int
     starts_at: datetime
     duration_s: int

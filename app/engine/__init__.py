@@ -11,6 +11,7 @@ The engine never imports the rest of ``app``.
 
 from app.engine.actions import (
     Action,
+    ActionJson,
     ActionParseError,
     Challenge,
     Cover,
@@ -28,32 +29,38 @@ from app.engine.cards import Card, CardParseError, beats, deck
 from app.engine.codec import event_to_json, state_from_json, state_to_json
 from app.engine.deal import new_match, new_seed, shuffled
 from app.engine.errors import IllegalAction
+from app.engine.events import Event, EventJson
 from app.engine.payout import coin_changes, payout, series_update
 from app.engine.play import apply, legal_actions
 from app.engine.position import position
 from app.engine.replay import replay, replay_views
-from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError
+from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError, RulesJson
 from app.engine.seating import allowance
-from app.engine.state import Outcome, State
+from app.engine.state import Outcome, OutcomeJson, State
 from app.engine.views import decision, public_cards, public_view, seat_view, timeout_actions, view
 
 __all__ = [
     "PRESETS",
     "PRESET_LABELS",
     "Action",
+    "ActionJson",
     "ActionParseError",
     "Card",
     "CardParseError",
     "Challenge",
     "Cover",
+    "Event",
+    "EventJson",
     "ExchangeTrump",
     "Forfeit",
     "IllegalAction",
     "Lead",
     "Outcome",
+    "OutcomeJson",
     "Pass",
     "Rules",
     "RulesError",
+    "RulesJson",
     "State",
     "Take",
     "ThrowIn",

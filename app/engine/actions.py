@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NotRequired, TypedDict
 
 from app.engine.cards import CARD_TEXT, Card, CardParseError
 
@@ -95,6 +96,18 @@ ACTION_TYPES: dict[str, type[Action]] = {
 }
 
 
+class ActionJson(TypedDict):
+    """An action as JSON (``action_to_json``): its kind, its seat and what the kind needs."""
+
+    type: str
+    seat: int
+    cards: NotRequired[list[str]]  # lead, throw_in, transfer
+    attack: NotRequired[int]  # cover: the attack's index on the table
+    card: NotRequired[str]  # cover
+    move: NotRequired[int]  # challenge
+    reason: NotRequired[str]  # forfeit
+
+
 class ActionParseError(ValueError):
     """JSON that does not describe an action."""
 
@@ -102,7 +115,7 @@ class ActionParseError(ValueError):
 _WITH_CARDS = (Lead, ThrowIn, Transfer)  # a tuple: isinstance is quicker with it than with a union
 
 
-def action_to_json(action: Action) -> dict[str, Any]:
+def action_to_json(action: Action) -> ActionJson:
     # One dict literal per kind (keys in the order type, seat, details): this runs for every legal
     # action and every move of the bout in every view.
     if isinstance(action, _WITH_CARDS):
@@ -133,7 +146,7 @@ def _cards(data: dict[str, Any]) -> tuple[Card, ...]:
         raise ActionParseError(str(exc)) from exc
 
 
-def action_from_json(data: dict[str, Any]) -> Action:
+def action_from_json(data: Mapping[str, Any]) -> Action:
     if not isinstance(data, dict):
         raise ActionParseError(f"an action is a JSON object, got {data!r}")
     kind = data.get("type")

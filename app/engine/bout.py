@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.engine.cards import Card
+from app.engine.events import DrawEvent, Event
 from app.engine.seating import next_with_cards, refill_order
 from app.engine.state import BOUT, LEAD, OVER, Outcome, State
-
-Event = dict[str, Any]
 
 
 def draw_up(state: State, seat: int, events: list[Event]) -> None:
@@ -22,7 +19,7 @@ def draw_up(state: State, seat: int, events: list[Event]) -> None:
     hands = list(state.hands)
     hands[seat] = hand + drawn
     state.hands = tuple(hands)
-    event: Event = {"type": "draw", "seat": seat, "count": len(drawn), "cards": drawn}
+    event: DrawEvent = {"type": "draw", "seat": seat, "count": len(drawn), "cards": drawn}
     if state.trump_card in drawn:
         event["trump_card"] = state.trump_card
     events.append(event)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from app.engine.actions import ACTION_TYPES, Action, action_from_json, action_to_json
 from app.engine.cards import CARD_TEXT, Card
+from app.engine.events import Event, EventJson
 from app.engine.rules import Rules
 from app.engine.state import Move, Outcome, State
 
@@ -45,11 +46,12 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def event_to_json(event: dict[str, Any]) -> dict[str, Any]:
-    if type(event) is not dict:
-        result: dict[str, Any] = jsonable(event)
-        return result
-    return {key: value if type(value) in _AS_IS else jsonable(value) for key, value in event.items()}
+def event_to_json(event: Event) -> EventJson:
+    """A new dict: the event with its cards as strings and a move's action as its JSON."""
+    # The same keys with JSON values: what distinguishes the two forms (events.py).
+    if type(event) is not dict:  # a Mapping of another kind
+        return cast(EventJson, jsonable(dict(event)))
+    return cast(EventJson, {key: value if type(value) in _AS_IS else jsonable(value) for key, value in event.items()})
 
 
 def state_to_json(state: State) -> dict[str, Any]:

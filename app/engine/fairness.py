@@ -17,7 +17,7 @@ import hmac
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from app.engine.cards import Card, deck
 
@@ -148,6 +148,19 @@ def deck_order(
 # ---------------------------------------------------------------------- records and verification
 
 
+class FairnessRecord(TypedDict):
+    """A match's published deal (docs/fairness.md); seed, commitment and deck are None while secret."""
+
+    algorithm: str
+    table: str
+    match_number: int
+    deck_size: int
+    commitment: str | None
+    server_seed: str | None
+    client_seeds: list[str]
+    deck: list[str] | None
+
+
 def record(
     server_seed: bytes | None,
     table: str,
@@ -155,7 +168,7 @@ def record(
     deck_size: int,
     client_seeds: Sequence[bytes],
     order: Sequence[Card] | None,
-) -> dict[str, Any]:
+) -> FairnessRecord:
     """The JSON a finished match publishes (``server_seed`` None hides it, while a match runs)."""
     seed = server_seed if server_seed is not None else b""
     return {

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from itertools import combinations, product
-from typing import Any
+from typing import Any, Literal
 
 from app.engine import errors
 from app.engine.actions import (
@@ -24,6 +24,7 @@ from app.engine.actions import (
 )
 from app.engine.bout import after_card_move, draw_up, end_bout, finish
 from app.engine.cards import DECK_RANKS, Card, beats, cards_text
+from app.engine.events import Event
 from app.engine.seating import (
     all_covered,
     allowance,
@@ -36,7 +37,6 @@ from app.engine.seating import (
 )
 from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, Move, State
 
-Event = dict[str, Any]
 MAX_GROUP_PLAY = 6
 _NOTHING_LED = "nothing has been led in this bout yet"
 
@@ -468,6 +468,7 @@ def _apply_challenge(state: State, action: Challenge, events: list[Event]) -> No
         raise _refuse(errors.BadPlay, action, state, "you cannot challenge your own move")
     if state.phase == CHALLENGE and action.seat in state.passed:
         raise _refuse(errors.BadPlay, action, state, f"seat {action.seat} already passed on challenging this bout")
+    ruling: Literal["upheld", "rejected"]
     if move.cheat is not None:
         loser, ruling, rule = move.seat, "upheld", move.rule
         detail = f"seat {action.seat} caught seat {move.seat}: {move.cheat}"

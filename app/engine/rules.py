@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 Circle = Literal["neighbours", "all"]
 Preset = Literal["durak_peak", "classic36", "durac1993"]
@@ -37,6 +38,20 @@ class RulesError(ValueError):
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+class RulesJson(TypedDict):
+    """``Rules.to_json()``: every parameter."""
+
+    deck: int
+    seats: int
+    circle: Circle
+    transfer: bool
+    draws: bool
+    timer: int
+    stake: int
+    cheating: bool
+    preset: Preset
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +111,12 @@ class Rules:
     def with_changes(self, **changes: Any) -> Rules:
         return replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(_rules_json(self))
+    def to_json(self) -> RulesJson:
+        return cast(RulesJson, dict(_rules_json(self)))  # a copy: the cached one stays as it is
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Rules:
+    def from_json(cls, data: Mapping[str, Any]) -> Rules:
+        """Rules from their JSON (stored, or a client's: every key is checked)."""
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise RulesError(sorted(unknown)[0], "unknown table parameter")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from app.engine.actions import Action
 from app.engine.cards import Card
@@ -34,6 +34,16 @@ class Move:
     rule: str | None = None  # which rule it broke (one of CHEAT_RULES), or None for an honest move
 
 
+class OutcomeJson(TypedDict):
+    draw: bool
+    durak: int | None
+    order: list[int]
+    places: list[list[int]]
+    forfeit: NotRequired[int | None]
+    reason: NotRequired[str | None]
+    detail: NotRequired[str]
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How a match ended. ``places`` groups seats by place (ties share one), the durak last."""
@@ -46,7 +56,7 @@ class Outcome:
     reason: str | None = None  # "timeout" / "left" / "disconnected" / "challenge" / None
     detail: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> OutcomeJson:
         return {
             "draw": self.draw,
             "durak": self.durak,
@@ -58,7 +68,7 @@ class Outcome:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Outcome:
+    def from_json(cls, data: OutcomeJson) -> Outcome:
         return cls(
             draw=bool(data["draw"]),
             durak=data["durak"],

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
 
 from app.engine.actions import Action, action_to_json
 from app.engine.cards import CARD_TEXT, HAND_ORDER, Card, hand_key
 from app.engine.play import legal_actions
 from app.engine.seating import all_covered, allowance, cap, pending, throwers, window_pending
 from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, State
+
+_Event = TypeVar("_Event", bound=Mapping[str, object])
 
 
 def sort_hand(hand: tuple[Card, ...], trump: str) -> list[Card]:
@@ -122,10 +125,11 @@ def public_view(state: State) -> dict[str, Any]:
     return data
 
 
-def public_cards(event: dict[str, Any], seat: int | None) -> dict[str, Any]:
+def public_cards(event: _Event, seat: int | None) -> _Event:
     """The event as ``seat`` may receive it: another seat's drawn cards become a count (the turned
-    trump card, which everybody saw, stays visible)."""
+    trump card, which everybody saw, stays visible). Either form of an event (``Event``,
+    ``EventJson``), or a table's own event, which passes unchanged."""
     if event.get("type") != "draw" or event.get("seat") == seat:
         return event
-    redacted = {key: value for key, value in event.items() if key != "cards"}
-    return redacted
+    # A draw without its cards: ``cards`` is not required in either form of a draw.
+    return cast(_Event, {key: value for key, value in event.items() if key != "cards"})

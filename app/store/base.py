@@ -9,6 +9,7 @@ that lost its lease can never overwrite its successor.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 
@@ -18,7 +19,7 @@ class Fenced(Exception):
 
 class TableStore(Protocol):
     async def save(
-        self, code: str, token: int, record: dict[str, Any], log: list[str] | None, *, create: bool = False
+        self, code: str, token: int, record: Mapping[str, Any], log: list[str] | None, *, create: bool = False
     ) -> None:
         """Write the record; with ``log`` also make the action log exactly that list (each entry the
         JSON text of one move, ``{"a": action, "k": command key}``, kept and stored as it is). Only a
@@ -27,7 +28,7 @@ class TableStore(Protocol):
         lost the table (a Redis that restarted empty), and an owner that wrote it back before taking
         its lease again would hand it to whichever process looked first."""
 
-    async def append(self, code: str, token: int, live: dict[str, Any], entry: str, index: int) -> None:
+    async def append(self, code: str, token: int, live: Mapping[str, Any], entry: str, index: int) -> None:
         """Put ``entry`` at position ``index`` of the action log and note ``live`` (the version and
         the decision deadline after it), which ``load`` lays over the last saved record."""
 

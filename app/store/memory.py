@@ -7,6 +7,7 @@ which the tests use to stand in for several processes sharing one Redis.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,18 +46,18 @@ class MemoryStore:
         self._fence(code, token)
 
     async def save(
-        self, code: str, token: int, record: dict[str, Any], log: list[str] | None, *, create: bool = False
+        self, code: str, token: int, record: Mapping[str, Any], log: list[str] | None, *, create: bool = False
     ) -> None:
         if code not in self._data.fences and not create:
             raise LogGap(code)
         self._fence(code, token)
-        self._data.records[code] = record
+        self._data.records[code] = dict(record)
         self._data.live.pop(code, None)
         self._data.watch[record["spec"]["watch_code"]] = code
         if log is not None:
             self._data.logs[code] = list(log)
 
-    async def append(self, code: str, token: int, live: dict[str, Any], entry: str, index: int) -> None:
+    async def append(self, code: str, token: int, live: Mapping[str, Any], entry: str, index: int) -> None:
         if self._data.fences.get(code, 0) > token:  # checked, not set (as the Redis store does)
             raise Fenced(code)
         log = self._data.logs.setdefault(code, [])
@@ -64,7 +65,7 @@ class MemoryStore:
             raise LogGap(code)
         del log[index:]
         log.append(entry)
-        self._data.live[code] = live
+        self._data.live[code] = dict(live)
 
     async def load(self, code: str) -> tuple[dict[str, Any], list[str]] | None:
         record = self._data.records.get(code)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -175,7 +176,7 @@ class RedisStore:
             raise LogGap(code)
 
     async def save(
-        self, code: str, token: int, record: dict[str, Any], log: list[str] | None, *, create: bool = False
+        self, code: str, token: int, record: Mapping[str, Any], log: list[str] | None, *, create: bool = False
     ) -> None:
         if create and log is None:
             raise ValueError("a create write carries the whole log")
@@ -190,7 +191,7 @@ class RedisStore:
         ]
         await self._fenced(code, self._write, self._write_index, self._table_keys(code)[:3], args)
 
-    async def append(self, code: str, token: int, live: dict[str, Any], entry: str, index: int) -> None:
+    async def append(self, code: str, token: int, live: Mapping[str, Any], entry: str, index: int) -> None:
         keys: list[bytes | str | int] = [b"4", *self._table_keys(code)]
         keys_args = (*keys, token, index, entry, _dumps(live))
         try:

@@ -23,19 +23,18 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 from app.broker.base import Broker, BrokerError
 from app.engine import Action, Forfeit, IllegalAction, apply
-from app.tables import deadlines, facts, fanout, match_flow
+from app.tables import answers, deadlines, facts, fanout, match_flow
+from app.tables.answers import Answer, Answers
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
 from app.tables.commands import (
     MOVES,
     PLAY_COMMANDS,
     SEAT_BODIES,
-    Answers,
     BotMove,
     Bye,
     Command,
@@ -53,10 +52,11 @@ from app.tables.commands import (
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
-from app.tables.messages import Ack, Error, InfoReply, SeatAck, StartAck, Welcome
 from app.tables.ports import TableTransport
 from app.tables.record import (
+    LiveJson,
     Recorder,
+    StoredTable,
     TableRecord,
     log_entry,
     record_json,
@@ -76,6 +76,8 @@ from app.tables.seat_commands import (
 from app.tables.seating import Seating
 from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec, TableStatus, table_ref
 from app.tables.store import TableStore
+from app.tables.table_events import AnyEvent
+from app.tables.table_facts import TableFacts
 from app.transport import channels
 from app.transport.delivery import Delivery
 
@@ -210,9 +212,7 @@ class TableActor:
         principal = command.principal
         if principal is None or type(command.body) in _INTERNAL or not (command.conn or command.reply):
             return  # a hello is sent again when the next owner asks (``_rehello``); bots think again there
-        answer = Error.wire(
-            id=command.id, code="moved", message="this table is moving to another server: send it again (same id)"
-        )
+        answer = answers.error(command.id, "moved", "this table is moving to another server: send it again (same id)")
         self.delivery.deliver(fanout.answer_frames(self.code, command, principal.key, answer))
 
     # ------------------------------------------------------------------ dispatch
@@ -232,8 +232,8 @@ class TableActor:
         answer = await self.answers.answer(command, principal, run)
         self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
 
-    async def _on_info(self, principal: Principal, command: Command) -> dict[str, Any]:
-        return InfoReply.wire(table=self.info(principal), watch_code=self.spec.watch_code)
+    async def _on_info(self, principal: Principal, command: Command) -> Answer:
+        return answers.info_reply(self.info(principal), self.spec.watch_code)
 
     # ------------------------------------------------------------------ connections and seats (seating.py)
 
@@ -269,7 +269,7 @@ class TableActor:
         if self.on_change is not None:
             self.on_change(self, True)
 
-    async def _on_seat_command(self, principal: Principal, command: Command) -> dict[str, Any]:
+    async def _on_seat_command(self, principal: Principal, command: Command) -> Answer:
         """join, leave between matches, add or remove a bot, a client seed, a rematch, ready: the
         change is made on the seats (seat_commands.py); here it is saved, told, and may start the
         match."""
@@ -277,15 +277,15 @@ class TableActor:
         assert isinstance(body, SEAT_BODIES)
         change = await SEAT_COMMANDS[type(body)](self._seat_table(), principal, body)
         await self._seats_changed(change)
-        return SeatAck.wire(id=command.id, seat=change.seat, version=self.version)
+        return answers.seat_ack(command.id, self.version, change.seat)
 
-    async def _on_leave(self, principal: Principal, command: Command) -> dict[str, Any]:
+    async def _on_leave(self, principal: Principal, command: Command) -> Answer:
         """Leaving a running match is a forfeit (§8); between matches it frees the seat."""
         seat = self.seating.seated(principal, "you have no seat at this table")
         if self.status == TableStatus.PLAYING and self.game is not None and seat.seat not in self.game.out:
             key = f"{principal.key}|{command.id}" if command.id is not None else None  # deduped after a takeover too
             await self._apply_engine(Forfeit(seat.seat, "left"), key)
-            return SeatAck.wire(id=command.id, version=self.version)
+            return answers.seat_ack(command.id, self.version)
         return await self._on_seat_command(principal, command)
 
     def _seat_table(self) -> SeatTable:
@@ -300,7 +300,7 @@ class TableActor:
             await self._changed(change.events)
         for principal in change.watching:  # tell a player's connections they watch now
             table = facts.snapshot(self.info(principal), self.version, None, self.game, principal)
-            frame = fanout.reply_frame(channels.person(self.code, principal.key), Welcome.wire(**table))
+            frame = fanout.reply_frame(channels.person(self.code, principal.key), answers.welcome(table))
             self.delivery.send([frame])
         full = all(seat.kind != "empty" for seat in self.seats)
         checking = self.seating.ready is not None  # a ready check the creator opened early
@@ -315,14 +315,14 @@ class TableActor:
 
     # ------------------------------------------------------------------ a match starts and ends (match_flow.py)
 
-    async def _on_start(self, principal: Principal, command: Command) -> dict[str, Any]:
+    async def _on_start(self, principal: Principal, command: Command) -> Answer:
         """The creator starts the match with the players seated so far; at a staked table that opens
         the ready check (the answer's ``match_id`` is then null)."""
         may_start(self._seat_table(), principal)
         mine = self.seating.seat_of(principal)
         await self._try_start([mine.seat] if mine is not None else [])
         started = self.status == TableStatus.PLAYING
-        return StartAck.wire(id=command.id, version=self.version, match_id=self.match_id if started else None)
+        return answers.start_ack(command.id, self.version, self.match_id if started else None)
 
     async def _try_start(self, ready: list[int]) -> None:
         """Start the match now -- at a staked table only once every human seated is connected and
@@ -361,7 +361,7 @@ class TableActor:
 
     # ------------------------------------------------------------------ play
 
-    async def _on_play(self, principal: Principal, command: Command) -> dict[str, Any]:
+    async def _on_play(self, principal: Principal, command: Command) -> Answer:
         if self.status != TableStatus.PLAYING or self.game is None:
             raise Refused("match_not_running", "there is no match running at this table")
         seat = self.seating.seated(principal, "spectators cannot play; join a seat first")
@@ -371,7 +371,7 @@ class TableActor:
             await self._apply_engine(move.action(seat.seat), f"{principal.key}|{command.id}")
         except IllegalAction as exc:
             raise refused_move(exc, command.version, self.version) from exc
-        return Ack.wire(id=command.id, version=self.version)
+        return answers.ack(command.id, self.version)
 
     async def _apply_engine(self, action: Action, key: str | None = None) -> None:
         """Apply, persist, then push. If the store cannot take the move, nothing happened."""
@@ -468,10 +468,10 @@ class TableActor:
         """Write the whole record and log (a new table, or after the store lost data)."""
         await self.recorder.save(self.record, self.log, None, self._live)
 
-    def _live(self) -> dict[str, Any]:
+    def _live(self) -> LiveJson:
         return {"version": self.version, "deadline": self.timers.deadline_epoch(self.clock()), "saved_at": time.time()}
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> StoredTable:
         now = self.clock()
         epoch, rematch = self.timers.deadline_epoch(now), rematch_json(self.seating.rematch, now)
         table = TableRecord(
@@ -499,7 +499,7 @@ class TableActor:
 
     # ------------------------------------------------------------------ what the players see (facts.py)
 
-    def info(self, principal: Principal | None = None) -> dict[str, Any]:
+    def info(self, principal: Principal | None = None) -> TableFacts:
         """The table facts; ``you`` is the asker's key."""
         running, now = (self.game if self.status == TableStatus.PLAYING else None), self.clock()
         return facts.table_facts(
@@ -509,7 +509,7 @@ class TableActor:
             grace_s=self.limits.disconnect_grace_s, you=principal.key if principal else None,
         )  # fmt: skip
 
-    def _change(self, events: list[dict[str, Any]]) -> fanout.Change:
+    def _change(self, events: Sequence[AnyEvent]) -> fanout.Change:
         """The table as it is now, for the fan-out: who hears it and what happened."""
         table = self.info()
         del table["you"]
@@ -518,7 +518,7 @@ class TableActor:
 
     async def _changed(
         self,
-        events: list[dict[str, Any]],
+        events: Sequence[AnyEvent],
         bump: bool = True,
         entry: str | None = None,
         *,
@@ -542,7 +542,7 @@ class TableActor:
 
 
 # The handler of each command, by the type of its body: a player's requests, answered (``Answers``) ...
-_HANDLERS: dict[type, Callable[[TableActor, Principal, Command], Awaitable[dict[str, Any]]]] = {
+_HANDLERS: dict[type, Callable[[TableActor, Principal, Command], Awaitable[Answer]]] = {
     **dict.fromkeys(SEAT_COMMANDS, TableActor._on_seat_command),
     Leave: TableActor._on_leave,  # a forfeit while the match runs
     Start: TableActor._on_start,

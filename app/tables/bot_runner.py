@@ -12,12 +12,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from app.bots import Bot
+from app.engine import EventJson
+
 
 class BotRunner:
     def __init__(self, workers: int = 2, time_budget_ms: int = 200) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot")
-        self._bots: dict[tuple[str, int], Any] = {}
-        self._pending: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self._bots: dict[tuple[str, int], Bot] = {}
+        self._pending: dict[tuple[str, int], list[EventJson]] = {}
         self._lock = threading.Lock()
         self.time_budget_ms = time_budget_ms
 
@@ -41,7 +44,7 @@ class BotRunner:
                 self._bots.pop(key, None)
                 self._pending.pop(key, None)
 
-    def observe(self, code: str, seat: int, events: list[dict[str, Any]]) -> None:
+    def observe(self, code: str, seat: int, events: list[EventJson]) -> None:
         with self._lock:
             pending = self._pending.get((code, seat))
             if pending is not None:
@@ -63,7 +66,7 @@ class BotRunner:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _decide(bot: Any, events: list[dict[str, Any]], view: dict[str, Any], legal: list[dict[str, Any]]) -> Any:
+def _decide(bot: Bot, events: list[EventJson], view: dict[str, Any], legal: list[dict[str, Any]]) -> Any:
     for event in events:
         bot.observe(event)
     return bot.choose(view, legal)

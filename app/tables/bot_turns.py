@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.engine import Action, State, action_from_json, decision, event_to_json, legal_actions, public_cards, view
@@ -15,6 +15,7 @@ from app.tables.bot_runner import BotRunner
 from app.tables.commands import BotMove, Command, Wake
 from app.tables.deadlines import RETRY_S
 from app.tables.spec import Seat
+from app.tables.table_events import AnyEvent, is_table_event
 
 log = logging.getLogger("durak.table")
 
@@ -32,11 +33,13 @@ class BotTurns:
         self.asked.clear()
         self.bots.reset(self.code, {s.seat: s.level or "normal" for s in seats if s.kind == "bot"})
 
-    def observe(self, seats: list[Seat], events: list[dict[str, Any]]) -> None:
-        """Tell each bot what happened, as its seat may see it."""
+    def observe(self, seats: list[Seat], events: Sequence[AnyEvent]) -> None:
+        """Tell each bot what happened in the match, as its seat may see it (the table's own events,
+        seats and results, tell a bot nothing it plays by)."""
+        played = [event for event in events if not is_table_event(event)]
         for seat in seats:
             if seat.kind == "bot":
-                self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in events])
+                self.bots.observe(self.code, seat.seat, [event_to_json(public_cards(e, seat.seat)) for e in played])
 
     def schedule(self, game: State, seats: list[Seat], version: int, delay_s: float) -> None:
         idle_bots = [seat for seat in seats if seat.kind == "bot" and seat.seat not in self.thinking]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -42,7 +42,7 @@ from app.engine import (
 )
 from app.engine.actions import ActionParseError
 from app.engine.cards import CARD_TEXT, CardParseError
-from app.tables.messages import Ack, Error
+from app.tables.hooks import RatingChange
 from app.tables.spec import Principal
 
 _PROCESS_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -266,7 +266,7 @@ class Rated:
     """What the ledger says match ``match_id`` did to the ratings: seat -> its change."""
 
     match_id: str
-    ratings: dict[int, dict[str, Any]]
+    ratings: dict[int, RatingChange]
     kind: ClassVar[str] = "rated"
 
 
@@ -440,82 +440,3 @@ def _process(value: Any) -> str | None:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-# ---------------------------------------------------------------------------- answers
-
-Kept = int | tuple[str, str] | dict[str, Any]  # an ack's version, an error's (code, message), else the answer
-
-
-# Refusals that mean "nothing happened, try again": not kept, so the same id sent again is tried again.
-RETRYABLE = ("unavailable", "moved")
-
-
-class Answers:
-    """A table's answers to commands. A command with an id is answered once: the answers to the last
-    ``size`` of them are kept by (principal key, command id), and one sent again (a client retrying
-    after a lost answer, or its connection after the table changed hands) gets the same answer,
-    marked ``duplicate``, without being applied twice. A retryable refusal (``RETRYABLE``) is not
-    kept: sent again, the command is tried again.
-
-    An answer is kept in its smallest form (an ack as its version, an error as its code and message)
-    and rebuilt when asked for again: a busy table keeps ``size`` of them for as long as it lives,
-    208 bytes each this way against 440 as dicts in an ``OrderedDict`` (docs/performance.md)."""
-
-    def __init__(self, size: int = 512, answered: dict[tuple[str, str], dict[str, Any]] | None = None) -> None:
-        self.size = size
-        self._answers: dict[tuple[str, str], Kept] = {}  # oldest first
-        for key, reply in (answered or {}).items():
-            self._keep(key, reply)
-
-    def __len__(self) -> int:
-        return len(self._answers)
-
-    async def answer(
-        self, command: Command, principal: Principal, handler: Callable[[], Awaitable[dict[str, Any]]] | None
-    ) -> dict[str, Any]:
-        """Run ``handler`` (None: no handler for the command's type) for ``command`` from ``principal``:
-        its answer, or the ``error`` it was refused with, carrying the command's id."""
-        cmd_id = command.id
-        key = (principal.key, str(cmd_id)) if cmd_id is not None else None
-        if key is not None:
-            kept = self._answers.get(key)
-            if kept is not None:
-                return {**_rebuilt(kept, cmd_id), "duplicate": True}
-        try:
-            if handler is None:
-                raise Refused("unknown_type", f"unknown command {command.kind!r}")
-            reply = await handler()
-        except Refused as refused:
-            reply = Error.wire(id=cmd_id, code=refused.code, message=refused.message)
-        if cmd_id is not None:
-            reply.setdefault("id", cmd_id)
-        if key is not None and reply.get("code") not in RETRYABLE:
-            self._keep(key, reply)
-        return reply
-
-    def _keep(self, key: tuple[str, str], reply: dict[str, Any]) -> None:
-        answers = self._answers
-        answers[key] = _kept(reply) if reply.get("id") == key[1] else dict(reply)
-        while len(answers) > self.size:
-            del answers[next(iter(answers))]
-
-
-def _kept(reply: dict[str, Any]) -> Kept:
-    """``reply`` in the smallest form :func:`_rebuilt` turns back into it."""
-    shape = reply.keys()
-    if reply.get("type") == "ack" and shape == {"type", "id", "version"} and type(reply["version"]) is int:
-        return reply["version"]
-    if reply.get("type") == "error" and shape == {"type", "id", "code", "message"}:
-        code, message = reply["code"], reply["message"]
-        if isinstance(code, str) and isinstance(message, str):
-            return code, message
-    return dict(reply)
-
-
-def _rebuilt(kept: Kept, cmd_id: Any) -> dict[str, Any]:
-    if isinstance(kept, int):
-        return Ack.wire(id=cmd_id, version=kept)
-    if isinstance(kept, tuple):
-        return Error.wire(id=cmd_id, code=kept[0], message=kept[1])
-    return dict(kept)

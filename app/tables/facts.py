@@ -9,11 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.engine import Rules, State, view
+from app.tables import answers
+from app.tables.answers import WelcomeMessage
 from app.tables.fanout import events_since, recent_events
-from app.tables.messages import Welcome
 from app.tables.results import series_key
 from app.tables.seating import Seating
 from app.tables.spec import Principal, TableSpec
+from app.tables.table_events import AnyEventJson, MatchResults
+from app.tables.table_facts import FairnessInfo, ReadyCheckFacts, RematchFacts, Snapshot, TableFacts
 
 
 def ms_until(when: float, now: float) -> int:
@@ -30,12 +33,12 @@ def table_facts(
     deadline: float | None,
     now: float,
     grace_s: float,
-    fairness: dict[str, Any],
+    fairness: FairnessInfo,
     match_id: str | None,
-    results: dict[str, Any] | None,
+    results: MatchResults | None,
     version: int,
     you: str | None,
-) -> dict[str, Any]:
+) -> TableFacts:
     """Public facts about the table (seats, status, series, spectators, deadlines, rematch, the
     ready check before a staked match).
 
@@ -49,10 +52,10 @@ def table_facts(
         row["deadline_ms"] = None if when is None else ms_until(when, now)
         row["deadline_kind"] = kind
     earliest = min((when for when, _ in shown.values()), default=deadline)
-    rematch = None
+    rematch: RematchFacts | None = None
     if seating.rematch is not None:
         rematch = {"agreed": seating.agreed(), "deadline_ms": ms_until(seating.rematch.deadline, now)}
-    ready_check = None
+    ready_check: ReadyCheckFacts | None = None
     if seating.ready is not None:
         ready_check = {"ready": sorted(seating.ready.ready), "deadline_ms": ms_until(seating.ready.deadline, now)}
     return {
@@ -79,8 +82,8 @@ def table_facts(
 
 
 def snapshot(
-    table: dict[str, Any], version: int, seat: int | None, game: State | None, principal: Principal | None
-) -> dict[str, Any]:
+    table: TableFacts, version: int, seat: int | None, game: State | None, principal: Principal | None
+) -> Snapshot:
     """The table as one connection sees it: the facts ``table`` and the seat's (or a spectator's) view."""
     if principal is not None and principal.key.startswith("anon:"):
         table["code"] = None  # watchers without a session may hold only the spectator link
@@ -88,15 +91,15 @@ def snapshot(
 
 
 def welcome(
-    snapshot: dict[str, Any],
-    history: Sequence[tuple[int, list[dict[str, Any]]]],
+    snapshot: Snapshot,
+    history: Sequence[tuple[int, list[AnyEventJson]]],
     last_version: Any,
     seat: int | None,
-) -> dict[str, Any]:
+) -> WelcomeMessage:
     """The answer to ``hello``: the snapshot, and the events a client that saw ``last_version``
     missed (``resumed_from``) when they are still in ``history``, else this match's ``recent`` ones."""
     if isinstance(last_version, int) and not isinstance(last_version, bool):
         missed = events_since(history, snapshot["version"], last_version, seat)
         if missed is not None:
-            return Welcome.wire(**snapshot, events=missed, resumed_from=last_version)
-    return Welcome.wire(**snapshot, recent=recent_events(history, seat))
+            return answers.welcome(snapshot, events=missed, resumed_from=last_version)
+    return answers.welcome(snapshot, recent=recent_events(history, seat))

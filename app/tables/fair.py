@@ -9,12 +9,41 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from app.engine import Rules, State, fairness, new_match
 from app.engine.cards import Card
+from app.engine.fairness import FairnessRecord
 from app.tables.commands import Refused
 from app.tables.spec import Seat
+
+
+class DealJson(TypedDict):
+    """A match's deal as the table keeps it (secret until the match ends)."""
+
+    number: int
+    server_seed: str  # hex
+    deck_size: int
+    client_seeds: list[str]  # hex, one a seat
+    deck: list[str]
+
+
+class FairDealsJson(TypedDict):
+    """``FairDeals.to_json()``, in the table record."""
+
+    number: int
+    server_seed: str  # hex
+    client_seeds: dict[str, str]  # person key -> his seed (hex)
+    deal: DealJson | None
+
+
+class FairnessInfo(TypedDict):
+    """``table.fairness``."""
+
+    algorithm: str
+    match_number: int
+    commitment: str
+    client_seeds: list[int]  # the seats that sent a client seed for the commitment
 
 
 @dataclass
@@ -23,7 +52,7 @@ class FairDeals:
     number: int = 1  # the match the current seed and commitment are for
     server_seed: bytes = field(default_factory=fairness.new_server_seed)
     client_seeds: dict[str, bytes] = field(default_factory=dict)  # person key -> his seed for ``number``
-    deal: dict[str, Any] | None = None  # the running (or last) match's deal; secret until it ends
+    deal: DealJson | None = None  # the running (or last) match's deal; secret until it ends
 
     _committed: tuple[bytes, int, str] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -89,7 +118,7 @@ class FairDeals:
         """The running match's deck (a takeover replays the match from it)."""
         return [Card.parse(text) for text in self.deal["deck"]] if self.deal is not None else None
 
-    def revealed(self) -> dict[str, Any] | None:
+    def revealed(self) -> FairnessRecord | None:
         """The finished match's fairness record, server seed included (only once it is over)."""
         if self.deal is None:
             return None
@@ -113,7 +142,7 @@ class FairDeals:
         self.client_seeds = {}
         return True
 
-    def info(self, seats: Sequence[Seat]) -> dict[str, Any]:
+    def info(self, seats: Sequence[Seat]) -> FairnessInfo:
         """``table.fairness``: the commitment and who has sent a client seed for it."""
         seeded = [s.seat for s in seats if s.principal is not None and s.principal.key in self.client_seeds]
         return {
@@ -123,7 +152,7 @@ class FairDeals:
             "client_seeds": seeded,
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FairDealsJson:
         """For the table record (the secret seed included: the store is the server's own)."""
         return {
             "number": self.number,
@@ -133,7 +162,7 @@ class FairDeals:
         }
 
     @classmethod
-    def from_json(cls, table: str, data: dict[str, Any]) -> FairDeals:
+    def from_json(cls, table: str, data: FairDealsJson) -> FairDeals:
         return cls(
             table,
             number=data["number"],

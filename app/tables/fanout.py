@@ -14,20 +14,22 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 import orjson
 
-from app.engine import State, event_to_json, public_cards, public_view, seat_view
+from app.engine import State, public_cards, public_view, seat_view
+from app.tables.answers import Answer, WelcomeMessage
 from app.tables.commands import Command
 from app.tables.messages import Presence, Rehello, Update
 from app.tables.ports import Outbox
 from app.tables.spec import Seat
+from app.tables.table_events import AnyEvent, AnyEventJson, event_json
+from app.tables.table_facts import TableFacts
 from app.transport import channels
 from app.transport.channels import dumps
 
 log = logging.getLogger("durak.table")
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,16 +38,21 @@ class Change:
 
     code: str
     version: int
-    events: list[dict[str, Any]]  # engine events, unredacted
-    table: dict[str, Any]  # the table facts (``TableActor.info()`` without ``you``)
+    events: Sequence[AnyEvent]  # unredacted
+    table: TableFacts  # ``TableActor.info()`` without ``you``
     game: State | None
     players: tuple[tuple[int, str], ...]  # (seat, principal key) of each player with a connection
     spectators: bool  # somebody watches
 
 
-def events_for(events: list[dict[str, Any]], version: int, recipient: int | None) -> list[dict[str, Any]]:
+def events_for(events: Sequence[AnyEvent], version: int, recipient: int | None) -> list[AnyEventJson]:
     """The events as ``recipient`` (a seat, or None for spectators) may see them."""
-    return [{**event_to_json(public_cards(e, recipient)), "version": version} for e in events]
+    return [_stamped(event_json(public_cards(e, recipient)), version) for e in events]
+
+
+def _stamped(event: AnyEventJson, version: int) -> AnyEventJson:
+    event["version"] = version
+    return event
 
 
 class History:
@@ -60,30 +67,31 @@ class History:
     def __len__(self) -> int:
         return len(self._kept)
 
-    def append(self, version: int, events: list[dict[str, Any]]) -> None:
+    def append(self, version: int, events: Sequence[AnyEvent]) -> None:
         # As text: the bytes orjson returns keep its 4 KiB buffer for as long as they live.
-        self._kept.append((version, dumps([event_to_json(event) for event in events])))
+        self._kept.append((version, dumps([event_json(event) for event in events])))
 
-    def versions(self) -> list[tuple[int, list[dict[str, Any]]]]:
+    def versions(self) -> list[tuple[int, list[AnyEventJson]]]:
         """Each kept version and its events (unredacted, in their JSON form), oldest first."""
-        return [(version, orjson.loads(text)) for version, text in self._kept]
+        # Read back what ``append`` wrote: the JSON form of the events, as they were.
+        return [(version, cast(list[AnyEventJson], orjson.loads(text))) for version, text in self._kept]
 
 
-def recent_events(history: Sequence[tuple[int, list[dict[str, Any]]]], seat: int | None) -> list[dict[str, Any]]:
+def recent_events(history: Sequence[tuple[int, list[AnyEventJson]]], seat: int | None) -> list[AnyEventJson]:
     """The current (or last) match's events still in ``history``, redacted for ``seat``: a fresh
     page fills its log with them (the welcome's ``recent``)."""
-    out: list[dict[str, Any]] = []
+    out: list[AnyEventJson] = []
     for version, events in history:
         for event in events:
-            if event.get("type") == "match_start":
+            if event["type"] == "match_start":
                 out = []
-            out.append({**event_to_json(public_cards(event, seat)), "version": version})
+            out.append(_stamped(public_cards(event, seat).copy(), version))
     return out
 
 
 def events_since(
-    history: Sequence[tuple[int, list[dict[str, Any]]]], version: int, last_version: int, seat: int | None
-) -> list[dict[str, Any]] | None:
+    history: Sequence[tuple[int, list[AnyEventJson]]], version: int, last_version: int, seat: int | None
+) -> list[AnyEventJson] | None:
     """The events after ``last_version`` as ``seat`` may see them (``history``: the recent versions
     and their events, oldest first; ``version``: the table's), or None when they cannot be replayed:
     too old, or a version this table never had (the client then takes the snapshot alone)."""
@@ -93,10 +101,10 @@ def events_since(
         return []
     if not history or history[0][0] > last_version + 1:
         return None
-    out: list[dict[str, Any]] = []
+    out: list[AnyEventJson] = []
     for at, events in history:
         if at > last_version:
-            out.extend(events_for(events, at, seat))
+            out.extend(_stamped(public_cards(event, seat).copy(), at) for event in events)
     return out
 
 
@@ -109,7 +117,7 @@ def update_frames(change: Change) -> Outbox:
     public_json = dumps(public_view(game))[:-1] if game is not None else ""
     # Only drawn cards differ between recipients; without a draw everybody gets the same events.
     events = change.events
-    shared_events = None if any(e.get("type") == "draw" for e in events) else dumps(events_for(events, version, None))
+    shared_events = None if any(e["type"] == "draw" for e in events) else dumps(events_for(events, version, None))
     outbox: Outbox = []
     for seat, key in change.players:
         view_json = Update.joined_view(public_json, seat, seat_view(game, seat)) if game is not None else "null"
@@ -148,7 +156,7 @@ def rehello_frames(code: str, seats: Iterable[Seat]) -> Outbox:
     return [(channels.watch(code), rehello), *((channels.person(code, key), rehello) for key in people)]
 
 
-def answer_frames(code: str, command: Command, principal_key: str, answer: dict[str, Any]) -> Outbox:
+def answer_frames(code: str, command: Command, principal_key: str, answer: Answer | WelcomeMessage) -> Outbox:
     """Where the answer to ``command`` goes: to its REST caller's reply channel, or to the sender's
     connection (on his person channel, marked for that connection); nowhere for a command with
     neither (a bot's decision)."""
@@ -159,6 +167,6 @@ def answer_frames(code: str, command: Command, principal_key: str, answer: dict[
     return []
 
 
-def reply_frame(channel: str, payload: dict[str, Any], conn: str | None = None) -> tuple[str, str]:
+def reply_frame(channel: str, payload: Answer | WelcomeMessage, conn: str | None = None) -> tuple[str, str]:
     """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
     return channel, dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)

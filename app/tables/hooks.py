@@ -7,7 +7,10 @@ The actor calls these; ``app.db.table_hooks`` implements them on the ledger and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
+
+from app.engine import ActionJson, OutcomeJson, RulesJson
+from app.engine.fairness import FairnessRecord
 
 
 class CannotStart(Exception):
@@ -19,21 +22,53 @@ class CannotStart(Exception):
         self.message = message
 
 
+class SeatRecord(TypedDict):
+    """Who sat in a seat of a match, as its record keeps it (one of account, guest or bot)."""
+
+    seat: int
+    account_id: int | None
+    guest_name: str | None
+    bot_level: str | None
+    display_name: str
+
+
+class AbortedOutcome(TypedDict):
+    """The ``outcome`` of a match stopped without one (its table closed mid-match)."""
+
+    draw: bool
+    durak: int | None
+    order: list[int]
+    places: list[list[int]]
+    forfeit: int | None
+    reason: str
+    aborted: bool
+
+
+class RatingChange(TypedDict):
+    """What a match did to a seat's ratings: all time, and in the season (None: not rated in one)."""
+
+    rating: int
+    change: int
+    provisional: bool
+    season_rating: int | None
+    season_change: int | None
+
+
 @dataclass(frozen=True, slots=True)
 class FinishedMatch:
     match_id: str
     table_code: str
-    rules: dict[str, Any]
+    rules: RulesJson
     seed: str
     dealer: int
-    seats: list[dict[str, Any]]  # {seat, account_id, guest_name, bot_level, display_name}
-    actions: list[dict[str, Any]]
-    outcome: dict[str, Any]
+    seats: list[SeatRecord]
+    actions: list[ActionJson]
+    outcome: OutcomeJson | AbortedOutcome
     stake: int
     payouts: dict[int, int]  # account id -> coins paid out of escrow
     coin_changes: dict[int, int]  # seat -> net change
     hands: list[list[str]]
-    fairness: dict[str, Any] | None = None  # the revealed deal (docs/fairness.md)
+    fairness: FairnessRecord | None = None  # the revealed deal (docs/fairness.md)
     private: bool = False  # a private table: its history is shown only to its players and admins
     started_at: float | None = None  # when the match was dealt (epoch seconds, kept across takeovers)
 
@@ -45,10 +80,10 @@ class DealtMatch:
 
     match_id: str
     table_code: str
-    rules: dict[str, Any]
-    seats: list[dict[str, Any]]  # {seat, account_id, guest_name, bot_level, display_name}
+    rules: RulesJson
+    seats: list[SeatRecord]
     dealer: int
-    fairness: dict[str, Any]
+    fairness: FairnessRecord
     private: bool = False
 
 
@@ -66,7 +101,7 @@ class MatchHooks(Protocol):
         """Keep the deal of a match that starts now until the match is recorded; raise when it
         cannot be kept (the match is then not dealt)."""
 
-    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+    async def match_finished(self, match: FinishedMatch) -> dict[int, RatingChange] | None:
         """Settle the escrow and record the match (an aborted one, its outcome ``aborted``: refund
         every stake and record it). Idempotent by ``match_id``. May answer what the match did to the
         seats' ratings (seat -> ``{rating, change, provisional, season_rating, season_change}``),
@@ -106,7 +141,7 @@ class MemoryHooks:
         if deal.match_id not in self.finished:
             self.dealt[deal.match_id] = deal
 
-    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+    async def match_finished(self, match: FinishedMatch) -> dict[int, RatingChange] | None:
         if match.match_id in self.finished or match.match_id in self.refunded:
             return None
         self.dealt.pop(match.match_id, None)

@@ -5,32 +5,43 @@ the soft-play signal, every legal throw-in a seat passed up, per defender."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from app.engine import Card, Rules, action_from_json, apply, legal_actions, new_match
+from app.engine import (
+    ActionJson,
+    Card,
+    OutcomeJson,
+    Rules,
+    RulesJson,
+    action_from_json,
+    apply,
+    legal_actions,
+    new_match,
+)
+from app.engine.fairness import FairnessRecord
 from app.engine.state import BOUT
+from app.tables.hooks import AbortedOutcome
 
 TIMED_OUT = ("timeout", "disconnected")
 
 
-def bouts_of(actions: Sequence[dict[str, Any]]) -> int:
+def bouts_of(actions: Sequence[ActionJson]) -> int:
     """Bouts opened: every bout starts with a lead."""
-    return sum(1 for action in actions if action.get("type") == "lead")
+    return sum(1 for action in actions if action["type"] == "lead")
 
 
-def forfeit_after_acting(actions: Sequence[dict[str, Any]], outcome: dict[str, Any]) -> bool:
+def forfeit_after_acting(actions: Sequence[ActionJson], outcome: OutcomeJson | AbortedOutcome) -> bool:
     """The match ended by a timer or disconnect forfeit of a seat that had made a move before."""
     seat = outcome.get("forfeit")
     if seat is None or outcome.get("reason") not in TIMED_OUT:
         return False
-    return any(action.get("seat") == seat and action.get("type") != "forfeit" for action in actions)
+    return any(action["seat"] == seat and action["type"] != "forfeit" for action in actions)
 
 
 def throw_in_chances(
-    rules_json: dict[str, Any],
+    rules_json: RulesJson,
     seed: int | str,
     dealer: int,
-    actions: Sequence[dict[str, Any]],
+    actions: Sequence[ActionJson],
     order: Sequence[Card] | None = None,
 ) -> dict[tuple[int, int], tuple[int, int]]:
     """(seat, defender's seat) -> (chances, passes): each time a seat that could legally throw in
@@ -55,8 +66,7 @@ def throw_in_chances(
     return {key: (chances, passes) for key, (chances, passes) in counts.items()}
 
 
-def dealt_deck(fairness: dict[str, Any] | None) -> list[Card] | None:
+def dealt_deck(fairness: FairnessRecord | None) -> list[Card] | None:
     """The dealt deck of a provably fair match (docs/fairness.md), to replay it; None before those."""
-    if not fairness or not fairness.get("deck"):
-        return None
-    return [Card.parse(text) for text in fairness["deck"]]
+    deck = fairness["deck"] if fairness else None
+    return [Card.parse(text) for text in deck] if deck else None

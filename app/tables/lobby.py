@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict
 import orjson
 
 from app.broker.base import Broker, BrokerError, Event, Gap
+from app.engine import RulesJson
 from app.tables.actor import TableActor
 from app.tables.opening import LIVE
 from app.tables.store import TableStore
@@ -62,7 +63,7 @@ def build_lobby_row(
     code: str,
     name: str,
     status: str,
-    rules: dict[str, Any],
+    rules: RulesJson,
     seats: Iterable[Mapping[str, Any]],
     spectators: int,
     created: float,

@@ -13,7 +13,8 @@ import contextlib
 import logging
 import time
 import uuid
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 from app.engine import Rules, State
 from app.tables.bot_turns import BotTurns
@@ -25,6 +26,7 @@ from app.tables.record import logged_actions
 from app.tables.results import aborted_match, dealt_match, match_end, settle, take_stakes
 from app.tables.seating import Seating
 from app.tables.spec import Seat, TableSpec, TableStatus
+from app.tables.table_events import AnyEvent, MatchResults, MatchStartEvent, results_event
 
 log = logging.getLogger("durak.table")
 
@@ -46,7 +48,7 @@ class MatchTable(Protocol):
     game: State | None
     match_id: str | None
     log: list[str]
-    results: dict[str, Any] | None
+    results: MatchResults | None
     next_dealer: int | None
     started: float | None
     _settle_task: asyncio.Task[bool] | None
@@ -56,7 +58,7 @@ class MatchTable(Protocol):
 
     def post(self, command: Command) -> None: ...
 
-    async def _changed(self, events: list[dict[str, Any]], bump: bool = True) -> None: ...
+    async def _changed(self, events: Sequence[AnyEvent], bump: bool = True) -> None: ...
 
 
 async def start_match(table: MatchTable) -> None:
@@ -86,8 +88,14 @@ async def start_match(table: MatchTable) -> None:
     table.started = time.time()  # the deal's wall-clock time, kept in the record (takeovers too)
     table.seating.match_started()
     table.bot_turns.new_match(table.seats)
-    start = {"match_id": match_id, "dealer": game.dealer, "attacker": game.attacker, "defender": game.defender}
-    await table._changed([{"type": "match_start", **start}])
+    start: MatchStartEvent = {
+        "type": "match_start",
+        "match_id": match_id,
+        "dealer": game.dealer,
+        "attacker": game.attacker,
+        "defender": game.defender,
+    }
+    await table._changed([start])
 
 
 async def finish_match(table: MatchTable, bump: bool = True) -> None:
@@ -109,13 +117,10 @@ async def finish_match(table: MatchTable, bump: bool = True) -> None:
         settle(table.hooks, end.record, on_rated=lambda ratings: table.post(Command(Rated(match_id, ratings))))
     )
     renewed = fair.next_commitment()  # the next match's seed, committed to before any client seed
-    await table._changed(
-        [
-            {"type": "results", **end.results},
-            *([{"type": "commitment", "match_number": fair.number, "commitment": fair.commitment}] * renewed),
-        ],
-        bump=bump,
-    )
+    told: list[AnyEvent] = [results_event(end.results)]
+    if renewed:
+        told.append({"type": "commitment", "match_number": fair.number, "commitment": fair.commitment})
+    await table._changed(told, bump=bump)
 
 
 async def ratings_came(table: MatchTable, command: Command) -> None:
@@ -123,12 +128,14 @@ async def ratings_came(table: MatchTable, command: Command) -> None:
     ``ratings`` event, unless the table has moved on to another match."""
     results, rated = table.results, command.body
     assert isinstance(rated, Rated)
-    if results is None or results.get("match_id") != rated.match_id:
+    if results is None or results["match_id"] != rated.match_id:
         return
     ratings = {str(seat): change for seat, change in rated.ratings.items()}
     if results.get("ratings") == ratings:
         return
-    table.results = {**results, "ratings": ratings}
+    rated_results = results.copy()  # a new value: the record saved last still holds the old one
+    rated_results["ratings"] = ratings
+    table.results = rated_results
     await table._changed([{"type": "ratings", "match_id": rated.match_id, "ratings": ratings}])
 
 

@@ -11,17 +11,30 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import orjson
 
 from app.broker.base import BrokerError
-from app.engine import Action, Rules, State, action_from_json, action_to_json, apply, new_match
+from app.engine import Action, ActionJson, Rules, RulesJson, State, action_from_json, action_to_json, apply, new_match
 from app.engine.cards import Card
+from app.tables.answers import Answer, ack
 from app.tables.commands import Refused
-from app.tables.messages import Ack
-from app.tables.spec import Principal, RematchProposal, Seat, TableSpec, TableStatus
+from app.tables.fair import FairDealsJson
+from app.tables.spec import (
+    Principal,
+    PrincipalJson,
+    RematchProposal,
+    Seat,
+    SeatKind,
+    SeatRating,
+    TableSpec,
+    TableSpecJson,
+    TableStatus,
+)
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
+from app.tables.table_events import MatchResults
+from app.tables.table_facts import TableFacts
 from app.transport.channels import dumps
 
 log = logging.getLogger("durak.table")
@@ -29,7 +42,60 @@ log = logging.getLogger("durak.table")
 TAKEOVER_GRACE_S = 3.0  # extra decision time after a table moved to another process
 
 
-def seat_json(seat: Seat) -> dict[str, Any]:
+class SeatJson(TypedDict):
+    """A seat in the table record."""
+
+    seat: int
+    kind: SeatKind
+    level: str | None
+    principal: PrincipalJson | None
+    rating: NotRequired[SeatRating | None]
+
+
+class RematchJson(TypedDict):
+    """An open rematch proposal in the table record."""
+
+    agreed: list[int]  # seats
+    deadline: float  # epoch seconds
+
+
+class LiveJson(TypedDict):
+    """What a move changes of the record besides the log (``TableStore.append``)."""
+
+    version: int
+    deadline: float | None  # epoch seconds
+    saved_at: float
+
+
+class StoredTable(TypedDict):
+    """The stored form of a table (``record_json``); its log is stored apart."""
+
+    spec: TableSpecJson
+    seats: list[SeatJson]
+    status: TableStatus
+    rules: RulesJson
+    version: int
+    match_id: str | None
+    seed: str | None  # the running (or last) match's
+    dealer: int | None
+    fair: NotRequired[FairDealsJson | None]
+    deadline: float | None  # epoch seconds
+    series: dict[str, list[int]]  # series key -> [wins, losses]
+    next_dealer: int | None
+    results: MatchResults | None
+    created: float
+    rematch: NotRequired[RematchJson | None]
+    saved_at: NotRequired[float]
+    started: NotRequired[float | None]
+    info: TableFacts  # the public facts (the lobby reads them without the actor)
+
+
+class LoggedMove(TypedDict):
+    a: ActionJson
+    k: str | None  # the key of the command that made it
+
+
+def seat_json(seat: Seat) -> SeatJson:
     return {
         "seat": seat.seat,
         "kind": seat.kind,
@@ -39,7 +105,7 @@ def seat_json(seat: Seat) -> dict[str, Any]:
     }
 
 
-def seat_from_json(data: dict[str, Any]) -> Seat:
+def seat_from_json(data: SeatJson) -> Seat:
     principal = Principal.from_json(data["principal"]) if data["principal"] else None
     return Seat(data["seat"], data["kind"], principal, data["level"], rating=data.get("rating"))
 
@@ -49,16 +115,17 @@ def log_entry(action: Action, key: str | None) -> str:
     "k": the key of the command that made it}`` (``key`` None: a bot's move, a timer's). As text it
     is one object the garbage collector never walks; as dicts and lists a match's log was two or
     three a move (docs/performance.md)."""
-    return dumps({"a": action_to_json(action), "k": key})
+    move: LoggedMove = {"a": action_to_json(action), "k": key}
+    return dumps(move)
 
 
-def logged_move(entry: str) -> tuple[dict[str, Any], str | None]:
+def logged_move(entry: str) -> tuple[ActionJson, str | None]:
     """A :func:`log_entry` read back: the action as a JSON value, and the command key (or None)."""
-    move = orjson.loads(entry)
+    move: LoggedMove = orjson.loads(entry)
     return move["a"], move.get("k")
 
 
-def logged_actions(log: list[str]) -> list[dict[str, Any]]:
+def logged_actions(log: list[str]) -> list[ActionJson]:
     """The actions of a log, in order, as JSON values."""
     return [logged_move(entry)[0] for entry in log]
 
@@ -75,14 +142,14 @@ class TableRecord:
     match_id: str | None
     series: dict[str, tuple[int, int]]
     next_dealer: int | None
-    results: dict[str, Any] | None
+    results: MatchResults | None
     created: float
     deadline: float | None
     game: State | None = None
     log: list[str] = field(default_factory=list)  # log_entry() of each move of the match
-    done: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # answers of logged commands
-    fair: dict[str, Any] | None = None  # FairDeals.to_json(): the committed seed and the running deal
-    rematch: dict[str, Any] | None = None  # an open rematch proposal: {"agreed": [seats], "deadline": epoch}
+    done: dict[tuple[str, str], Answer] = field(default_factory=dict)  # answers of logged commands
+    fair: FairDealsJson | None = None  # the committed seed and the running deal
+    rematch: RematchJson | None = None  # an open rematch proposal
     saved_at: float | None = None  # when it was written (epoch): its owner was alive until then
     started: float | None = None  # when the current (or last) match was dealt, epoch seconds
 
@@ -93,7 +160,7 @@ class TableRecord:
         return cls(spec, spec.rules, seats, TableStatus.WAITING, 0, None, {}, None, None, time.time(), None)
 
 
-def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
+def record_json(table: TableRecord, info: TableFacts) -> StoredTable:
     """The stored form of a table (its log is stored apart); ``info`` is its public facts."""
     game = table.game
     return {
@@ -118,7 +185,7 @@ def record_json(table: TableRecord, info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
+def read_record(record: StoredTable, entries: list[str]) -> TableRecord:
     """Decode a stored record and replay its log: the same match at the same version."""
     table = TableRecord(
         spec=TableSpec.from_json(record["spec"]),
@@ -138,7 +205,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
         started=record.get("started"),
     )
     if record["seed"] is not None and table.status in (TableStatus.PLAYING, TableStatus.FINISHED):
-        deal = (table.fair or {}).get("deal")
+        deal = table.fair["deal"] if table.fair is not None else None
         order = [Card.parse(text) for text in deal["deck"]] if deal is not None else None
         game = new_match(table.rules, int(record["seed"]), record["dealer"], order)
         for entry in entries:
@@ -146,7 +213,7 @@ def read_record(record: dict[str, Any], entries: list[str]) -> TableRecord:
             game, _ = apply(game, action_from_json(action))
             if key:
                 principal_key, cmd_id = key.split("|", 1)
-                table.done[(principal_key, cmd_id)] = Ack.wire(id=cmd_id, version=table.version)
+                table.done[(principal_key, cmd_id)] = ack(cmd_id, table.version)
         table.game = game
         table.log = list(entries)
     return table
@@ -163,7 +230,7 @@ def takeover_deadline(deadline_epoch: float | None, now: float, saved_at: float 
     return now + max(0.0, deadline_epoch - since) + TAKEOVER_GRACE_S
 
 
-def rematch_json(proposal: RematchProposal | None, now: float) -> dict[str, Any] | None:
+def rematch_json(proposal: RematchProposal | None, now: float) -> RematchJson | None:
     """An open rematch proposal as the record keeps it (``now``: the actor's clock; the deadline as
     an epoch time, as another process reads it)."""
     if proposal is None:
@@ -171,7 +238,7 @@ def rematch_json(proposal: RematchProposal | None, now: float) -> dict[str, Any]
     return {"agreed": sorted(proposal.agreed), "deadline": time.time() + (proposal.deadline - now)}
 
 
-def rematch_from_json(data: dict[str, Any] | None, now: float, saved_at: float | None) -> RematchProposal | None:
+def rematch_from_json(data: RematchJson | None, now: float, saved_at: float | None) -> RematchProposal | None:
     """The proposal a table taken over had open: the same agreements, the time that was left (plus
     the takeover's grace, as for the move timer), on this process's clock (``now``)."""
     if data is None:
@@ -217,10 +284,10 @@ class Recorder:
 
     async def save(
         self,
-        record: Callable[[], dict[str, Any]],
+        record: Callable[[], StoredTable],
         log_entries: list[str],
         entry: str | None,
-        live: Callable[[], dict[str, Any]],
+        live: Callable[[], LiveJson],
     ) -> None:
         """Save a change: ``entry`` is the move just appended to ``log_entries`` (None: no move)."""
         if self.fenced:
@@ -252,7 +319,7 @@ class Recorder:
             self.on_fenced()
             raise Refused("moved", "this table is now served by another server; reconnect") from None
 
-    async def _put_back(self, record: dict[str, Any], log_entries: list[str]) -> None:
+    async def _put_back(self, record: StoredTable, log_entries: list[str]) -> None:
         """The store lost (part of) the table: take the lease again, then write the table whole."""
         if self.relock is not None:
             token = await self.relock()
@@ -266,10 +333,10 @@ class Recorder:
 
     async def save_change(
         self,
-        record: Callable[[], dict[str, Any]],
+        record: Callable[[], StoredTable],
         log_entries: list[str],
         entry: str | None,
-        live: Callable[[], dict[str, Any]],
+        live: Callable[[], LiveJson],
     ) -> None:
         """Like :meth:`save`, but a seat change (no ``entry``) that the store cannot take now is kept
         to be saved whole once the store is back; a move that cannot be saved raises."""

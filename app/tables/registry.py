@@ -14,9 +14,10 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from app.broker.base import Broker, BrokerError
+from app.engine import RulesJson
 from app.tables import chat
 from app.tables.actor import TableActor
 from app.tables.bot_runner import BotRunner
@@ -28,7 +29,7 @@ from app.tables.leases import HANDOVER, LEASE_TTL_S, TableLeases, lease_name
 from app.tables.lobby import LobbyListing, LobbyRow, lobby_row
 from app.tables.opening import Draining, OpeningLimits, TableLimits, TooMany
 from app.tables.ports import TableTransport
-from app.tables.record import TableRecord, read_record
+from app.tables.record import StoredTable, TableRecord, read_record
 from app.tables.spec import AbortReason, DecisionLimits, Principal, TableSpec, TableStatus
 from app.tables.store import MemoryStore, TableStore
 from app.transport import channels
@@ -191,7 +192,7 @@ class TableRegistry:
 
     async def revive(self, record: dict[str, Any], entries: list[str], token: int) -> TableActor:
         """Serve a stored table under the lease ``token`` (a takeover): the same match at the same version."""
-        table = read_record(record, entries)
+        table = read_record(cast(StoredTable, record), entries)  # as ``record_json`` wrote it
         actor = self._new_actor(table.spec, token, restored=table)
         if actor.status == TableStatus.PLAYING:
             self.bots.reset(actor.code, {s.seat: s.level or "normal" for s in actor.seats if s.kind == "bot"})
@@ -249,13 +250,13 @@ class TableRegistry:
             return found, True
         raise TableGone(code)
 
-    async def rules_of(self, code: str) -> dict[str, Any]:
+    async def rules_of(self, code: str) -> RulesJson:
         if code in self.tables:
             return self.tables[code].rules.to_json()
         loaded = await self.store.load(code)
         if loaded is None:
             raise TableGone(code)
-        rules: dict[str, Any] = loaded[0]["rules"]
+        rules: RulesJson = loaded[0]["rules"]
         return rules
 
     # ------------------------------------------------------------------ ownership (leases.py)

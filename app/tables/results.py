@@ -8,12 +8,21 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
-from app.engine import Rules, State, payout, series_update
+from app.engine import ActionJson, Rules, State, payout, series_update
+from app.engine.fairness import FairnessRecord
 from app.tables.commands import Refused
-from app.tables.hooks import CannotStart, DealtMatch, FinishedMatch, MatchHooks
+from app.tables.hooks import (
+    AbortedOutcome,
+    CannotStart,
+    DealtMatch,
+    FinishedMatch,
+    MatchHooks,
+    RatingChange,
+    SeatRecord,
+)
 from app.tables.spec import Seat, TableSpec
+from app.tables.table_events import MatchResults
 
 log = logging.getLogger("durak.table")
 
@@ -30,7 +39,7 @@ async def take_stakes(hooks: MatchHooks, match_id: str, stake: int, account_ids:
         raise Refused(exc.code, exc.message) from exc
 
 
-def aborted_result(reason: str) -> dict[str, Any]:
+def aborted_result(reason: str) -> AbortedOutcome:
     """The ``result`` of a match stopped without an outcome."""
     return {"draw": False, "durak": None, "order": [], "places": [], "forfeit": None, "reason": reason, "aborted": True}
 
@@ -40,7 +49,7 @@ def series_key(seat: Seat) -> str:
     return seat.principal.key if seat.principal else f"bot:{seat.seat}"
 
 
-def seat_record(seat: Seat) -> dict[str, Any]:
+def seat_record(seat: Seat) -> SeatRecord:
     principal = seat.principal
     return {
         "seat": seat.seat,
@@ -53,7 +62,7 @@ def seat_record(seat: Seat) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
-    results: dict[str, Any]  # what the players are told (outcome, coin changes, match id)
+    results: MatchResults  # what the players are told (outcome, coin changes, match id)
     series: dict[str, tuple[int, int]]  # the table's series scores afterwards
     next_dealer: int | None  # the durak deals the next match (None: a draw)
     record: FinishedMatch  # what the ledger settles
@@ -66,8 +75,8 @@ def match_end(
     series: dict[str, tuple[int, int]],
     spec: TableSpec,
     match_id: str,
-    actions: list[dict[str, Any]],
-    fairness: dict[str, Any] | None = None,
+    actions: list[ActionJson],
+    fairness: FairnessRecord | None = None,
     *,
     started_at: float | None = None,
 ) -> MatchEnd:
@@ -88,7 +97,12 @@ def match_end(
         key = series_key(seats[seat_no])
         old = scores.get(key, (0, 0))
         scores[key] = (old[0] + wins, old[1] + losses)
-    results = {"outcome": outcome.to_json(), "coin_changes": changes, "match_id": match_id, "fairness": fairness}
+    results: MatchResults = {
+        "outcome": outcome.to_json(),
+        "coin_changes": changes,
+        "match_id": match_id,
+        "fairness": fairness,
+    }
     record = FinishedMatch(
         match_id=match_id,
         table_code=spec.code,
@@ -110,7 +124,7 @@ def match_end(
 
 
 def dealt_match(
-    game: State, rules: Rules, seats: list[Seat], spec: TableSpec, match_id: str, fairness: dict[str, Any]
+    game: State, rules: Rules, seats: list[Seat], spec: TableSpec, match_id: str, fairness: FairnessRecord
 ) -> DealtMatch:
     """What is kept of a match from its deal (``fairness``: the deal with its server seed)."""
     return DealtMatch(
@@ -130,8 +144,8 @@ def aborted_match(
     seats: list[Seat],
     spec: TableSpec,
     match_id: str,
-    actions: list[dict[str, Any]],
-    fairness: dict[str, Any] | None,
+    actions: list[ActionJson],
+    fairness: FairnessRecord | None,
     reason: str,
 ) -> FinishedMatch:
     """A match stopped without an outcome (its table closed mid-match): its moves so far and its
@@ -158,7 +172,7 @@ async def settle(
     hooks: MatchHooks,
     record: FinishedMatch,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    on_rated: Callable[[dict[int, dict[str, Any]]], None] | None = None,
+    on_rated: Callable[[dict[int, RatingChange]], None] | None = None,
 ) -> bool:
     """Hand a finished match to the ledger (idempotent by match id), trying again after 0.2 s,
     0.4 s ... (at most 5 s apart) while it fails; whether it was taken within ``SETTLE_TRIES`` tries.

@@ -21,6 +21,7 @@ from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.seating import Seating, require_creator
 from app.tables.spec import Principal, TableSpec, TableStatus
+from app.tables.table_events import TableEvent, seat_event
 
 StartWhen = Literal["no", "if_ready", "if_ready_or_refuse"]
 
@@ -40,7 +41,7 @@ class SeatTable:
 
 @dataclass
 class SeatChange:
-    events: list[dict[str, Any]]
+    events: list[TableEvent]
     seat: int | None = None  # the seat taken (join, add_bot): the ack says which
     # After the change: "if_ready" tries to start the match (a refusal is only announced);
     # "if_ready_or_refuse" also answers the command with the refusal (the last rematch vote).
@@ -52,10 +53,6 @@ class SeatChange:
     # Seats that confirm, by this change, that they are ready for a staked match (the ready check):
     # the player who fills the table, those who agreed to the rematch, a ``ready``.
     ready: list[int] = field(default_factory=list)
-
-
-def seat_event(seat: int, name: str | None, kind: str) -> dict[str, Any]:
-    return {"type": "seat", "seat": seat, "name": name, "kind": kind}
 
 
 async def join(table: SeatTable, principal: Principal, command: Join) -> SeatChange:

@@ -9,6 +9,7 @@ connection. Its methods make the seat changes a command asks for, or refuse them
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,13 +98,18 @@ class Seating:
         if stake > 0 and principal.is_guest:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
 
-    def sit(self, principal: Principal, wanted: Any, rating: dict[str, Any] | None) -> Seat:
+    def sit(self, principal: Principal, wanted: Any, rating: Mapping[str, Any] | None) -> Seat:
         """Seat a player (``may_sit`` said yes) in the seat he asked for or the first free one; his
-        connections stop watching. ``rating`` is kept for accounts only."""
+        connections stop watching. ``rating`` (``{"rating", "provisional"}`` as the command carried
+        it, unchecked) is kept for accounts only."""
         seat = self.free_seat(wanted)
         self.ready = None  # a seat changed: a ready check open now is over (a new one may open)
         seat.kind, seat.principal, seat.level = "human", principal, None
-        seat.rating = rating if isinstance(rating, dict) and principal.account_id is not None else None
+        seat.rating = None
+        if isinstance(rating, dict) and principal.account_id is not None:
+            seat.rating = {"rating": rating["rating"]}
+            if "provisional" in rating:
+                seat.rating["provisional"] = bool(rating["provisional"])
         seat.connections = {c for c, key in self.conn_owner.items() if key == principal.key}
         self.spectators -= seat.connections
         return seat

@@ -6,9 +6,9 @@ import hashlib
 import secrets
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
-from app.engine import Rules
+from app.engine import Rules, RulesJson
 
 SeatKind = Literal["empty", "human", "bot"]
 BOT_LEVELS = ("easy", "normal", "hard")
@@ -40,6 +40,47 @@ def new_code() -> str:
     return secrets.token_urlsafe(16)
 
 
+class PrincipalJson(TypedDict):
+    key: str
+    name: str
+    account_id: int | None
+    is_admin: NotRequired[bool]
+
+
+class SeatRating(TypedDict):
+    """An account's rating when it sat down, as its seat shows it."""
+
+    rating: int
+    provisional: NotRequired[bool]  # still few matches (the database always says)
+
+
+class PublicSeat(TypedDict):
+    """A seat in the table facts (``table.seats``)."""
+
+    seat: int
+    kind: SeatKind
+    name: str | None
+    level: str | None
+    player: str | None  # the principal's key
+    guest: bool
+    connected: bool
+    rating: SeatRating | None
+    deadline_ms: NotRequired[int | None]  # the table facts add when its decision is due...
+    deadline_kind: NotRequired[str | None]  # ... and why ("timer", "idle", "grace")
+
+
+class TableSpecJson(TypedDict):
+    rules: RulesJson
+    creator: PrincipalJson
+    name: NotRequired[str]
+    private: NotRequired[bool]
+    chat: NotRequired[bool]
+    bot_delay_ms: NotRequired[int]
+    deal_on_seed: NotRequired[bool]
+    code: str
+    watch_code: str
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """Who is behind a connection or request: an account, a guest, or an anonymous spectator."""
@@ -53,11 +94,11 @@ class Principal:
     def is_guest(self) -> bool:
         return self.account_id is None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PrincipalJson:
         return {"key": self.key, "name": self.name, "account_id": self.account_id, "is_admin": self.is_admin}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Principal:
+    def from_json(cls, data: PrincipalJson) -> Principal:
         return cls(str(data["key"]), str(data["name"]), data.get("account_id"), bool(data.get("is_admin", False)))
 
 
@@ -68,7 +109,7 @@ class Seat:
     principal: Principal | None = None
     level: str | None = None  # bot level
     connections: set[str] = field(default_factory=set)
-    rating: dict[str, Any] | None = None  # an account's {"rating", "provisional"} when it sat down
+    rating: SeatRating | None = None  # an account's rating when it sat down
 
     @property
     def name(self) -> str | None:
@@ -76,7 +117,7 @@ class Seat:
             return f"Bot ({self.level})"
         return self.principal.name if self.principal else None
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> PublicSeat:
         return {
             "seat": self.seat,
             "kind": self.kind,
@@ -144,7 +185,7 @@ class TableSpec:
     code: str = field(default_factory=new_code)
     watch_code: str = field(default_factory=new_code)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TableSpecJson:
         return {
             "rules": self.rules.to_json(),
             "creator": self.creator.to_json(),
@@ -158,7 +199,7 @@ class TableSpec:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TableSpec:
+    def from_json(cls, data: TableSpecJson) -> TableSpec:
         return cls(
             rules=Rules.from_json(data["rules"]),
             creator=Principal.from_json(data["creator"]),

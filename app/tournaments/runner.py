@@ -31,7 +31,7 @@ from app.db.session import Database
 from app.engine import Rules
 from app.integrity_policy import IntegrityRules, utc_day
 from app.tables.commands import AddBot, Join
-from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks
+from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks, RatingChange
 from app.tables.registry import TableGone, TableRegistry
 from app.tables.spec import Principal, TableSpec
 
@@ -77,7 +77,7 @@ class ArenaHooks:
     async def match_dealt(self, deal: DealtMatch) -> None:
         await self.inner.match_dealt(deal)
 
-    async def match_finished(self, match: FinishedMatch) -> dict[int, dict[str, Any]] | None:
+    async def match_finished(self, match: FinishedMatch) -> dict[int, RatingChange] | None:
         answer = await self.inner.match_finished(match)
         for listener in self.on_finished:
             try:
@@ -156,7 +156,12 @@ class ArenaRunner:
         try:
             game = await self.db.write(
                 lambda s: store.finish_game(
-                    s, match.table_code, match_id=match.match_id, outcome=match.outcome, seats=match.seats, now=now
+                    s,
+                    match.table_code,
+                    match_id=match.match_id,
+                    outcome=dict(match.outcome),
+                    seats=[dict(seat) for seat in match.seats],
+                    now=now,
                 )
             )
         except Exception:

@@ -5,7 +5,7 @@ that a connection forwards a frame without parsing or re-encoding it."""
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import orjson
@@ -88,7 +88,7 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def frame(payload: dict[str, Any], conn: str | None = None) -> str:
+def frame(payload: Mapping[str, Any], conn: str | None = None) -> str:
     return frame_text(
         str(payload.get("type", "")),
         dumps(payload),

@@ -11,9 +11,9 @@ from app.api.routes.play import command_of
 from app.engine import Card, Cover, Lead
 from app.engine.errors import NotYourTurn
 from app.tables import commands as cmd
+from app.tables.answers import Answers
 from app.tables.commands import (
     PLAY_COMMANDS,
-    Answers,
     BadCommand,
     Command,
     Refused,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
@@ -93,7 +94,7 @@ class QuickPlay(RequestBody):
     def key(self) -> PreferenceKey:
         return (self.deck, self.seats, self.transfer, self.stake, self.timer)
 
-    def matches(self, rules: dict[str, Any]) -> bool:
+    def matches(self, rules: Mapping[str, Any]) -> bool:
         wanted = {"deck": self.deck, "seats": self.seats, "transfer": self.transfer, "timer": self.timer}
         if int(rules.get("stake", 0)) != self.stake:
             return False
