@@ -356,8 +356,12 @@ def _phase(began: float, what: str) -> None:
     print(f"soak: {time.monotonic() - began:6.1f} s {what}", file=sys.stderr, flush=True)
 
 
-async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> tuple[str, bool]:
-    """The run's last line, and whether it met every target (L, C, S, X, U all 0; T at most 5 s)."""
+async def soak(
+    matches: int, fault_count: int, window_s: float, root: Path, *, keep_live: bool = False
+) -> tuple[str, bool]:
+    """The run's last line, and whether it met every target (L, C, S, X, U all 0; T at most 5 s).
+    ``keep_live``: while faults are injected, a new match is set up whenever one ends, so that about
+    ``matches`` are live at every fault (a long run's matches would all be over after a few minutes)."""
     began = time.monotonic()
     redis, postgres = Redis(root), Postgres(root)
     redis.start()
@@ -421,8 +425,25 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> t
                 return code, clients, stake
 
             players = list(await asyncio.gather(*(set_up_and_play(index) for index in range(matches))))
-            everyone = [client for _, clients, _ in players for client in clients]
             _phase(began, f"{matches} matches set up; faults begin")
+            refill_until = time.monotonic() + window_s
+            next_index = matches
+
+            async def refill() -> None:
+                """New matches for ended ones, until the faults are over (``keep_live``)."""
+                nonlocal next_index
+                while time.monotonic() < refill_until:
+                    await asyncio.sleep(2.0)
+                    live = sum(1 for _, clients, _ in players if clients[0].outcome is None)
+                    for _ in range(min(8, matches - live)):
+                        index, next_index = next_index, next_index + 1
+                        try:
+                            players.append(await set_up_and_play(index))
+                        except (httpx.HTTPError, RuntimeError, KeyError, ValueError) as exc:  # a fault is on: later
+                            print(f"soak: match {index} not set up ({exc!r}); trying another later", file=sys.stderr)
+                            break
+
+            refilling = asyncio.create_task(refill()) if keep_live else None
 
             kinds = ["kill", "rolling", "redis", "postgres", "pause"]
             gap = window_s / fault_count  # one fault at a random moment of each slice of the window
@@ -450,8 +471,10 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> t
                 else:
                     await asyncio.to_thread(redis.pause, 3.0)
                     counts["pause"] += 1
-            _phase(began, "faults over; the matches are played out")
-            for client in everyone:
+            if refilling is not None:
+                await refilling
+            _phase(began, f"faults over; the matches are played out ({len(players)} in all)")
+            for client in [client for _, clients, _ in players for client in clients]:
                 client.think = FAST_S
             await asyncio.gather(*tasks)
             _phase(began, "matches over; checking")
@@ -478,7 +501,7 @@ async def soak(matches: int, fault_count: int, window_s: float, root: Path) -> t
     lost, coins, stuck, forfeits, unrevealed = report
     stall = max((c.stall for _, clients, _ in players for c in clients), default=0.0)
     line = (
-        f"soak: {matches} matches, {faults} faults ({counts['kill']} kills, {counts['rolling']} rolling restarts, "
+        f"soak: {len(players)} matches, {faults} faults ({counts['kill']} kills, {counts['rolling']} rolling restarts, "
         f"{counts['store']} store restarts, {counts['pause']} pauses), {lost} lost moves, {coins} coins unexplained, "
         f"{stuck} stuck tables, {forfeits} forfeits by faults, {unrevealed} unrevealed seeds, max stall {stall:.1f} s"
     )
@@ -532,7 +555,9 @@ async def _check(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="40 matches, 5 faults (one of each kind) in a minute")
-    parser.add_argument("--matches", type=int, default=None)
+    parser.add_argument(
+        "--matches", type=int, default=None, help="matches set up at once (a full run keeps about as many live)"
+    )
     parser.add_argument("--faults", type=int, default=None)
     parser.add_argument("--minutes", type=float, default=None, help="how long faults are injected")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data)")
@@ -543,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(tempfile.mkdtemp(prefix="durak-soak-"))
     os.chmod(root, 0o755)
     try:
-        line, met = asyncio.run(soak(matches, faults, window_s, root))
+        line, met = asyncio.run(soak(matches, faults, window_s, root, keep_live=not args.quick))
     finally:
         if args.keep:
             print(f"soak: logs and data kept in {root}", file=sys.stderr)
