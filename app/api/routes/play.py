@@ -31,9 +31,9 @@ from app.api.deps import SessionInfo, account_from_cookie, read_session_cookie, 
 from app.api.limits import PerAddress, address_of
 from app.api.outgoing import TEXT_FRAMES, Outgoing
 from app.api.protocol import CLIENT_TYPES, ChatCmd, ChatPhraseCmd, CommandMessage, Hello, Ping, client_message
-from app.api.routes.tables import principal_of
 from app.api.security import cross_site_refusal
 from app.api.signouts import OpenSessions
+from app.api.table_calls import principal_of
 from app.broker import BrokerError, Event, Gap
 from app.metrics import COMMAND_LATENCY, COMMANDS, CONNECTIONS, ERRORS
 from app.tables.commands import Body, Command, command_to_json
