@@ -51,6 +51,7 @@ from app.api.routes import (
 from app.api.routes.tournaments import arena_running
 from app.api.security import BrowserGuard, WeakKeyGuard, redact_access_log, secret_key_problem
 from app.api.signouts import OpenSessions
+from app.api.table_connection import Connection
 from app.api.throttle import AuthThrottles
 from app.broker import BrokerOptions, open_broker
 from app.coaching import shutdown_pool
@@ -178,7 +179,7 @@ async def say_goodbye(app: FastAPI) -> None:
     ``reconnect_after_ms``, spread over the clients) and is closed with 1012; sockets that open
     later are told the same at once. Waits (at most ``GOODBYE_S``) until the closes are out."""
     app.state.leaving = True
-    connections: set[play.Connection] = getattr(app.state, "connections", set())
+    connections: set[Connection] = getattr(app.state, "connections", set())
     closing = [connection.goodbye() for connection in list(connections)]
     if closing:
         await asyncio.wait(closing, timeout=GOODBYE_S)

@@ -7,7 +7,7 @@
 A four-seat table (36 cards, the default rules) on the in-process broker and store, with the server's
 own match hooks (``DbHooks``: the match history, and the ledger for a staked table) on a migrated
 database. Its four players and one spectator are the server's own websocket connections
-(``app.api.routes.play.Connection``) on in-memory sockets: a command goes in as the text frame a
+(``app.api.table_connection.Connection``) on in-memory sockets: a command goes in as the text frame a
 browser sends and is done when its ack is written back, so every move includes the table's fan-out
 (an update frame to each seat and the spectator). The players make random legal moves, as in
 ``bench.views``; they are guests, as in ``bench.capacity``: a match is recorded but not rated. The
@@ -49,7 +49,7 @@ import orjson
 from fastapi import WebSocket
 
 from app.api.outgoing import TEXT_FRAMES
-from app.api.routes.play import Connection
+from app.api.table_connection import Connection
 from app.broker import open_broker
 from app.db.migrate import upgrade
 from app.db.session import Database

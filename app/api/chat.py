@@ -46,8 +46,9 @@ log = logging.getLogger("durak.chat")
 
 
 class ChatConnection(Protocol):
-    """What the hub needs of a table websocket's ``Connection``: its table, whom it
-    stands for, whether it has a seat, whether it is closing, and a way to write a message."""
+    """What the hub needs of a table websocket's ``Connection`` (app/api/table_connection.py): its
+    table, whom it stands for, whether it has a seat, whether it is closing, and a way to write a
+    message."""
 
     code: str
     principal: Principal

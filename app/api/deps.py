@@ -27,6 +27,7 @@ from app.config import Settings, get_settings
 from app.db import login_sessions
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
+from app.tables.registry import TableRegistry
 
 COOKIE_NAME = "durak_session"
 SECURE_COOKIE_NAME = "__Host-durak_session"  # over HTTPS (see cookie_is_secure)
@@ -207,8 +208,14 @@ def get_db(request: Request) -> Database:
     return db
 
 
+def get_registry(request: Request) -> TableRegistry:
+    registry: TableRegistry = request.app.state.tables
+    return registry
+
+
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 DatabaseDep = Annotated[Database, Depends(get_db)]
+RegistryDep = Annotated[TableRegistry, Depends(get_registry)]
 
 
 async def get_session(db: DatabaseDep) -> AsyncIterator[AsyncSession]:

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 
 from app import push
 from app.api import blocks
-from app.api.routes.seasons import rolled_over, utc_now
+from app.api.season_clock import rolled_over, utc_now
 from app.api.turn_push import AwayTurns
 from app.db.seasons import SeasonRules
 from app.db.session import Database

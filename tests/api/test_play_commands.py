@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from app.api.routes.play import Connection
+from app.api.table_connection import Connection
 from app.broker import BrokerUnavailable, Gap, GapReason, Message
 from app.tables import commands as cmd
 from app.tables.commands import Command
@@ -142,7 +142,7 @@ async def test_a_command_no_table_answers_in_time_gets_unavailable_and_a_moved_o
         sent.append(message["text"])
 
     conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
-    monkeypatch.setattr("app.api.routes.play.MOVED_RETRY_S", 0)
+    monkeypatch.setattr("app.api.table_connection.MOVED_RETRY_S", 0)
     conn.handle('{"type": "pass", "id": "m1"}')
     # A fenced-out owner refuses it with ``moved``: not shown, sent again (to the new owner).
     conn.on_personal(_frame({"type": "error", "id": "m1", "code": "moved", "message": "reconnect"}))
@@ -150,7 +150,7 @@ async def test_a_command_no_table_answers_in_time_gets_unavailable_and_a_moved_o
     assert [m["id"] for m in broker.published] == ["m1", "m1"]
     assert sent == []
     conn.handle('{"type": "pass", "id": "m2"}')
-    monkeypatch.setattr("app.api.routes.play.HOLD_LIMIT_S", 0.0)
+    monkeypatch.setattr("app.api.table_connection.HOLD_LIMIT_S", 0.0)
     conn._hold_expired()  # nobody answered within the limit (as its timer would find)
     await conn.out.flush()
     errors = [orjson.loads(text) for text in sent]

@@ -99,7 +99,7 @@ def error_codes_in_code() -> set[str]:
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
                 if name in ("Refused", "CannotStart", "Refusal") and node.args:
                     found |= _strings(node.args[0])
-                elif name == "error" and len(node.args) >= 2 and "routes" in path.parts:
+                elif name == "error" and len(node.args) >= 2 and path.name == "table_connection.py":
                     found |= _strings(node.args[1])
                 elif name in ("wire", "wire_text") and getattr(getattr(node.func, "value", 0), "id", 0) == "Error":
                     found |= {s for k in node.keywords if k.arg == "code" for s in _strings(k.value)}  # its writer

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from app.api.protocol import PLAY_MODELS, client_message
-from app.api.routes.play import command_of
+from app.api.table_connection import command_of
 from app.engine import Card, Cover, Lead
 from app.engine.errors import NotYourTurn
 from app.tables import commands as cmd

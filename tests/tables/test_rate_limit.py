@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from app.api.routes import play
+from app.api import table_connection
 from tests.support.clock import FakeClock
 from tests.support.wait import wait_until
 from tests.tables.harness import Player, started_table
@@ -22,7 +22,7 @@ def _strict_limit(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> FakeCl
     client.app.state.settings.ws_burst = 3
     client.app.state.settings.ws_rate_per_s = 1.0
     clock = FakeClock()
-    monkeypatch.setattr(play, "rate_clock", clock)
+    monkeypatch.setattr(table_connection, "rate_clock", clock)
     return clock
 
 
@@ -94,7 +94,7 @@ def test_messages_over_the_limit_are_refused_one_by_one_with_the_wait(
 
 def test_a_flood_is_refused_then_closed_with_4008(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _strict_limit(client, monkeypatch)
-    monkeypatch.setattr(play, "ABUSE_CLOSE_S", 0.5)
+    monkeypatch.setattr(table_connection, "ABUSE_CLOSE_S", 0.5)
     code, alice, _ = started_table(client)
     with client.websocket_connect(f"/ws/tables/{code}", headers=alice) as ws:
         player = Player(ws, "a")

@@ -1,8 +1,9 @@
 """Friends, blocks and challenges, and the notice feed that brings them to an open page.
 
 A challenge opens a private table with the challenger's rules through the table routes' own path
-(``create_table`` and ``join_table``: their limits, stake and integrity checks apply unchanged), seats
-the challenger, and tells the friend (his notice feed; Web Push when he allowed it).
+(``open_table`` and ``take_seat`` of app/api/table_entry.py: their limits, stake and integrity checks
+apply unchanged), seats the challenger, and tells the friend (his notice feed; Web Push when he
+allowed it).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from app.api import blocks, notices
 from app.api.deps import CurrentAccount, DatabaseDep, SessionInfo
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
-from app.api.routes import tables
-from app.api.routes.seasons import clock_of
+from app.api.season_clock import clock_of
+from app.api.table_entry import TableCreate, open_table, take_seat
 from app.api.throttle import Throttle
 from app.broker import Broker, BrokerError, Event, Gap
 from app.db import accounts, friends
@@ -109,7 +110,7 @@ class ChallengeAccepted(BaseModel):
     seat: int
 
 
-class ChallengeCreate(tables.TableCreate):
+class ChallengeCreate(TableCreate):
     """The table's rules, as for ``POST /api/tables``; the table is always private."""
 
 
@@ -337,7 +338,7 @@ async def unblock(name: PlayerName, request: Request, user: CurrentAccount, db: 
     status_code=201,
     responses={
         201: {"description": "The private table is open, you are seated, and your friend is told."},
-        **responses(400, 401, 403, 404, 409, 429, 503),
+        **responses(400, 401, 403, 404, 409, 410, 429, 503),
         422: {"description": "A bad name or rule; yourself."},
     },
 )
@@ -361,8 +362,8 @@ async def challenge(
     await _admit(request, db, "challenge", user)
     registry = _registry(request)
     spec = body.model_copy(update={"private": True})
-    created = await tables.create_table(spec, request, user, registry, db)  # checks the balance first
-    await tables.join_table(created.code, request, user, registry, db, None)
+    created = await open_table(spec, request, user, registry, db)  # checks the balance first
+    await take_seat(created.code, request, user, registry, db, None)
     ttl = timedelta(seconds=request.app.state.settings.challenge_ttl_s)
     row = Challenge(
         from_id=me,
@@ -440,7 +441,7 @@ async def accept(
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="not_yours: only the challenged friend accepts")
     registry = _registry(request)
     try:
-        ack = await tables.join_table(row.table_code, request, user, registry, db, None)
+        ack = await take_seat(row.table_code, request, user, registry, db, None)
     except HTTPException as exc:
         if exc.status_code in (404, 410):  # the table is gone: so is the challenge
             await db.write(lambda session: friends.answer(session, challenge_id, row.to_id, "expired", now))

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import OptionalUser, SessionDep
 from app.api.errors import responses
-from app.api.routes.seasons import clock_of
+from app.api.season_clock import clock_of
 from app.db import accounts, ratings, seasons
 from app.db import matches as history
 

@@ -25,12 +25,13 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from pydantic import BaseModel, Field, field_validator
 
-from app.api.deps import CurrentUser, DatabaseDep, OptionalUser, SessionInfo, SettingsDep
+from app.api.deps import CurrentUser, DatabaseDep, OptionalUser, RegistryDep, SessionInfo, SettingsDep
 from app.api.errors import responses
+from app.api.guest_sessions import start_guest_session
 from app.api.limits import address_of
-from app.api.routes.auth import start_guest_session
-from app.api.routes.tables import RegistryDep, principal_of, require_balance, saw_device, table_call, too_many
 from app.api.schemas import NAME_SCHEMA, RequestBody, TableAck, TableOut
+from app.api.table_calls import principal_of, table_call, too_many
+from app.api.table_entry import require_balance, saw_device
 from app.db import friends, ratings
 from app.db.accounts import name_problem
 from app.db.session import Database
@@ -340,7 +341,7 @@ async def quickplay_settings(settings: SettingsDep) -> QuickPlaySettings:
             "description": "Every empty seat has a bot now and the match has started (or a person took "
             "the last seat first)."
         },
-        **responses(401, 403, 404, 409, 503),
+        **responses(401, 403, 404, 409, 410, 503),
         422: {"description": "Bad level."},
     },
 )

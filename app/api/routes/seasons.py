@@ -3,48 +3,20 @@ leaderboard (live for the current season, the final standings of a past one)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 from pydantic import BaseModel, Field
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.deps import DatabaseDep, SessionDep
 from app.api.errors import responses
+from app.api.season_clock import clock_of, rolled_over, season_rules
 from app.db import seasons
 from app.db.models import Season
-from app.db.session import Database
 
 router = APIRouter(prefix="/api", tags=["seasons"])
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def clock_of(request: Request) -> Callable[[], datetime]:
-    """The server's clock for seasons (``app.state.clock``; tests set their own)."""
-    clock: Callable[[], datetime] = getattr(request.app.state, "clock", utc_now)
-    return clock
-
-
-def season_rules(request: Request) -> seasons.SeasonRules:
-    return seasons.SeasonRules.from_settings(request.app.state.settings)
-
-
-async def rolled_over(db: Database, now: datetime, rules: seasons.SeasonRules) -> None:
-    """Open the current season and archive the ended ones when that is due (a read when not)."""
-    async with db.session() as session:
-        due = await seasons.needs_roll_over(session, now)
-    if due:
-
-        async def roll(session: AsyncSession) -> None:
-            await seasons.roll_over(session, now, rules)
-
-        await db.write(roll)
 
 
 class SeasonOut(BaseModel):

@@ -3,18 +3,16 @@ feed."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.deps import CurrentUser, DatabaseDep, SessionInfo
-from app.api.devices import device_of
+from app.api.deps import CurrentUser, DatabaseDep, RegistryDep
 from app.api.errors import responses
 from app.api.limits import PerAddress, address_of
 from app.api.schemas import (
@@ -30,139 +28,32 @@ from app.api.schemas import (
     StartAck,
     TableAck,
     TableCreated,
-    TableOut,
     TableWithLinks,
 )
+from app.api.table_calls import check_bot_table, gone, info_reply, principal_of, table_call
+from app.api.table_entry import MAX_STAKE, SeatRequest, TableCreate, open_table, take_seat, validation_error
 from app.api.throttle import AuthThrottles, client_address, retry_later
 from app.broker import BrokerError
-from app.db import accounts, friends, integrity, ratings
 from app.db.models import ChatReport
-from app.db.session import Database
-from app.engine import PRESET_LABELS, Rules, RulesError
+from app.engine import PRESET_LABELS
 from app.tables import chat
-from app.tables.commands import AddBot, Body, Info, Join, Leave, Ready, Rematch, RemoveBot, Start
-from app.tables.registry import Draining, TableClosed, TableGone, TableRegistry, TooMany, lobby_row
-from app.tables.spec import Principal, TableSpec
+from app.tables.commands import AddBot, Leave, Ready, Rematch, RemoveBot, Start
+from app.tables.registry import TableGone, lobby_row
 
 router = APIRouter(prefix="/api", tags=["tables"])
 
 BOT_TABLES = "`too_many_bot_tables`: you have the limit of matches of bots only running."
 LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
 MAX_LIVE_TABLES = 10_000_000  # far more tables than one server holds: the lobby's largest offset
-MAX_STAKE = 1_000_000
 LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
 # At most two writes a second per lobby feed: the first change after a quiet spell goes out at once,
 # a wave of changes (many matches ending) in one text per half second (docs/performance.md).
 LOBBY_FEED_INTERVAL_S = 0.5
 
 
-def get_registry(request: Request) -> TableRegistry:
-    registry: TableRegistry = request.app.state.tables
-    return registry
-
-
-RegistryDep = Annotated[TableRegistry, Depends(get_registry)]
-
-
-def principal_of(user: SessionInfo) -> Principal:
-    return Principal(key=user.key, name=user.name, account_id=user.account_id, is_admin=user.is_admin)
-
-
-class TableCreate(RequestBody):
-    """Every parameter of §1 of the rule book, or a preset (§11) plus the creator's choices."""
-
-    preset: Literal["durak_peak", "classic36", "durac1993"] = "durak_peak"
-    deck: Literal[24, 36, 52] | None = None
-    seats: int = Field(default=2, ge=2, le=6)
-    circle: Literal["neighbours", "all"] | None = None
-    transfer: bool | None = None
-    draws: bool | None = None
-    timer: int = Field(default=30, ge=0, le=600, description="Seconds per decision; 0 = no timer.")
-    stake: int = Field(default=0, ge=0, le=MAX_STAKE)
-    cheating: bool = False
-    private: bool = False
-    chat: bool = Field(default=True, description="The table's chat; false turns it off for everyone.")
-    name: str = Field(default="", max_length=40)
-    bot_delay_ms: int = Field(default=600, ge=0, le=5000)
-
-
-class SeatRequest(RequestBody):
-    seat: int | None = Field(default=None, ge=0, le=5)
-    client_seed: str | None = Field(
-        default=None,
-        pattern=r"^[0-9a-fA-F]{32}$",
-        description="Sitting down with your client seed for the next deal (docs/fairness.md), as the "
-        "websocket's `client_seed` does: the seat that fills a table starts the match at once.",
-    )
-    commitment: str | None = Field(
-        default=None, pattern=r"^[0-9a-f]{64}$", description="The table's commitment the client seed answers."
-    )
-
-
 class BotRequest(RequestBody):
     level: Literal["easy", "normal", "hard"] = "normal"
     seat: int | None = Field(default=None, ge=0, le=5)
-
-
-def _validation_error(field: str, message: str) -> HTTPException:
-    """A 422 in FastAPI's own shape, naming the parameter at fault."""
-    return HTTPException(422, detail=[{"loc": ["body", field], "msg": message, "type": "value_error"}])
-
-
-async def require_balance(db: Database, account_id: int, stake: int) -> None:
-    """409 ``insufficient_funds`` unless the account covers ``stake``, 403 ``staked_play_frozen`` when
-    an admin froze its staked play (checked before a seat is taken; the escrow at the match's start
-    is the binding check, and the table refuses related accounts and the pair cap, docs/integrity.md)."""
-    async with db.session() as session:
-        frozen = await integrity.freeze_of(session, account_id)
-        found = await accounts.view(session, account_id)
-    if frozen is not None:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            detail=f"staked_play_frozen: your staked play is frozen by an admin: {frozen.reason}",
-        )
-    balance = (found.balance or 0) if found is not None else 0
-    if balance < stake:
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
-            detail=f"insufficient_funds: the stake is {stake} coins and your balance is {balance}",
-        )
-
-
-async def saw_device(db: Database, request: Request, user: SessionInfo) -> None:
-    """An account sits down: note the browser's device (docs/integrity.md, related accounts)."""
-    if user.account_id is None:
-        return
-    account_id, device = user.account_id, device_of(request)
-    async with db.session() as session:
-        if await integrity.knows_device(session, device=device, account_id=account_id):
-            return  # the common case: no write
-    await db.write(lambda session: integrity.saw_device(session, device=device, account_id=account_id))
-
-
-MOVED_RETRY_S = 0.25  # a call refused ``moved`` (its table changing hands) is made again after this
-MOVED_RETRIES = 20
-
-
-def too_many(refused: TooMany) -> HTTPException:
-    if isinstance(refused, Draining):  # this process is stopping: another one opens it (retry)
-        return HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE,
-            detail=f"{refused.code}: {refused.message}",
-            headers={"Retry-After": "1"},
-        )
-    return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail=f"{refused.code}: {refused.message}")
-
-
-def _gone(exc: TableGone) -> HTTPException:
-    if isinstance(exc, TableClosed):
-        return HTTPException(status.HTTP_410_GONE, detail=f"table_closed: {exc.message}")
-    return HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code")
-
-
-def _urls(request: Request, code: str, watch_code: str) -> tuple[str, str]:
-    base = str(request.base_url).rstrip("/")
-    return f"{base}/t/{code}", f"{base}/w/{watch_code}"
 
 
 @router.get("/presets", responses={200: {"description": "The house-rule presets and their rules."}})
@@ -190,36 +81,7 @@ async def presets() -> list[Preset]:
 async def create_table(
     body: TableCreate, request: Request, user: CurrentUser, registry: RegistryDep, db: DatabaseDep
 ) -> TableCreated:
-    if body.stake > 0 and user.is_guest:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="guests can open only free tables; sign up")
-    if body.stake > 0 and user.account_id is not None:
-        # A stake the creator cannot cover would open a table he cannot sit at: refused before opening.
-        await require_balance(db, user.account_id, body.stake)
-    choices = body.model_dump(exclude={"preset", "private", "chat", "name", "bot_delay_ms"}, exclude_none=True)
-    try:
-        rules = Rules.for_preset(body.preset, **choices)
-    except RulesError as exc:
-        raise _validation_error(exc.field, exc.reason) from exc
-    spec = TableSpec(
-        rules=rules,
-        creator=principal_of(user),
-        name=body.name.strip() or f"{user.name}'s table",
-        private=body.private,
-        chat=body.chat,
-        bot_delay_ms=body.bot_delay_ms,
-    )
-    try:
-        actor = await registry.create(spec, address_of(request.client))
-    except TooMany as refused:
-        raise too_many(refused) from None
-    invite, watch = _urls(request, spec.code, spec.watch_code)
-    return TableCreated(
-        code=spec.code,
-        watch_code=spec.watch_code,
-        invite_url=invite,
-        watch_url=watch,
-        table=TableOut.model_validate(actor.info()),
-    )
+    return await open_table(body, request, user, registry, db)
 
 
 @router.get(
@@ -256,51 +118,6 @@ async def list_tables(
         rows.append(row)
     page = [LobbyRow.model_validate(row) for row in rows[offset : offset + limit]]
     return LobbyPage(tables=page, total=len(rows), offset=offset, limit=limit)
-
-
-def _check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> None:
-    """A match of bots only costs a core while it runs: a player may run only so many at once."""
-    try:
-        registry.check_bot_table(code, user.key)
-    except TooMany as refused:
-        raise too_many(refused) from None
-
-
-async def _call(registry: TableRegistry, code: str, body: Body, user: SessionInfo | None) -> dict[str, Any]:
-    try:
-        table_code, watch_only = await registry.resolve(code)
-    except TableGone as exc:
-        raise _gone(exc) from None
-    if watch_only and not isinstance(body, Info):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
-    principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
-    try:
-        reply = await registry.call(table_code, body, principal)
-        for _ in range(MOVED_RETRIES):
-            if reply.get("type") != "error" or reply.get("code") != "moved":
-                break
-            # The table is changing hands (its server stops, or was fenced out): nothing was done,
-            # and its next owner takes the call.
-            await asyncio.sleep(MOVED_RETRY_S)
-            reply = await registry.call(table_code, body, principal)
-    except (TimeoutError, TableGone):
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
-    if reply.get("type") == "error":
-        code_ = reply.get("code", "error")
-        http = {
-            "not_creator": 403,
-            "guests_free_tables_only": 403,
-            "staked_play_frozen": 403,
-            "unavailable": 503,
-            "not_seated": 409,
-            "bad_seat": 422,
-            "bad_level": 422,
-        }.get(code_, 409)
-        raise HTTPException(http, detail=f"{code_}: {reply.get('message')}")
-    return reply
-
-
-table_call = _call  # for the quick-play routes
 
 
 @router.get(
@@ -342,7 +159,7 @@ async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> No
     try:
         table_code, watch_only = await registry.resolve(code)
     except TableGone as exc:
-        raise _gone(exc) from None
+        raise gone(exc) from None
     actor = registry.tables.get(table_code)
     if watch_only:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="a spectator link can only watch")
@@ -359,23 +176,6 @@ async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> No
     await registry.close_table(table_code, "its creator closed it")
 
 
-async def _info(registry: TableRegistry, code: str, user: SessionInfo | None) -> dict[str, Any]:
-    """The table's ``info``, which refuses nobody: 404 or 410 for the code, 503 when the table does
-    not answer."""
-    try:
-        table_code, _ = await registry.resolve(code)
-    except TableGone as exc:
-        raise _gone(exc) from None
-    principal = principal_of(user) if user is not None else Principal(key="anon", name="spectator")
-    try:
-        reply = await registry.call(table_code, Info(), principal)
-    except (TimeoutError, TableGone):
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
-    if reply.get("type") == "error":
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail=f"{reply.get('code')}: {reply.get('message')}")
-    return reply
-
-
 @router.get(
     "/tables/{code}",
     response_model=TableWithLinks,
@@ -383,7 +183,7 @@ async def _info(registry: TableRegistry, code: str, user: SessionInfo | None) ->
     responses=responses(404, 410, 503),
 )
 async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
-    reply = await _info(registry, code, None)
+    reply = await info_reply(registry, code, None)
     table: dict[str, Any] = reply["table"]
     _, watch_only = await registry.resolve(code)
     table["watch_only"] = watch_only
@@ -411,29 +211,12 @@ async def join_table(
     db: DatabaseDep,
     body: SeatRequest | None = None,
 ) -> dict[str, Any]:
-    try:
-        table_code, _ = await registry.resolve(code)
-        stake = int((await registry.rules_of(table_code))["stake"])
-    except TableGone as exc:
-        raise _gone(exc) from None
-    if stake > 0 and user.account_id is not None:
-        await require_balance(db, user.account_id, stake)
-    await saw_device(db, request, user)
-    async with db.session() as session:
-        rating = await ratings.seat_rating(session, user.account_id)  # shown next to the seat
-    if body is not None and body.client_seed is not None:
-        join = Join(body.seat, rating, client_seed=body.client_seed, commitment=body.commitment)
-    else:
-        join = Join(body.seat if body else None, rating)
-    reply = await _call(registry, code, join, user)
-    if user.account_id is not None:  # where his friends see him (app/db/friends.py)
-        await friends.note_table(db, user.account_id, table_code)
-    return reply
+    return await take_seat(code, request, user, registry, db, body)
 
 
 @router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 410, 503))
 async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
-    return await _call(registry, code, Leave(), user)
+    return await table_call(registry, code, Leave(), user)
 
 
 @router.post(
@@ -446,8 +229,8 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     },
 )
 async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
-    _check_bot_table(registry, code, user)
-    return await _call(registry, code, AddBot(body.level, body.seat), user)
+    check_bot_table(registry, code, user)
+    return await table_call(registry, code, AddBot(body.level, body.seat), user)
 
 
 @router.delete(
@@ -461,7 +244,7 @@ async def remove_bot(
     user: CurrentUser,
     registry: RegistryDep,
 ) -> dict[str, Any]:
-    return await _call(registry, code, RemoveBot(seat), user)
+    return await table_call(registry, code, RemoveBot(seat), user)
 
 
 @router.post(
@@ -473,8 +256,8 @@ async def remove_bot(
     },
 )
 async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
-    _check_bot_table(registry, code, user)
-    return await _call(registry, code, Start(), user)
+    check_bot_table(registry, code, user)
+    return await table_call(registry, code, Start(), user)
 
 
 @router.post(
@@ -486,8 +269,8 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
     },
 )
 async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
-    _check_bot_table(registry, code, user)
-    return await _call(registry, code, Rematch(), user)
+    check_bot_table(registry, code, user)
+    return await table_call(registry, code, Rematch(), user)
 
 
 @router.post(
@@ -502,7 +285,7 @@ async def ready(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str
     """Before a staked match (docs/protocol.md, "Ready check"): the match starts once every human
     seated is connected to the table and has confirmed. 409 `no_ready_check`, `not_connected`
     (no open connection to the table), `not_seated`."""
-    return await _call(registry, code, Ready(), user)
+    return await table_call(registry, code, Ready(), user)
 
 
 @router.get(
@@ -564,12 +347,12 @@ async def report_player(
 ) -> ReportCreated:
     """Report a player at the table (by invite or spectator code): a seated player, or anyone whose
     line is among the table's recent chat lines."""
-    reply = await _info(registry, code, user)
+    reply = await info_reply(registry, code, user)
     table: dict[str, Any] = reply["table"]
     table_code, _ = await registry.resolve(code)
     reporter = principal_of(user)
     if body.player == reporter.key:
-        raise _validation_error("player", "you cannot report yourself")
+        raise validation_error("player", "you cannot report yourself")
     try:
         lines = [chat.public(line) for line in await chat.history(registry.broker, table_code)]
     except (BrokerError, OSError):
