@@ -264,7 +264,7 @@ class Settings(BaseSettings):
         default=1.0, gt=0, le=60, description="How often the arena runner looks at the live tournaments."
     )
     tournament_notice_s: float = Field(
-        default=300.0, ge=0, description='The "about to start" push notice goes out this long before a start.'
+        default=300.0, ge=0, description="The \"about to start\" push notice goes out this long before a start."
     )
     tournaments_per_player: int = Field(
         default=3, ge=0, description="Free tournaments one player may have scheduled or running at once."
