@@ -20,7 +20,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from app.config import PasswordHashing, get_settings
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("durak.security")  # with the other warnings of a risky configuration
 
 PARAMETERS: dict[PasswordHashing, Parameters] = {
     "strong": profiles.RFC_9106_LOW_MEMORY,  # argon2-cffi's default too (25.1)

@@ -63,7 +63,7 @@ async def test_the_test_cost_is_cheap_and_logs_a_warning(
 ) -> None:
     use_hashing("test")
     passwords.hasher_for.cache_clear()  # the warning comes once per process, when the cheap hasher is made
-    with caplog.at_level(logging.WARNING, logger="app.db.passwords"):
+    with caplog.at_level(logging.WARNING, logger="durak.security"):
         password_hash = await passwords.hash_password(PASSWORD)
     assert extract_parameters(password_hash) == profiles.CHEAPEST
     assert any("for test suites only" in record.getMessage() for record in caplog.records)
