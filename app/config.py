@@ -11,6 +11,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # The embedded default: fine on a loopback address, refused on any other (app/api/security.py).
 DEFAULT_SECRET_KEY = "dev-only-change-me-" + "0" * 16
 
+PasswordHashing = Literal["strong", "test"]
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DURAK_", env_file=".env", extra="ignore")
@@ -59,6 +61,12 @@ class Settings(BaseSettings):
     )
     starting_balance: int = Field(default=1000, ge=0, description="Coins granted to every new account.")
     session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
+    password_hashing: PasswordHashing = Field(
+        default="strong",
+        description="The cost of argon2id (app/db/passwords.py): strong = RFC 9106's low-memory choice (64 MiB, "
+        "3 passes; about 160 ms of CPU a hash). test = argon2's cheapest, which protects nothing: for test "
+        "suites only (the server logs a warning); a strong server rehashes such a hash at its next log-in.",
+    )
     log_level: str = "info"
     node_name: str = Field(default="", description="Names this process in table leases (default: host-pid).")
     ws_burst: int = Field(default=20, ge=1, description="Commands a connection may send in a burst.")

@@ -173,7 +173,9 @@ def durak_server(
     broker); its own origin is allowed as always, no other. Not started yet: call ``.start()``."""
     port = port or free_port()
     env = {
-        **os.environ,
+        # Benchmarks measure the production cost of passwords: a test suite's cheap setting
+        # (tests/conftest.py) is not inherited; the end-to-end tests ask for it in extra_env.
+        **{name: value for name, value in os.environ.items() if name != "DURAK_PASSWORD_HASHING"},
         "DURAK_HOST": HOST,
         "DURAK_PORT": str(port),
         "DURAK_DATABASE_URL": f"sqlite+aiosqlite:///{workdir / 'durak.sqlite3'}",

@@ -25,13 +25,22 @@ arranged here:
   this order (the scheduler below keeps it; xdist would otherwise put the groups first), so a
   worker that has received a browser test receives nothing else afterwards. The slow list comes
   from ``pytest --durations=0``; a file missing from it only runs later within its part.
+
+One setting for every test: passwords are hashed at argon2's cheapest cost
+(``DURAK_PASSWORD_HASHING=test``, app/db/passwords.py), in this process and in every server process a
+test starts (they inherit the environment), because the suite signs up and logs in thousands of
+accounts and the strong cost is about 160 ms of CPU each. tests/db/test_passwords.py tests the strong
+default with the variable removed. Benchmarks keep the strong cost (bench/_server.py drops it).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
+
+os.environ["DURAK_PASSWORD_HASHING"] = "test"
 
 # Files (or folders) whose tests run first within their part, slowest first: `--durations=0` summed per file.
 SLOW_FIRST = (

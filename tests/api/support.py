@@ -8,12 +8,11 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from argon2 import PasswordHasher
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.config import Settings
-from app.db import accounts, passwords
+from app.config import Settings, get_settings
+from app.db import accounts
 from app.db.models import ROLE_ADMIN
 from app.db.session import Database
 from app.main import create_app
@@ -63,14 +62,11 @@ class Api:
         return client
 
 
-# argon2id still, with the cost turned down so that tests sign people up quickly.
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-
-
 @pytest.fixture
-def cheap_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(passwords, "_hasher", CHEAP_HASHER)
-    monkeypatch.setattr(passwords, "_DUMMY_HASH", CHEAP_HASHER.hash("not-a-real-password"))
+def cheap_hashing() -> None:
+    """argon2id at its cheapest, so that tests sign people up quickly: the whole suite hashes so
+    (tests/conftest.py sets ``DURAK_PASSWORD_HASHING=test``); this says so where a fixture relies on it."""
+    assert get_settings().password_hashing == "test", "tests/conftest.py sets DURAK_PASSWORD_HASHING=test"
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             "DURAK_LOG_LEVEL": "warning",
             "DURAK_RELATED_SAME_IP": "false",  # every account signs up from 127.0.0.1 (docs/integrity.md)
             "DURAK_NEW_ACCOUNT_MATCHES": "0",  # fresh accounts play for coins at once
+            "DURAK_PASSWORD_HASHING": "test",  # as the whole suite (tests/conftest.py); bench/_server.py drops it
         },
     )
     proc.start(timeout=60)
