@@ -29,7 +29,7 @@ import { cheatOf } from '../table/reasons.js';
 import { seatBox } from '../table/render.js';
 import { resultsPanel, resultsReopen } from '../table/results.js';
 import { opponentsRing } from '../table/seats.js';
-import { isMuted, onMuteChange, playSound } from '../table/sound.js';
+import { isMuted, onMuteChange, playSoundAfterPaint } from '../table/sound.js';
 import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
 import { chatPanel } from '../table/chat.js';
@@ -169,12 +169,17 @@ export function mount(root, { code, watch }) {
     felt.dataset.phase = view ? view.phase : 'none';
   }
 
+  let logDrawn = null; // the log's drawing whose newest line was scrolled into view
   store.around(
     (keys) => (keys.has('events') && st.events && felt.querySelector('#hand, #table-zone') ? measure(container) : null),
     (before) => {
       feltAttributes();
-      const logList = container.querySelector('#log');
-      if (logList) logList.scrollTop = logList.scrollHeight;
+      // A new drawing of the log shows its newest line (only then: reading its height lays the page out).
+      if (log.el.dataset.draws !== logDrawn) {
+        logDrawn = log.el.dataset.draws;
+        const logList = container.querySelector('#log');
+        if (logList) logList.scrollTop = logList.scrollHeight;
+      }
       if (before) container.dataset.flights = String(animateChange(container, before, st.events, st.seat));
       tick();
     },
@@ -391,8 +396,8 @@ export function mount(root, { code, watch }) {
       }
       if (st.busy === id) set({ busy: null, ...undoProvisional() });
     }, 4000);
-    if (action.card || action.cards) playSound('card');
-    else if (action.type === 'take') playSound('take');
+    if (action.card || action.cards) playSoundAfterPaint('card');
+    else if (action.type === 'take') playSoundAfterPaint('take');
   }
 
   async function join(seat) {
