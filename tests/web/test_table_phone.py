@@ -691,7 +691,7 @@ def test_results_show_places_coins_rating_rematch_and_lobby_first_and_the_proof_
     expect(page.locator("#rematch-button")).to_be_visible()
     width, height = size
     snap(page, f"results-{width}x{height}")
-    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me"):
+    for target in ("#rematch-button", "#results-leave", "#results .result-row.me"):
         box = page.locator(target).bounding_box()
         assert box is not None and box["y"] + box["height"] <= height, f"{target} below the fold at {size}"
     # No seed or commitment in the main flow: a small "fair deal" link to the replay's verify panel.
@@ -734,11 +734,11 @@ def test_a_forfeit_with_a_rematch_offer_keeps_play_again_and_lobby_in_view_and_s
     width, height = size
     snap(page, f"results-forfeit-{width}x{height}-{locale[:2]}")
     # Rematch (here "Play again") and Lobby come before the forfeit note and are on the screen.
-    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me", "#rematch-status"):
+    for target in ("#rematch-button", "#results-leave", "#results .result-row.me", "#rematch-status"):
         box = page.locator(target).bounding_box()
         assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, f"{target} off at {size}"
     order = page.evaluate(
-        """() => ['#rematch-button', '#results-lobby', '#results-forfeit', '#fair-deal-link'].map(
+        """() => ['#rematch-button', '#results-leave', '#results-forfeit', '#fair-deal-link'].map(
              (sel) => document.querySelector(sel).getBoundingClientRect().top)"""
     )
     assert order[0] <= order[2] and order[1] <= order[2] <= order[3], order
