@@ -158,6 +158,9 @@ export function mount(root, { code, watch }) {
     const table = st.table;
     const view = st.view;
     container.classList.toggle('in-match', playing(st));
+    // A friend's challenge (notices.js) waits in a slim banner over the header while a match runs,
+    // off the felt (app.css "notice-box").
+    document.body.classList.toggle('match-running', playing(st) && !st.gone);
     felt.hidden = !table || st.gone;
     chat.el.hidden = !table || st.gone; // shown with the table: moving it into the bar then would shift the page
     if (!table) return;
@@ -645,6 +648,7 @@ export function mount(root, { code, watch }) {
       offMute();
       LOG_BESIDE.removeEventListener('change', logLayout);
       setSlimHeader(false);
+      document.body.classList.remove('match-running');
       setPageTitle(null);
       replaceKeepingFocus(container, []);
     },
