@@ -165,12 +165,17 @@ def test_one_store_own_move_is_drawn_once_and_parts_redraw_only_what_changed(pho
     page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
     expect(page.locator("#hand .card.playable")).to_have_count(3)
     opponents, top = draws(page, "opponents"), draws(page, "top")
+    untouched = {part: draws(page, part) for part in ("piles", "info", "me-row", "me", "center", "opponents")}
+    hand, pairs = draws(page, "hand"), draws(page, "pairs")
     # The state is read-only: a part that wrote it while drawing would throw (the page reports it).
     page.locator("#hand .card[data-card='8h']").click()
     command = fake.wait_for_command(page, 1)
     assert command["type"] == "lead" and command["cards"] == ["8h"]
     expect(page.locator("#hand .card.playable")).to_have_count(0)  # inert while the move is on its way
-    before_update = draws(page, "me")
+    # The tap drew the hand and the pairs, once each, and nothing else (table/provisional.js).
+    assert (draws(page, "hand"), draws(page, "pairs")) == (hand + 1, pairs + 1)
+    assert {part: draws(page, part) for part in untouched} == untouched
+    before_update = draws(page, "hand")
     after = lead_view(
         ["6c", "Ks"], phase="bout", table=[{"attack": "8h", "cover": None}], legal=[],
         decision={"kind": "defend", "seats": [1], "forfeits": True},
@@ -192,11 +197,11 @@ def test_one_store_own_move_is_drawn_once_and_parts_redraw_only_what_changed(pho
     )
     expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
     expect(page.locator("#hand .card")).to_have_count(2)
-    assert draws(page, "me") == before_update + 1
+    assert draws(page, "hand") == before_update + 1
     # The ack that follows the update changes nothing: the hand is not drawn a second time.
     fake.push({"type": "ack", "id": command["id"], "version": 8})
     page.wait_for_timeout(300)
-    assert draws(page, "me") == before_update + 1
+    assert draws(page, "hand") == before_update + 1
     # A selection, a mute: only their parts redraw; the opponents were drawn for the move alone.
     assert draws(page, "opponents") == opponents + 1
     page.locator("#mute-toggle").click()

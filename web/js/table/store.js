@@ -100,7 +100,9 @@ export function createStore(initial) {
     if (!key) return;
     const [p] = owner;
     const again = p.el.querySelector(`[data-key="${CSS.escape(key)}"]`);
-    const target = again || (p.focus ? p.el.querySelector(p.focus) : null);
+    // The fallback is looked for in the part first, then in the page (a part may be one of several
+    // that make up an area: the hand's fallback can be a button of the action bar).
+    const target = again || (p.focus ? p.el.querySelector(p.focus) || document.querySelector(p.focus) : null);
     if (target) target.focus({ preventScroll: true });
   }
 
