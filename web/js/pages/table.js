@@ -512,13 +512,15 @@ export function mount(root, { code, watch }) {
     return h('div', { class: ['me-area', deciding && 'my-turn', deciding && (may ? 'may-act' : 'must-act')], id: 'me-area' }, h('div', { class: 'me-row' }, meRow.el), st.view ? hand.el : null);
   }
 
+  /** The seat and the action bar, drawn from the view they select (`shown`: while a move drawn ahead
+   * is on its way, the view it was drawn from, whose buttons `busy` switches off). */
   function myRow() {
-    const view = st.view;
+    const view = shown(st);
     const deciding = decidingSeats().includes(st.seat);
     const may = deciding && mayOnlySeats().includes(st.seat);
     const mine = seatBox(st.table.seats[st.seat], view ? view.players[st.seat] : null, { me: true, deciding });
     if (may) mine.classList.add('may');
-    return [mine, view && view.phase !== 'over' ? actionBar(game) : null];
+    return [mine, view && view.phase !== 'over' ? actionBar(game, view) : null];
   }
 
   /** The action bar's buttons follow `busy` where they are (a move drawn ahead does not redraw it). */
