@@ -4,6 +4,7 @@ notice he accepts, and Web Push asked for only when the player chooses it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -110,3 +111,71 @@ def test_a_blocked_player_is_listed_and_can_be_unblocked(new_context: Any) -> No
     expect(page.locator("#friend-requests")).to_have_count(0)
     blocked.locator("[data-act=unblock]").click()
     expect(page.locator("#blocked-list")).to_have_count(0)
+
+
+# Points of the felt a banner must leave alone: each hand card's visible middle, the action bar, the
+# seats (own and opponents'), the table zone. [what] of each covered one.
+FELT_COVERED = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll('#felt .seat, #hand .card, #actions, #table-zone, #stock')) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const x = el.matches('#hand .card') ? r.left + Math.min(12, r.width / 2) : r.left + r.width / 2;
+    const hit = document.elementFromPoint(x, r.top + Math.min(12, r.height / 2));
+    if (hit && hit.closest('#notice-box')) out.push(el.id || el.dataset.card || el.className);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(360, 640), (844, 390)], ids=["360x640", "844x390"])
+def test_a_challenge_during_a_match_is_a_banner_over_the_header_not_over_the_felt(
+    new_context: Any, width: int, height: int
+) -> None:
+    alice_ctx, carol_ctx = new_context(), new_context()
+    bob_ctx = new_context(width=width, height=height, has_touch=True)
+    alice, bob, carol = sign_up_api(alice_ctx), sign_up_api(bob_ctx), sign_up_api(carol_ctx)
+    for friend_ctx, friend in ((alice_ctx, alice), (carol_ctx, carol)):
+        api(bob_ctx, "POST", f"/api/friends/{friend['name']}")
+        api(friend_ctx, "POST", f"/api/friends/{bob['name']}")
+    # Bob plays a bot on his phone.
+    table = api(bob_ctx, "POST", "/api/tables", {"name": "Bob vs bot", "seats": 2, "timer": 60, "bot_delay_ms": 0})
+    api(bob_ctx, "POST", f"/api/tables/{table['code']}/join", {"seat": 0})
+    api(bob_ctx, "POST", f"/api/tables/{table['code']}/bots", {"seat": 1, "level": "easy"})
+    page = bob_ctx.new_page()
+    page.goto(f"/t/{table['code']}")
+    expect(page.locator("#hand .card")).to_have_count(6)
+    expect(page.locator("body")).to_have_class(re.compile(r"\bmatch-running\b"))
+
+    # Alice and Carol challenge him: one line at the top of the screen, over the header, one
+    # challenge at a time; the felt, his hand and his buttons stay uncovered and usable.
+    for friend_ctx in (alice_ctx, carol_ctx):
+        api(friend_ctx, "POST", f"/api/friends/{bob['name']}/challenge", {"seats": 2, "deck": 36, "timer": 60})
+    box = page.locator("#notice-box")
+    expect(box.locator(".notice-card")).to_have_count(2)
+    expect(box.locator(".notice-card").first).to_be_visible()
+    expect(box.locator(".notice-card").nth(1)).to_be_hidden()
+    banner = box.bounding_box()
+    felt = page.locator("#felt").bounding_box()
+    assert banner is not None and felt is not None
+    assert banner["y"] == 0 and banner["height"] <= 56 and banner["width"] == width, banner
+    assert banner["y"] + banner["height"] <= felt["y"], (banner, felt)
+    assert page.evaluate(FELT_COVERED) == []
+    for button in box.locator(".notice-card").first.locator("button").all():
+        size = button.bounding_box()
+        assert size is not None and size["width"] >= 44 and size["height"] >= 44, size
+    no_sideways_scroll(page)
+
+    # Declining from the banner shows the other one; declining that clears it.
+    box.locator(".notice-card").first.locator("[data-act=decline]").click()
+    expect(box.locator(".notice-card")).to_have_count(1)
+    expect(box.locator(".notice-card").first).to_be_visible()
+    assert page.evaluate(FELT_COVERED) == []
+
+    # Once he leaves the table page the box is the usual corner box again (not a banner).
+    page.goto("/")
+    card = page.locator("#notice-box .notice-card")
+    expect(card).to_have_count(1)
+    expect(page.locator("body")).not_to_have_class(re.compile(r"\bmatch-running\b"))
+    corner = page.locator("#notice-box").bounding_box()
+    assert corner is not None and corner["y"] > height / 2, corner

@@ -1,4 +1,5 @@
-"""Issue 13 in the browser: a rematch is a proposal ("alice wants a rematch -- Play again / Leave",
+"""Issue 13 in the browser: a rematch is a proposal ("alice wants a rematch -- Play again / Leave the
+table",
 "waiting for bob..."), stakes are taken only when both clicked; the idle limit and the disconnect
 grace are shown as countdowns."""
 
@@ -62,7 +63,10 @@ def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any)
     expect(alice.locator("#rematch-button")).to_have_count(0)
     expect(bob.locator("#rematch-status")).to_contain_text(f"{alice_me['name']} wants a rematch")
     expect(bob.locator("#rematch-button")).to_have_text("Play again")
-    expect(bob.locator("#rematch-leave")).to_have_text("Leave")
+    # One way out, which says what it does (not a "Leave" beside a "Lobby"): leaving the table.
+    expect(bob.locator("#results-leave")).to_have_text("Leave the table")
+    expect(bob.locator("#results-leave")).to_have_attribute("title", re.compile("seat.*lobby"))
+    expect(bob.locator("#results-lobby")).to_have_count(0)
     expect(bob.locator("#results")).to_be_visible()
     expect_balances(alice_ctx, bob_ctx, (1000 + STAKE, 1000 - STAKE))
 
@@ -73,18 +77,26 @@ def test_a_rematch_is_a_proposal_each_player_accepts_or_leaves(new_context: Any)
         expect(page.locator("#hand .card")).to_have_count(6)
     expect_balances(alice_ctx, bob_ctx, (1000, 1000 - 2 * STAKE))
 
-    # Next time bob declines: Leave gives up his seat; alice waits for a new player.
+    # Next time alice declines: "Leave the table" gives up her seat and takes her to the lobby; bob
+    # waits for a new player.
     api(alice_ctx, "POST", f"/api/tables/{code}/leave")
     expect(bob.locator("#results")).to_be_visible()
     bob.locator("#rematch-button").click()
     expect(alice.locator("#rematch-button")).to_have_text("Play again")
-    alice.locator("#rematch-leave").click()
-    expect(alice.locator("#spectating-badge")).to_be_visible()
-    expect(alice.locator("#rematch-button")).to_have_count(0)
+    expect(alice.locator("#results-lobby")).to_have_count(0)
+    alice.locator("#results-leave").click()
+    expect(alice.locator("#table-page")).to_have_count(0)
+    expect(alice).to_have_url(re.compile(r"/#/$"))
     expect(bob.locator("#rematch-status")).to_contain_text("Waiting for a new player…")
     expect_balances(alice_ctx, bob_ctx, (1000, 1000))  # alice forfeited the second match
 
-    # The freed seat is open while the proposal runs: whoever sits down agrees, and it starts.
+    # Back at the table she only watches (a spectator's results have the lobby link, no leave); the
+    # freed seat is open while the proposal runs: whoever sits down agrees, and it starts.
+    alice.goto(table["invite_url"])
+    expect(alice.locator("#spectating-badge")).to_be_visible()
+    expect(alice.locator("#rematch-button")).to_have_count(0)
+    expect(alice.locator("#results-leave")).to_have_count(0)
+    expect(alice.locator("#results-lobby")).to_have_text("Lobby")
     alice.locator("#rematch-join").click()
     for page in (alice, bob):
         expect(page.locator("#hand .card")).to_have_count(6)

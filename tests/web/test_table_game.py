@@ -242,7 +242,8 @@ def test_mute_is_remembered_and_nothing_plays_before_a_gesture(new_context: Call
     expect(toggle).to_have_attribute("aria-pressed", "false")
     page.locator("#hand .card[data-card='9s']").click()  # a gesture: the card sound plays
     fake.wait_for_command(page, 1)
-    assert int(page.evaluate("document.documentElement.dataset.sounds")) >= 1
+    # (once the frame with the card on the table is drawn: table/sound.js playSoundAfterPaint)
+    page.wait_for_function("Number(document.documentElement.dataset.sounds) >= 1", timeout=5000)
     toggle.click()
     expect(toggle).to_have_attribute("aria-pressed", "true")
     assert page.evaluate("localStorage.getItem('durak.muted')") == "1"
@@ -250,6 +251,7 @@ def test_mute_is_remembered_and_nothing_plays_before_a_gesture(new_context: Call
     expect(page.locator("#mute-toggle")).to_have_attribute("aria-pressed", "true")
     page.locator("#hand .card[data-card='7h']").click()
     fake.wait_for_command(page, 1)
+    page.wait_for_timeout(300)  # past the frame after which the card's sound would play
     assert page.evaluate("document.documentElement.dataset.sounds") is None  # muted: still none
     page.locator("#mute-toggle").click()
     expect(page.locator("#mute-toggle")).to_have_attribute("aria-pressed", "false")

@@ -165,12 +165,17 @@ def test_one_store_own_move_is_drawn_once_and_parts_redraw_only_what_changed(pho
     page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
     expect(page.locator("#hand .card.playable")).to_have_count(3)
     opponents, top = draws(page, "opponents"), draws(page, "top")
+    untouched = {part: draws(page, part) for part in ("piles", "info", "me-row", "me", "center", "opponents")}
+    hand, pairs = draws(page, "hand"), draws(page, "pairs")
     # The state is read-only: a part that wrote it while drawing would throw (the page reports it).
     page.locator("#hand .card[data-card='8h']").click()
     command = fake.wait_for_command(page, 1)
     assert command["type"] == "lead" and command["cards"] == ["8h"]
     expect(page.locator("#hand .card.playable")).to_have_count(0)  # inert while the move is on its way
-    before_update = draws(page, "me")
+    # The tap drew the hand and the pairs, once each, and nothing else (table/provisional.js).
+    assert (draws(page, "hand"), draws(page, "pairs")) == (hand + 1, pairs + 1)
+    assert {part: draws(page, part) for part in untouched} == untouched
+    before_update = draws(page, "hand")
     after = lead_view(
         ["6c", "Ks"], phase="bout", table=[{"attack": "8h", "cover": None}], legal=[],
         decision={"kind": "defend", "seats": [1], "forfeits": True},
@@ -192,11 +197,11 @@ def test_one_store_own_move_is_drawn_once_and_parts_redraw_only_what_changed(pho
     )
     expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
     expect(page.locator("#hand .card")).to_have_count(2)
-    assert draws(page, "me") == before_update + 1
+    assert draws(page, "hand") == before_update + 1
     # The ack that follows the update changes nothing: the hand is not drawn a second time.
     fake.push({"type": "ack", "id": command["id"], "version": 8})
     page.wait_for_timeout(300)
-    assert draws(page, "me") == before_update + 1
+    assert draws(page, "hand") == before_update + 1
     # A selection, a mute: only their parts redraw; the opponents were drawn for the move alone.
     assert draws(page, "opponents") == opponents + 1
     page.locator("#mute-toggle").click()
@@ -691,7 +696,7 @@ def test_results_show_places_coins_rating_rematch_and_lobby_first_and_the_proof_
     expect(page.locator("#rematch-button")).to_be_visible()
     width, height = size
     snap(page, f"results-{width}x{height}")
-    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me"):
+    for target in ("#rematch-button", "#results-leave", "#results .result-row.me"):
         box = page.locator(target).bounding_box()
         assert box is not None and box["y"] + box["height"] <= height, f"{target} below the fold at {size}"
     # No seed or commitment in the main flow: a small "fair deal" link to the replay's verify panel.
@@ -734,11 +739,11 @@ def test_a_forfeit_with_a_rematch_offer_keeps_play_again_and_lobby_in_view_and_s
     width, height = size
     snap(page, f"results-forfeit-{width}x{height}-{locale[:2]}")
     # Rematch (here "Play again") and Lobby come before the forfeit note and are on the screen.
-    for target in ("#rematch-button", "#results-lobby", "#results .result-row.me", "#rematch-status"):
+    for target in ("#rematch-button", "#results-leave", "#results .result-row.me", "#rematch-status"):
         box = page.locator(target).bounding_box()
         assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, f"{target} off at {size}"
     order = page.evaluate(
-        """() => ['#rematch-button', '#results-lobby', '#results-forfeit', '#fair-deal-link'].map(
+        """() => ['#rematch-button', '#results-leave', '#results-forfeit', '#fair-deal-link'].map(
              (sel) => document.querySelector(sel).getBoundingClientRect().top)"""
     )
     assert order[0] <= order[2] and order[1] <= order[2] <= order[3], order

@@ -95,7 +95,9 @@ export function challengeText(item) {
   return t('notices.challenge', { name: item.from, seats: rules.seats, deck: rules.deck, stake });
 }
 
-/** The corner box of open challenges, on every page but the friends page (which lists them). */
+/** The corner box of open challenges, on every page but the friends page (which lists them). During a
+ * match on the table page (body.match-running) it is a one-line banner over the header instead, the
+ * newest challenge only, so that it never covers the felt (app.css). */
 export function renderBox() {
   let box = document.getElementById('notice-box');
   const shown = document.getElementById('main')?.dataset.page !== 'friends' ? [...challenges.values()] : [];
@@ -112,7 +114,7 @@ export function renderBox() {
       h(
         'div',
         { class: 'panel notice-card', dataset: { challenge: String(item.id) } },
-        h('p', { text: challengeText(item) }),
+        h('p', { text: challengeText(item), title: challengeText(item) }),
         h(
           'div',
           { class: 'actions' },

@@ -14,7 +14,7 @@ import { refusalText } from '../integrity.js';
 import { navigate } from '../main.js';
 import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
-import { deadlineNoteText, tableArea } from '../table/area.js';
+import { deadlineNoteText, infoLine, pairsArea, pilesRow } from '../table/area.js';
 import { fairnessLine, newSeedState, seedFor, sendClientSeed } from '../table/fairline.js';
 import { actionBar, topBar } from '../table/controls.js';
 import { clockText, countdownText, seatNames } from '../table/describe.js';
@@ -29,7 +29,7 @@ import { cheatOf } from '../table/reasons.js';
 import { seatBox } from '../table/render.js';
 import { resultsPanel, resultsReopen } from '../table/results.js';
 import { opponentsRing } from '../table/seats.js';
-import { isMuted, onMuteChange, playSound } from '../table/sound.js';
+import { isMuted, onMuteChange, playSoundAfterPaint } from '../table/sound.js';
 import { eventSounds, timerTick, turnCues } from '../table/turn.js';
 import { TableSocket } from '../table/socket.js';
 import { chatPanel } from '../table/chat.js';
@@ -130,13 +130,26 @@ export function mount(root, { code, watch }) {
 
   const top = store.part('top', (s) => [lang(s), s.user, s.muted, s.conn, s.seat, s.watch, json(s.table && { name: s.table.name, spectators: s.table.spectators, rules: s.table.rules, series: s.table.series, status: s.table.status, bot: s.table.bot_table }), inRunningMatch(), s.gone], () => (st.gone ? null : topBar(game)));
   const opponents = store.part('opponents', (s) => [lang(s), s.seat, json(s.table && s.table.seats), json(s.view && s.view.players), decidingSeats().join(), mayOnlySeats().join(), graceSeats().join(), s.view && s.view.phase], () => (st.view && st.table ? opponentsRing({ table: st.table, view: st.view, mySeat: st.seat, deciding: decidingSeats(), mayOnly: mayOnlySeats(), graceSeats: graceSeats() }) : null));
+  // One's own card move, drawn ahead of the server (table/provisional.js), changes the hand and the
+  // pairs alone: the parts it leaves as they were select the view it was drawn from (`confirmed`), so
+  // a tap redraws (and the browser lays out) the hand and the pairs only.
+  const shown = (s) => s.confirmed || s.view;
+  const HAND_FOCUS = '.hand .card.playable, .hand .card, #actions button';
+  const piles = store.part('piles', (s) => [lang(s), shown(s)], () => (st.view ? pilesRow(game) : null));
+  const pairs = store.part('pairs', (s) => [lang(s), s.view, s.selection, s.seat], () => (st.view ? pairsArea(game) : null), { focus: '.hand .card.playable, #actions button' });
+  const info = store.part('info', (s) => [lang(s), shown(s), s.seat, s.table && s.table.status, json(s.table && s.table.seats)], () => (st.view ? infoLine(game) : null));
   const center = store.part(
     'center',
-    (s) => (s.view ? [lang(s), 'view', s.view, s.selection, s.seat, s.table.status, json(s.table.seats)] : [lang(s), 'waiting', s.table, s.seat, s.user, s.joinError, s.rematchError, s.guestName, s.seedsRev, s.you]),
-    () => (!st.table ? null : st.view ? tableArea(game) : waitingPanel(game)),
+    (s) => (s.view ? [lang(s), 'view', Boolean(s.table)] : [lang(s), 'waiting', s.table, s.seat, s.user, s.joinError, s.rematchError, s.guestName, s.seedsRev, s.you]),
+    () => (!st.table ? null : st.view ? h('div', { class: 'center' }, piles.el, pairs.el, info.el) : waitingPanel(game)),
     { focus: '.hand .card.playable, #actions button' },
   );
-  const me = store.part('me', (s) => [lang(s), s.seat, s.view, s.selection, s.busy, s.conn, json(s.table && s.seat !== null && s.table.seats[s.seat]), s.cheatAsked, s.table && s.table.status], () => (st.table && st.seat !== null ? myArea() : null), { focus: '.hand .card.playable, .hand .card, #actions button' });
+  // While a move drawn ahead is on its way the action bar is not drawn again (its `busy` reads as
+  // before the tap, when it was null): its buttons are switched off where they are (busyButtons),
+  // and the server's answer draws it.
+  const meRow = store.part('me-row', (s) => [lang(s), s.seat, shown(s), s.selection.join(), s.confirmed ? null : s.busy, s.conn, json(s.table && s.seat !== null && s.table.seats[s.seat]), s.cheatAsked, s.table && s.table.status], () => (st.table && st.seat !== null ? myRow() : null), { focus: HAND_FOCUS });
+  const hand = store.part('hand', (s) => [lang(s), s.seat, s.view, s.selection, s.busy, s.conn, s.cheatAsked, s.table && s.table.status, s.table && s.table.rules.cheating], () => (st.table && st.seat !== null && st.view ? handRow(game) : null), { focus: HAND_FOCUS });
+  const me = store.part('me', (s) => [lang(s), s.seat, Boolean(s.table), Boolean(s.view), decidingSeats().join(), mayOnlySeats().join()], () => (st.table && st.seat !== null ? myArea() : null), { focus: HAND_FOCUS });
   const after = store.part('after', (s) => [lang(s), s.user, s.seat, s.table && s.table.status, s.view ? s.table.results : null, json(s.view && s.table.rematch), s.resultsHidden, s.rematchError, playing(s) ? null : s.view && s.table], () => {
     if (!st.view || !st.table) return null;
     if (st.table.status === 'finished') return [resultsPanel(game), resultsReopen(game)];
@@ -158,6 +171,9 @@ export function mount(root, { code, watch }) {
     const table = st.table;
     const view = st.view;
     container.classList.toggle('in-match', playing(st));
+    // A friend's challenge (notices.js) waits in a slim banner over the header while a match runs,
+    // off the felt (app.css "notice-box").
+    document.body.classList.toggle('match-running', playing(st) && !st.gone);
     felt.hidden = !table || st.gone;
     chat.el.hidden = !table || st.gone; // shown with the table: moving it into the bar then would shift the page
     if (!table) return;
@@ -169,12 +185,18 @@ export function mount(root, { code, watch }) {
     felt.dataset.phase = view ? view.phase : 'none';
   }
 
+  let logDrawn = null; // the log's drawing whose newest line was scrolled into view
   store.around(
     (keys) => (keys.has('events') && st.events && felt.querySelector('#hand, #table-zone') ? measure(container) : null),
-    (before) => {
+    (before, keys) => {
       feltAttributes();
-      const logList = container.querySelector('#log');
-      if (logList) logList.scrollTop = logList.scrollHeight;
+      if (keys.has('busy') || keys.has('conn')) busyButtons();
+      // A new drawing of the log shows its newest line (only then: reading its height lays the page out).
+      if (log.el.dataset.draws !== logDrawn) {
+        logDrawn = log.el.dataset.draws;
+        const logList = container.querySelector('#log');
+        if (logList) logList.scrollTop = logList.scrollHeight;
+      }
       if (before) container.dataset.flights = String(animateChange(container, before, st.events, st.seat));
       tick();
     },
@@ -391,8 +413,8 @@ export function mount(root, { code, watch }) {
       }
       if (st.busy === id) set({ busy: null, ...undoProvisional() });
     }, 4000);
-    if (action.card || action.cards) playSound('card');
-    else if (action.type === 'take') playSound('take');
+    if (action.card || action.cards) playSoundAfterPaint('card');
+    else if (action.type === 'take') playSoundAfterPaint('take');
   }
 
   async function join(seat) {
@@ -483,19 +505,28 @@ export function mount(root, { code, watch }) {
     return Object.entries(st.seatDeadlines).filter(([, deadline]) => deadline.kind === 'grace').map(([seat]) => Number(seat));
   }
 
+  /** The player's own area: his row (seat and action bar, the part `meRow`) and his hand (`hand`). */
   function myArea() {
-    const table = st.table;
-    const view = st.view;
     const deciding = decidingSeats().includes(st.seat);
     const may = deciding && mayOnlySeats().includes(st.seat);
-    const mine = seatBox(table.seats[st.seat], view ? view.players[st.seat] : null, { me: true, deciding });
+    return h('div', { class: ['me-area', deciding && 'my-turn', deciding && (may ? 'may-act' : 'must-act')], id: 'me-area' }, h('div', { class: 'me-row' }, meRow.el), st.view ? hand.el : null);
+  }
+
+  /** The seat and the action bar, drawn from the view they select (`shown`: while a move drawn ahead
+   * is on its way, the view it was drawn from, whose buttons `busy` switches off). */
+  function myRow() {
+    const view = shown(st);
+    const deciding = decidingSeats().includes(st.seat);
+    const may = deciding && mayOnlySeats().includes(st.seat);
+    const mine = seatBox(st.table.seats[st.seat], view ? view.players[st.seat] : null, { me: true, deciding });
     if (may) mine.classList.add('may');
-    return h(
-      'div',
-      { class: ['me-area', deciding && 'my-turn', deciding && (may ? 'may-act' : 'must-act')], id: 'me-area' },
-      h('div', { class: 'me-row' }, mine, view && view.phase !== 'over' ? actionBar(game) : null),
-      view ? handRow(game) : null,
-    );
+    return [mine, view && view.phase !== 'over' ? actionBar(game, view) : null];
+  }
+
+  /** The action bar's buttons follow `busy` where they are (a move drawn ahead does not redraw it). */
+  function busyButtons() {
+    const disabled = Boolean(st.busy) || st.conn !== 'open';
+    for (const button of container.querySelectorAll('#actions button')) if (button.disabled !== disabled) button.disabled = disabled;
   }
 
   // A tap is a press and a release on the same element. An update that redraws the page between
@@ -640,6 +671,7 @@ export function mount(root, { code, watch }) {
       offMute();
       LOG_BESIDE.removeEventListener('change', logLayout);
       setSlimHeader(false);
+      document.body.classList.remove('match-running');
       setPageTitle(null);
       replaceKeepingFocus(container, []);
     },

@@ -45,7 +45,14 @@ export function deadlineNoteText(game, seat, kind, left) {
   return seat === game.st.seat ? t('deadline.idle_you', { time }) : t('deadline.idle_other', { name, time });
 }
 
-export function tableArea(game) {
+/** The stock with the trump, and the discard pile. */
+export function pilesRow(game) {
+  const view = game.st.view;
+  return h('div', { class: 'piles' }, stockPile(view), discardPile(view));
+}
+
+/** The attack/cover pairs (the attacks a selected card may cover are buttons). */
+export function pairsArea(game) {
   const st = game.st;
   const view = st.view;
   const selected = st.selection.length === 1 ? st.selection[0] : null;
@@ -56,16 +63,17 @@ export function tableArea(game) {
     onDrop: st.seat !== null ? (card, index) => onDrop(game, card, index) : null,
   });
   if (view.table.length >= 4) zone.classList.add('many');
+  return zone;
+}
+
+/** The allowance, who is taking, the prompt and the note of an idle limit or a grace. */
+export function infoLine(game) {
+  const st = game.st;
+  const view = st.view;
   const info = [];
   if (view.phase !== 'over' && view.phase !== 'challenge') {
     info.push(h('span', { class: 'allowance', id: 'allowance', dataset: { allowance: String(view.allowance) }, text: t('table.allowance', { count: view.allowance, cap: view.cap }) }));
     if (view.taking) info.push(h('span', { class: 'badge taking', text: view.defender === st.seat ? t('table.you_taking') : t('table.taking', { name: seatName(game.names(), view.defender) }) }));
   }
-  return h(
-    'div',
-    { class: 'center' },
-    h('div', { class: 'piles' }, stockPile(view), discardPile(view)),
-    zone,
-    h('div', { class: 'table-info' }, info, h('p', { class: 'prompt', id: 'prompt', 'aria-live': 'polite', text: promptText(game) }), deadlineNote(game)),
-  );
+  return h('div', { class: 'table-info' }, info, h('p', { class: 'prompt', id: 'prompt', 'aria-live': 'polite', text: promptText(game) }), deadlineNote(game));
 }

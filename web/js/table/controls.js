@@ -74,15 +74,15 @@ export function topBar(game) {
   );
 }
 
-export function actionBar(game) {
+/** The action bar of `view` (the page's view, or the one a move drawn ahead was drawn from). */
+export function actionBar(game, view = game.st.view) {
   const st = game.st;
-  const actions = game.legal();
+  const actions = (view && view.legal) || [];
   const buttons = [];
   const has = (type) => actions.find((a) => a.type === type);
-  const view = st.view;
   const disabled = Boolean(st.busy) || st.conn !== 'open';
   const button = (key, text, onclick, extra = 'secondary') => h('button', { type: 'button', class: ['btn', extra], dataset: { action: key, key: `act:${key}` }, disabled, onclick, text });
-  const group = selectionActions(game);
+  const group = selectionActions(game, actions);
   for (const action of group) {
     if (action.type === 'transfer') continue;
     buttons.push(button('play', t('action.play_selected', { count: st.selection.length }), () => game.send(action), 'primary'));

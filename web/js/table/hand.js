@@ -17,9 +17,9 @@ function sameCards(a, b) {
 }
 
 /** Legal actions that play exactly the selected cards. */
-export function selectionActions(game) {
+export function selectionActions(game, legal = game.legal()) {
   if (!game.st.selection.length) return [];
-  return game.legal().filter((action) => action.cards && sameCards(action.cards, game.st.selection));
+  return legal.filter((action) => action.cards && sameCards(action.cards, game.st.selection));
 }
 
 export function onCardClick(game, card) {

@@ -44,9 +44,8 @@ function cardsOf(action) {
   return action.cards || [];
 }
 
-/** Fly `el` (already at its new place) from `rect` to where it is. */
-function flyFrom(el, rect, { delay = 0, scale = 1 } = {}) {
-  const now = el.getBoundingClientRect();
+/** Fly `el` (already at its new place, `now`) from `rect` to where it is. */
+function flyFrom(el, rect, now, { delay = 0, scale = 1 } = {}) {
   const a = centre(rect);
   const b = centre(now);
   const dx = a.x - b.x;
@@ -130,19 +129,24 @@ export function animateChange(root, before, events, mySeat) {
       bout = event;
     }
   }
-  let started = 0;
+  // Every position is read before the first animation starts: a read after an animate() makes the
+  // browser work the style out again, card by card.
+  const flights = []; // [el, from, options]
   const present = new Set();
   for (const el of root.querySelectorAll('#felt .card[data-card]')) {
     const card = el.dataset.card;
     present.add(card);
     const was = before.cards.get(card);
     const delay = delays.get(card) || 0;
-    if (was) {
-      if (flyFrom(el, was.rect, { delay })) started++;
-    } else if (source.has(card)) {
-      if (flyFrom(el, source.get(card), { delay, scale: 0.6 })) started++;
-    }
+    if (was) flights.push([el, was.rect, { delay }]);
+    else if (source.has(card)) flights.push([el, source.get(card), { delay, scale: 0.6 }]);
   }
+  const now = flights.map(([el]) => el.getBoundingClientRect());
+  const template = backs.length && before.stock ? backTemplate(root) : null;
+  let started = 0;
+  flights.forEach(([el, from, options], i) => {
+    if (flyFrom(el, from, now[i], options)) started++;
+  });
   // Cards that left the table: to the taker, or swept to the discard pile.
   let sweep = 0;
   for (const [card, was] of before.cards) {
@@ -153,8 +157,7 @@ export function animateChange(root, before, events, mySeat) {
     ghost(was.el, was.rect, target, { delay: sweep++ * 25 });
     started++;
   }
-  if (backs.length && before.stock) {
-    const template = backTemplate(root);
+  if (template) {
     for (const [seat, count, delay] of backs) {
       const target = after.seats.get(seat);
       if (!target || seat === mySeat) continue;

@@ -1,10 +1,10 @@
 // The results overlay: places, coin changes, the series score and the rematch proposal (rules §8:
 // the first click opens it, each player agrees with his own click, it starts when all have agreed;
-// Leave declines, docs/protocol.md).
+// "Leave the table" declines it and gives up the seat, docs/protocol.md, and goes to the lobby).
 import { formatNumber, formatSigned, t } from '../i18n.js';
 import { h } from '../dom.js';
 import { icon } from '../icons.js';
-import { currentUser, refreshMe } from '../session.js';
+import { currentUser } from '../session.js';
 import { ratingChangeLine } from '../seasons.js';
 import { reasonText, seatName } from './describe.js';
 import { ruleText } from './reasons.js';
@@ -55,7 +55,7 @@ export function resultsPanel(game) {
   const ruling = outcome.reason === 'challenge' ? lastRuling(st.log) : null;
   const caughtText = (ruling) => (st.seat !== null && ruling.loser === st.seat ? t('results.caught_you', { rule: ruleText(ruling.rule) }) : t('results.caught', { loser: seatName(seatNames, ruling.loser), rule: ruleText(ruling.rule) }));
   const caught = ruling && ruling.ruling === 'upheld' && ruling.rule ? h('p', { class: 'notice caught', id: 'results-rule', text: caughtText(ruling) }) : null;
-  // Places, coins and rating first, then Rematch and Lobby, then why the match ended so; the deal's
+  // Places, coins and rating first, then Rematch and the way out, then why the match ended so; the deal's
   // proof is a small link to the replay's verify panel, the series after.
   const panel = h(
     'section',
@@ -65,7 +65,7 @@ export function resultsPanel(game) {
     h('ol', { class: 'result-list' }, rows),
     rematchLine(game),
     st.rematchError ? h('p', { class: 'form-error', role: 'alert', id: 'rematch-error', text: st.rematchError }) : null,
-    h('div', { class: 'actions results-actions' }, rematchButtons(game), h('a', { class: 'btn ghost', id: 'results-lobby', href: '/#/', text: t('nav.lobby') })),
+    h('div', { class: 'actions results-actions' }, rematchButtons(game), exitButton(game)),
     // Why the match ended so (a forfeit, a caught cheat) under the buttons: they stay in view.
     caught || reason,
     results.match_id
@@ -147,9 +147,15 @@ function rematchButtons(game) {
     return h('button', { type: 'button', class: 'btn primary', id: 'rematch-join', dataset: { key: 'rematch-join' }, onclick: () => game.join(undefined), text: stake > 0 ? t('waiting.join_staked', { coins: formatNumber(stake) }) : t('waiting.join') });
   }
   const agreed = proposal ? proposal.agreed.includes(st.seat) : false;
-  const leaveButton = h('button', { type: 'button', class: 'btn ghost', id: 'rematch-leave', dataset: { key: 'rematch-leave' }, onclick: () => game.tableCall('leave', {}).then(refreshMe), text: t('rematch.leave') });
-  if (agreed) return leaveButton;
+  if (agreed) return null;
   const text = proposal ? t('rematch.play_again') : t('results.rematch');
-  return [h('button', { type: 'button', class: 'btn primary', id: 'rematch-button', dataset: { key: 'rematch' }, onclick: () => game.tableCall('rematch', {}), text }), proposal ? leaveButton : null];
+  return h('button', { type: 'button', class: 'btn primary', id: 'rematch-button', dataset: { key: 'rematch' }, onclick: () => game.tableCall('rematch', {}), text });
+}
+
+/** One way out, which says what it does: a seated player leaves the table (his seat is given up, a
+ * rematch declined) and is taken to the lobby; a spectator only goes back to the lobby. */
+function exitButton(game) {
+  if (game.st.seat === null) return h('a', { class: 'btn ghost', id: 'results-lobby', href: '/#/', text: t('nav.lobby') });
+  return h('button', { type: 'button', class: 'btn ghost', id: 'results-leave', dataset: { key: 'results-leave' }, title: t('results.leave_hint'), 'aria-description': t('results.leave_hint'), onclick: game.leave, text: t('table.leave') });
 }
 

@@ -107,3 +107,14 @@ export function playSound(name) {
   document.documentElement.dataset.sounds = String(soundsPlayed);
   SOUNDS[name](ctx);
 }
+
+/** Play sound `name` once the frame being drawn is on the screen: a tap's own sound (a card played,
+ * a take) waits for the picture of its move, whose frame it would otherwise delay (the first sound
+ * of a page also starts the audio output, which takes a while on a phone). */
+export function playSoundAfterPaint(name) {
+  if (document.hidden) {
+    playSound(name);
+    return;
+  }
+  requestAnimationFrame(() => setTimeout(() => playSound(name), 0));
+}

@@ -10,7 +10,7 @@
 //   store.set({view, busy: null});   // the hand redraws once, at the end of this task
 //
 // Each part counts its drawings in `data-draws` (the tests read it: one's own move is drawn once).
-import { replaceKeepingFocus } from '../dom.js';
+import { append } from '../dom.js';
 
 /** Equal selections: the same length and, item by item, the same value (=== or equal JSON text). */
 function same(a, b) {
@@ -63,12 +63,47 @@ export function createStore(initial) {
     const extra = before ? before(keys) : null;
     drawing = true;
     try {
-      for (const p of parts) p.update();
+      // Every changed part draws its new content first, off the page; then all of them go in at
+      // once. Nothing in the page changes between the measuring (`before`) and the swap, so the
+      // browser lays the page out once, for the new content (not again for each part swapped, as
+      // when the focused card was removed after another part had changed the layout).
+      const drawn = [];
+      for (const p of parts) {
+        const now = p.select(state);
+        if (same(now, p.last)) continue;
+        p.last = now;
+        const content = p.draw(state);
+        drawn.push([p, [content]]);
+      }
+      if (drawn.length) swap(drawn);
     } finally {
       drawing = false;
     }
     if (after) after(extra, keys);
     for (const fn of effects) fn(keys);
+  }
+
+  /** Put the parts' new content in, keeping keyboard focus on the element with the same data-key
+   * (or the part's `focus` selector) when it was in a part that changed (as replaceKeepingFocus). */
+  function swap(drawn) {
+    const active = document.activeElement;
+    const owner = active && active !== document.body ? drawn.find(([p]) => p.el.contains(active)) : null;
+    const key = owner ? active.dataset.key : null;
+    // Let go of the focus before anything moves: removing the focused element after the page has
+    // changed makes the browser lay it out there and then (a forced layout in the middle of the swap).
+    if (owner) active.blur();
+    for (const [p, children] of drawn) {
+      p.el.replaceChildren();
+      append(p.el, children);
+      p.el.dataset.draws = String(Number(p.el.dataset.draws) + 1);
+    }
+    if (!key) return;
+    const [p] = owner;
+    const again = p.el.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    // The fallback is looked for in the part first, then in the page (a part may be one of several
+    // that make up an area: the hand's fallback can be a button of the action bar).
+    const target = again || (p.focus ? p.el.querySelector(p.focus) || document.querySelector(p.focus) : null);
+    if (target) target.focus({ preventScroll: true });
   }
 
   /** Redraw every part on the next flush (a new language, another user). */
@@ -84,18 +119,7 @@ export function createStore(initial) {
     el.dataset.part = name;
     el.dataset.draws = '0';
     if (attrs) for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, value);
-    const p = {
-      el,
-      last: null,
-      update() {
-        const now = select(state);
-        if (same(now, p.last)) return;
-        p.last = now;
-        const drawn = draw(state);
-        replaceKeepingFocus(el, drawn === null || drawn === undefined ? [] : [drawn], focus);
-        el.dataset.draws = String(Number(el.dataset.draws) + 1);
-      },
-    };
+    const p = { el, last: null, select, draw, focus };
     parts.push(p);
     return p;
   }
