@@ -69,3 +69,28 @@ def test_admin_adjusts_a_balance_and_the_player_sees_it(new_context: Any, server
     player_page.locator(".site-nav a[href='/#/']").click()
     expect(player_page.locator("#balance")).to_have_attribute("data-balance", "1200")
     expect(player_page.locator("#balance")).to_contain_text("1,200")
+
+
+def test_a_late_first_list_does_not_hide_the_admins_search(new_context: Any, server: Server) -> None:
+    """The page lists accounts as it opens; when that answer comes after the admin's own search, the
+    search's result stays (the first list used to replace it, and the player's row was gone)."""
+    admin_name = unique_name("boss")
+    server.cli("create-admin", admin_name, "--password", PASSWORD)
+    player = sign_up_api(new_context())
+    admin_ctx = new_context()
+    admin_ctx.request.post("/api/auth/login", data={"name": admin_name, "password": PASSWORD})
+    held: list[Any] = []
+    # The first list (no query) is held back until the search has been answered and drawn.
+    admin_ctx.route("**/api/admin/accounts?q=&*", lambda route: held.append(route))
+    admin = admin_ctx.new_page()
+    admin.goto("/#/admin")
+    admin.wait_for_function("() => document.querySelector('input[name=q]') !== null")
+    admin.locator("input[name=q]").fill(player["name"])
+    admin.locator(".search-form button[type=submit]").click()
+    account = admin.locator(f"#accounts button[data-account='{player['name']}']")
+    expect(account).to_have_count(1)
+    assert len(held) == 1
+    held[0].continue_()
+    admin.wait_for_timeout(500)  # the first list's answer arrives now: it must not be drawn
+    expect(admin.locator("#accounts button[data-account]")).to_have_count(1)  # the admin, the player: 2
+    expect(admin.locator("input[name=q]")).to_have_value(player["name"])

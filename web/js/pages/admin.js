@@ -87,12 +87,17 @@ export function mount(root) {
     );
   }
 
+  let searches = 0; // only the latest search draws: the first list, answered late, hid a search's result
+
   async function search() {
+    const mine = ++searches;
     error = '';
     try {
       const page = await get(`/api/admin/accounts?q=${encodeURIComponent(query)}&page_size=50`);
+      if (mine !== searches) return;
       accounts = page.items;
     } catch (failure) {
+      if (mine !== searches) return;
       error = errorText(failure);
     }
     render();
@@ -197,7 +202,7 @@ export function mount(root) {
     const searchForm = h(
       'form',
       { class: 'form search-form', role: 'search', onsubmit: (event) => { event.preventDefault(); query = event.target.q.value.trim(); search(); } },
-      h('label', { class: 'field inline' }, h('span', { class: 'field-label', text: t('admin.search') }), h('input', { name: 'q', type: 'search', value: query, maxlength: '24', pattern: '[A-Za-z0-9_\\-]*' })),
+      h('label', { class: 'field inline' }, h('span', { class: 'field-label', text: t('admin.search') }), h('input', { name: 'q', type: 'search', value: query, maxlength: '24', pattern: '[A-Za-z0-9_\\-]*', oninput: (event) => { query = event.target.value.trim(); } })),
       h('button', { type: 'submit', class: 'btn primary', text: t('admin.search_submit') }),
     );
     const list = accounts
