@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from itertools import combinations
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import integrity
+from app.db.base import Base
 from app.db.models import FLAG_OPEN, InflowDay, IntegrityFlag, Match, PairDay, ThrowInCount
 from app.integrity_policy import (
     IntegrityRules,
@@ -35,6 +37,21 @@ from app.integrity_policy import (
     utc_day,
     wins_of,
 )
+
+M = TypeVar("M", bound=Base)
+
+
+async def _locked_row(session: AsyncSession, model: type[M], keys: dict[str, Any], zeros: dict[str, Any]) -> M:
+    """The counter row of ``model`` with these key columns, made with ``zeros`` if it is missing, and
+    locked for update (concurrent matches add to the same rows)."""
+    await session.execute(
+        integrity.insert_for(session)(model).values(**keys, **zeros).on_conflict_do_nothing(index_elements=list(keys))
+    )
+    row = await session.scalar(
+        select(model).filter_by(**keys).with_for_update().execution_options(populate_existing=True)
+    )
+    assert row is not None
+    return row
 
 
 async def after_match(
@@ -67,19 +84,10 @@ async def after_match(
 
 
 async def _pair_day(session: AsyncSession, winner: int, loser: int, day: str) -> PairDay:
-    insert = integrity.insert_for(session)
-    await session.execute(
-        insert(PairDay)
-        .values(winner_id=winner, loser_id=loser, day=day, quick_wins=0, coins=0, quick_matches=[])
-        .on_conflict_do_nothing(index_elements=["winner_id", "loser_id", "day"])
-    )
-    row = await session.scalar(
-        select(PairDay)
-        .where(PairDay.winner_id == winner, PairDay.loser_id == loser, PairDay.day == day)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    assert row is not None
+    row = await _locked_row(
+        session, PairDay, {"winner_id": winner, "loser_id": loser, "day": day},
+        {"quick_wins": 0, "coins": 0, "quick_matches": []},
+    )  # fmt: skip
     return row
 
 
@@ -97,20 +105,10 @@ async def _inflow(
     taken = takes_from_new_accounts(wins, flows, standing, rules, match.finished_at)
     if not taken:
         return
-    insert = integrity.insert_for(session)
     for winner, take in sorted(taken.items()):  # row locks in one order
-        await session.execute(
-            insert(InflowDay)
-            .values(account_id=winner, day=day, coins=0, wins=0, losers=[], matches=[])
-            .on_conflict_do_nothing(index_elements=["account_id", "day"])
+        row = await _locked_row(
+            session, InflowDay, {"account_id": winner, "day": day}, {"coins": 0, "wins": 0, "losers": [], "matches": []}
         )
-        row = await session.scalar(
-            select(InflowDay)
-            .where(InflowDay.account_id == winner, InflowDay.day == day)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        assert row is not None
         row.coins += take.coins
         row.wins += take.wins
         row.losers = list(dict.fromkeys([*row.losers, *take.losers]))
@@ -181,23 +179,13 @@ async def _count_throw_ins(
     session: AsyncSession, match: Match, account_of: Mapping[int, int], facts: MatchFacts
 ) -> None:
     touched: set[tuple[int, int]] = set()
-    insert = integrity.insert_for(session)
     for (seat, defender_seat), (chances, passes) in sorted(facts.throw_ins.items()):
         player, defender = account_of.get(seat), account_of.get(defender_seat)
         if player is None or defender is None or player == defender or chances <= 0:
             continue
-        await session.execute(
-            insert(ThrowInCount)
-            .values(player_id=player, defender_id=defender, chances=0, passes=0)
-            .on_conflict_do_nothing(index_elements=["player_id", "defender_id"])
+        row = await _locked_row(
+            session, ThrowInCount, {"player_id": player, "defender_id": defender}, {"chances": 0, "passes": 0}
         )
-        row = await session.scalar(
-            select(ThrowInCount)
-            .where(ThrowInCount.player_id == player, ThrowInCount.defender_id == defender)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        assert row is not None
         row.chances += chances
         row.passes += passes
         touched.add((player, defender))
