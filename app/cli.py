@@ -24,7 +24,7 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,6 +38,9 @@ from app.db.migrate import upgrade
 from app.db.models import ROLE_ADMIN
 from app.db.passwords import hash_password
 from app.db.session import Database
+
+if TYPE_CHECKING:  # the engine is imported lazily where it runs
+    from app.engine.replay import ReplayViewJson
 
 
 def _ask_password(prompt: str = "Password for the new admin: ") -> str:
@@ -155,7 +158,7 @@ def verify_deal(data: dict[str, Any], replay: Any = None) -> tuple[int, str]:
     return 0, "\n".join([*lines, "ok"])
 
 
-async def load_match(database_url: str, match_id: str) -> tuple[dict[str, Any], list[dict[str, Any]] | str]:
+async def load_match(database_url: str, match_id: str) -> tuple[dict[str, Any], list[ReplayViewJson] | str]:
     """A stored match's fairness record and its replay, as the API would give them."""
     from app.db import matches as history
 
@@ -175,7 +178,7 @@ async def load_match(database_url: str, match_id: str) -> tuple[dict[str, Any], 
 
 def stored_replay(
     rules: dict[str, Any], seed: str, dealer: int, actions: list[dict[str, Any]], fairness: dict[str, Any]
-) -> list[dict[str, Any]] | str:
+) -> list[ReplayViewJson] | str:
     """The replay of a stored match (every hand at every position), as ``/replay`` serves it, or why
     its moves cannot be replayed from its stored deck."""
     from app.engine.cards import Card
@@ -220,18 +223,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.file is not None:
             data, replay = _read_json(args.file), (None if args.replay is None else _read_json(args.replay))
         else:
-            data, replay = asyncio.run(load_match(get_settings().database_url, args.match_id))
+            data, replay = asyncio.run(load_match(get_settings().storage.database_url, args.match_id))
         status, report = verify_deal(data, replay)
         print(report)
         return status
     settings = get_settings()
     if args.command == "create-admin":
         message = asyncio.run(
-            create_admin(settings.database_url, args.name, args.password, settings.starting_balance)
+            create_admin(settings.storage.database_url, args.name, args.password, settings.security.starting_balance)
         )
         print(message)
     if args.command == "reset-password":
-        print(asyncio.run(reset_password(settings.database_url, settings.broker_url, args.name, args.password)))
+        storage = settings.storage
+        print(asyncio.run(reset_password(storage.database_url, storage.broker_url, args.name, args.password)))
     return 0
 
 

@@ -32,6 +32,7 @@ import asyncio
 import gc
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 log = logging.getLogger("durak.collector")
 
@@ -60,8 +61,11 @@ def collect_old_garbage() -> int:
     return found
 
 
-async def collect_old_garbage_forever(interval_s: float) -> None:
-    """A full collection every ``interval_s`` seconds, for as long as the task runs."""
+async def collect_old_garbage_forever(
+    interval_s: float, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+) -> None:
+    """A full collection every ``interval_s`` seconds (waited with ``sleep``: tests pass a fake
+    clock's), for as long as the task runs."""
     while True:
-        await asyncio.sleep(interval_s)
+        await sleep(interval_s)
         collect_old_garbage()

@@ -1,26 +1,90 @@
-"""One validated settings object, read from the environment (prefix ``DURAK_``) or ``.env``."""
+"""One validated settings object, read from the environment (prefix ``DURAK_``) or ``.env``.
+
+The settings come in groups (``settings.tables``, ``settings.integrity``, ...), each a frozen model
+whose defaults are the one statement of them; the limits objects the code passes around
+(``DecisionLimits``, ``TableLimits``, ``LeaseSettings``, ``IntegrityRules``, ``SeasonRules``,
+``TournamentSettings``) are these groups. Every setting keeps one flat name whatever its group: ``DURAK_<NAME>`` in the
+environment and ``.env``, ``NAME`` as a keyword of :class:`Settings` (``Settings(idle_limit_s=120)``).
+NAME is the field's name, or its ``validation_alias`` where the code names it shorter
+(``TableLimits.waiting_per_account`` is ``DURAK_MAX_WAITING_TABLES_PER_ACCOUNT``); :data:`FLAT_NAMES`
+lists them all.
+"""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 # The embedded default: fine on a loopback address, refused on any other (app/api/security.py).
 DEFAULT_SECRET_KEY = "dev-only-change-me-" + "0" * 16
+ENV_PREFIX = "DURAK_"
 
 PasswordHashing = Literal["strong", "test"]
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DURAK_", env_file=".env", extra="ignore")
+class Group(BaseModel):
+    """A group of settings: frozen (a change is a new group, ``model_copy(update=...)``), built by
+    field name or by the flat name of a field that has one."""
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
-    database_url: str = "sqlite+aiosqlite:///./durak.sqlite3"
-    broker_url: str = "memory://"
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True)
+
+
+class ServerSettings(Group):
+    """The process: where it listens, how it logs and collects garbage, its name."""
+
+    host: str = Field(
+        default="127.0.0.1",
+        description="The address the server listens on; off a loopback address the secret key must be a real one.",
+    )
+    port: int = Field(default=8000, ge=1, le=65535, description="The port the server listens on.")
+    log_level: str = Field(
+        default="info",
+        description="The level of the server's own logs and uvicorn's (debug, info, warning, error, critical).",
+    )
+    node_name: str = Field(default="", description="Names this process in table leases (default: host-pid).")
+    forwarded_allow_ips: str | None = Field(
+        default=None,
+        description="Addresses whose X-Forwarded-Proto/-For uvicorn trusts (comma-separated IPs or "
+        "networks, or *); unset: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1.",
+    )
+    keep_alive_s: int = Field(
+        default=75,
+        ge=1,
+        le=3600,
+        description="How long an idle HTTP keep-alive connection stays open. Longer than any client or proxy "
+        "keeps one idle (httpx 5 s, nginx's upstream keepalive_timeout 60 s): the client, not the server, "
+        "must close an idle connection, or a request sent as the server closes it is lost.",
+    )
+    gc_full_interval_s: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Seconds between the process's full garbage collections, its only ones (app/collector.py).",
+    )
+
+
+class StorageSettings(Group):
+    """The database and the broker (Redis, or memory for one process)."""
+
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///./durak.sqlite3",
+        description="The database: sqlite+aiosqlite:// (one process), postgresql+psycopg:// or postgresql+asyncpg://.",
+    )
+    broker_url: str = Field(
+        default="memory://",
+        description="How the processes reach each other (docs/broker.md): memory:// (one process), "
+        "redis://host:port/db, rediss://, unix:///path/redis.sock?db=0 or redis+cluster://host:port[,host:port...].",
+    )
     redis_prefix: str = Field(
         default="durak:",
         min_length=1,
@@ -29,6 +93,30 @@ class Settings(BaseSettings):
         description="Begins every Redis key and channel of this deployment (docs/broker.md): deployments "
         "sharing one Redis or Redis Cluster each need their own; all processes of one deployment the same.",
     )
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_driver(cls, value: str) -> str:
+        if not value.startswith(("sqlite+aiosqlite://", "postgresql+psycopg://", "postgresql+asyncpg://")):
+            raise ValueError("database_url must use sqlite+aiosqlite, postgresql+psycopg or +asyncpg")
+        return value
+
+    @field_validator("broker_url")
+    @classmethod
+    def _known_broker(cls, value: str) -> str:
+        if not value.startswith(
+            ("memory://", "redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+        ):
+            raise ValueError(
+                "broker_url must be memory://, redis://host:port/db, unix:///path/redis.sock?db=0"
+                " or redis+cluster://host:port[,host:port...]"
+            )
+        return value
+
+
+class SecuritySettings(Group):
+    """Sessions, cookies, origins and password hashing (docs/security.md)."""
+
     secret_key: str = Field(
         default=DEFAULT_SECRET_KEY,
         min_length=16,
@@ -46,32 +134,26 @@ class Settings(BaseSettings):
         description="Secure session cookies (named __Host-durak_session): auto = when the request came "
         "over HTTPS (behind a proxy: its X-Forwarded-Proto, trusted from forwarded_allow_ips only).",
     )
-    forwarded_allow_ips: str | None = Field(
-        default=None,
-        description="Addresses whose X-Forwarded-Proto/-For uvicorn trusts (comma-separated IPs or "
-        "networks, or *); unset: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1.",
-    )
-    keep_alive_s: int = Field(
-        default=75,
-        ge=1,
-        le=3600,
-        description="How long an idle HTTP keep-alive connection stays open. Longer than any client or proxy "
-        "keeps one idle (httpx 5 s, nginx's upstream keepalive_timeout 60 s): the client, not the server, "
-        "must close an idle connection, or a request sent as the server closes it is lost.",
-    )
-    starting_balance: int = Field(default=1000, ge=0, description="Coins granted to every new account.")
-    session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60)
+    session_max_age_s: int = Field(default=14 * 24 * 3600, ge=60, description="How long a session cookie is valid.")
     password_hashing: PasswordHashing = Field(
         default="strong",
         description="The cost of argon2id (app/db/passwords.py): strong = RFC 9106's low-memory choice (64 MiB, "
         "3 passes; about 160 ms of CPU a hash). test = argon2's cheapest, which protects nothing: for test "
         "suites only (the server logs a warning); a strong server rehashes such a hash at its next log-in.",
     )
-    log_level: str = "info"
-    node_name: str = Field(default="", description="Names this process in table leases (default: host-pid).")
+    starting_balance: int = Field(default=1000, ge=0, description="Coins granted to every new account.")
+
+    @field_validator("cookie_secure", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class ThrottleSettings(Group):
+    """Rate limits counted per connection or per client address (app/api/throttle.py, docs/security.md)."""
+
     ws_burst: int = Field(default=20, ge=1, description="Commands a connection may send in a burst.")
     ws_rate_per_s: float = Field(default=10.0, gt=0, description="Sustained commands per second per connection.")
-    # Rate limits of the auth routes (app/api/throttle.py), counted per client address.
     login_failures: int = Field(
         default=5, ge=1, description="Wrong passwords for one name from one address before that is locked."
     )
@@ -91,24 +173,32 @@ class Settings(BaseSettings):
     )
     reports_per_ip: int = Field(default=20, ge=1, description="Player reports filed from one address per window.")
     report_window_s: float = Field(default=3600.0, gt=0, description="The window of the report limits.")
-    challenge_window_s: float = Field(
-        default=5.0,
-        gt=0,
-        le=60,
-        description="Cheating tables: how long a played-out bout waits for challenges before it is resolved.",
+    max_lobby_streams_per_ip: int = Field(
+        default=8, ge=1, description="Open /api/lobby/stream feeds per IP address (IPv6: one /64)."
     )
+    max_table_sockets_per_ip: int = Field(
+        default=32, ge=1, description="Open table websockets per IP address (IPv6: one /64)."
+    )
+
+
+class DecisionLimits(Group):
+    """How long a seat may hold a decision besides the table's move timer (RULES §8): a player
+    who is not connected has ``disconnect_grace_s`` to come back, a connected one may take at most
+    ``idle_limit_s``; at a cheating table a played-out bout waits ``challenge_window_s`` for
+    challenges (§9). Between matches (§8): how long a staked match's ready check waits for every
+    seated player's confirmation, and how long a seated player may be away from a waiting table."""
+
     disconnect_grace_s: float = Field(
         default=60.0, gt=0, description="How long a seat whose player is not connected waits for him on his decision."
     )
     idle_limit_s: float = Field(
         default=300.0, gt=0, description="The longest a connected player may hold a decision, timer or not."
     )
-    quickplay_bot_offer_s: float = Field(
-        default=20.0,
-        ge=0,
-        le=3600,
-        description="Play now: how long the web client searches for players before it offers to fill the "
-        "table's empty seats with bots (free tables; GET /api/quickplay/settings).",
+    challenge_window_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="Cheating tables: how long a played-out bout waits for challenges before it is resolved.",
     )
     ready_check_s: float = Field(
         default=30.0,
@@ -121,66 +211,126 @@ class Settings(BaseSettings):
         gt=0,
         description="A player seated at a waiting table with no connection to it for this long loses his seat.",
     )
-    # Bounded resources (docs/architecture.md, "Limits and eviction"). Counted per server process.
-    max_waiting_tables_per_account: int = Field(
-        default=3, ge=1, description="Tables one player (account or guest) may have open and waiting for players."
+
+
+class TableLimits(Group):
+    """Bounded resources (docs/architecture.md, "Limits and eviction"): the tables one player or
+    address may hold and open, and when tables leave memory. Counted per server process."""
+
+    waiting_per_account: int = Field(
+        default=3,
+        ge=1,
+        validation_alias="max_waiting_tables_per_account",
+        description="Tables one player (account or guest) may have open and waiting for players.",
     )
-    max_waiting_tables_per_ip: int = Field(
+    waiting_per_ip: int = Field(
         default=10,
         ge=1,
+        validation_alias="max_waiting_tables_per_ip",
         description="Tables waiting for players that may be opened from one IP address (IPv6: one /64).",
     )
-    max_live_tables_per_account: int = Field(
+    live_per_account: int = Field(
         default=5,
         ge=1,
+        validation_alias="max_live_tables_per_account",
         description="Tables one player (account or guest) may have opened that are waiting or playing, play-a-bot "
         "tables included.",
     )
-    max_live_tables_per_ip: int = Field(
+    live_per_ip: int = Field(
         default=30,
         ge=1,
+        validation_alias="max_live_tables_per_ip",
         description="Tables waiting or playing that may be opened from one IP address (IPv6: one /64), play-a-bot "
         "tables included.",
     )
-    max_tables_opened_per_account: int = Field(
+    # Tables opened within ``opened_window_s``, whatever became of them: a table whose match is left
+    # at once is live no more, but it was opened, and its match stays in the history.
+    opened_per_account: int = Field(
         default=30,
         ge=1,
+        validation_alias="max_tables_opened_per_account",
         description="Tables one player (account or guest) may open within tables_opened_window_s, whatever became "
-        "of them (a finished table stays in memory and its match in the history).",
+        "of them (a finished match stays in the history).",
     )
-    max_tables_opened_per_ip: int = Field(
-        default=150, ge=1, description="Tables that may be opened from one IP address (IPv6: one /64) per window."
+    opened_per_ip: int = Field(
+        default=150,
+        ge=1,
+        validation_alias="max_tables_opened_per_ip",
+        description="Tables that may be opened from one IP address (IPv6: one /64) per window.",
     )
-    tables_opened_window_s: float = Field(
-        default=600.0, gt=0, description="The window of max_tables_opened_per_account and max_tables_opened_per_ip."
+    opened_window_s: float = Field(
+        default=600.0,
+        gt=0,
+        validation_alias="tables_opened_window_s",
+        description="The window of max_tables_opened_per_account and max_tables_opened_per_ip.",
     )
-    max_bot_tables_per_account: int = Field(
-        default=1, ge=0, description="Matches of bots only (no person seated) one player may have running at once."
+    bot_tables_per_account: int = Field(
+        default=1,
+        ge=0,
+        validation_alias="max_bot_tables_per_account",
+        description="Matches of bots only (no person seated) one player may have running at once.",
     )
     bot_table_unwatched_s: float = Field(
         default=60.0, gt=0, description="A match of bots only that nobody watches for this long is stopped."
     )
     bot_match_max_s: float = Field(default=1800.0, gt=0, description="A match of bots only is stopped after this long.")
-    max_lobby_streams_per_ip: int = Field(
-        default=8, ge=1, description="Open /api/lobby/stream feeds per IP address (IPv6: one /64)."
-    )
-    max_table_sockets_per_ip: int = Field(
-        default=32, ge=1, description="Open table websockets per IP address (IPv6: one /64)."
-    )
-    gc_full_interval_s: float = Field(
-        default=3600.0,
+    finished_ttl_s: float = Field(
+        default=60.0,
         gt=0,
-        description="Seconds between the process's full garbage collections, its only ones (app/collector.py).",
+        validation_alias="finished_table_ttl_s",
+        description="A finished table leaves memory this long after its match ended, or after the last "
+        "one connected to it left, whichever is later: while a player is at the table a rematch stays possible. "
+        "Short, so that a stopping process has few tables besides the live ones to hand over.",
     )
-    finished_table_ttl_s: float = Field(
-        default=600.0, gt=0, description="A finished table nobody is connected to leaves memory after this long."
-    )
-    idle_table_ttl_s: float = Field(
-        default=1800.0, gt=0, description="A waiting table unchanged and unvisited leaves memory after this long."
+    idle_ttl_s: float = Field(
+        default=1800.0,
+        gt=0,
+        validation_alias="idle_table_ttl_s",
+        description="A waiting table unchanged and unvisited leaves memory after this long.",
     )
 
-    # The coach (docs/api.md, "Coach"): who may start an analysis is fixed (the match's players and
-    # admins); how many, here. Counted in the database: every process shares them.
+
+class LeaseSettings(Group):
+    """Table ownership across processes (docs/architecture.md, "Ownership across processes"): the lease
+    each process holds on its tables, how soon a dead process's tables are taken over, and how many
+    tables are taken over or handed over at once."""
+
+    lease_ttl_s: float = Field(
+        default=3.0,
+        gt=0,
+        description="How long a table's lease lasts unrenewed (renewed every third of it): a killed process's "
+        "tables are taken over about this long plus takeover_sweep_s after it died.",
+    )
+    takeover_sweep_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often each process looks for tables whose lease has lapsed, to take them over.",
+    )
+    takeovers_at_once: int = Field(
+        default=16,
+        ge=1,
+        description="Tables a process takes over at once (handed over by a stopping peer, in the order "
+        "announced, or lapsed, playing ones first); a stopping process hands its tables over in batches "
+        "of this many, live ones first, announcing each batch as it goes.",
+    )
+
+
+class ClientSettings(Group):
+    """What the web client is told (GET /api/quickplay/settings)."""
+
+    quickplay_bot_offer_s: float = Field(
+        default=20.0,
+        ge=0,
+        le=3600,
+        description="Play now: how long the web client searches for players before it offers to fill the "
+        "table's empty seats with bots (free tables).",
+    )
+
+
+class CoachSettings(Group):
+    """The coach (docs/api.md, "Coach"): who may start an analysis is fixed (the match's players and
+    admins); how many, here. Counted in the database: every process shares them."""
+
     coach_runs_per_account: int = Field(
         default=1, ge=1, description="Analyses one account may have being computed at once (more: 429)."
     )
@@ -195,7 +345,11 @@ class Settings(BaseSettings):
         default=30.0, gt=0, description="An analysis nobody has asked about for this long is cancelled."
     )
 
-    # Integrity (docs/integrity.md): related accounts, matches that count, farming watch.
+
+class IntegrityRules(Group):
+    """Integrity (docs/integrity.md): related accounts, matches that count, farming watch. The
+    defaults are the published rules."""
+
     related_same_ip: bool = Field(
         default=True,
         description="Accounts created from the same IP address within related_ip_window_s are related (may not "
@@ -243,39 +397,74 @@ class Settings(BaseSettings):
         default=1000, ge=1, description="Coins one account takes from new accounts in a UTC day that raise a flag."
     )
 
-    # Seasons (app/db/seasons.py, docs/api.md "Seasons"): ratings per season beside the all-time one.
-    season_length: str = Field(
+
+class SeasonRules(Group):
+    """Seasons (app/db/seasons.py, docs/api.md "Seasons"): ratings per season beside the all-time one."""
+
+    length: str = Field(
         default="1m",
         pattern=r"^[1-9][0-9]?[dwm]$",
+        validation_alias="season_length",
         description="How long a season lasts: N days (d), weeks (w, from Mondays) or months (m, from the 1st), "
         "in UTC; 1m: calendar months.",
     )
-    season_mu_keep: float = Field(
-        default=0.5, ge=0, le=1, description="Soft reset: the share of a player's distance from the start mu kept."
+    mu_keep: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        validation_alias="season_mu_keep",
+        description="Soft reset: the share of a player's distance from the start mu kept.",
     )
-    season_sigma_widen: float = Field(
-        default=0.5, ge=0, le=1, description="Soft reset: the share of the way back to a new player's sigma."
+    sigma_widen: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        validation_alias="season_sigma_widen",
+        description="Soft reset: the share of the way back to a new player's sigma.",
     )
-    # Arena tournaments (app/tournaments, docs/tournaments.md).
-    tournament_bot_after_s: float = Field(
-        default=30.0, ge=0, le=3600, description="A tournament's default: bots fill a table that would wait longer."
+
+
+class TournamentSettings(Group):
+    """Arena tournaments (app/tournaments, docs/tournaments.md)."""
+
+    default_bot_after_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        validation_alias="tournament_bot_after_s",
+        description="A tournament's default: bots fill a table that would wait longer.",
     )
-    tournament_tick_s: float = Field(
-        default=1.0, gt=0, le=60, description="How often the arena runner looks at the live tournaments."
+    tick_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        validation_alias="tournament_tick_s",
+        description="How often the arena runner looks at the live tournaments.",
     )
-    tournament_notice_s: float = Field(
-        default=300.0, ge=0, description="The \"about to start\" push notice goes out this long before a start."
+    notice_s: float = Field(
+        default=300.0,
+        ge=0,
+        validation_alias="tournament_notice_s",
+        description="The \"about to start\" push notice goes out this long before a start.",
     )
     tournaments_per_player: int = Field(
         default=3, ge=0, description="Free tournaments one player may have scheduled or running at once."
     )
-    # Friends and challenges (app/db/friends.py, docs/api.md "Friends").
+
+
+class FriendSettings(Group):
+    """Friends and challenges (app/db/friends.py, docs/api.md "Friends")."""
+
     friend_requests_per_hour: int = Field(
         default=30, ge=1, description="Friend requests one account may send per hour."
     )
     challenges_per_hour: int = Field(default=20, ge=1, description="Challenges one account may send per hour.")
     challenge_ttl_s: float = Field(default=600.0, gt=0, description="How long a challenge waits for the friend.")
-    # Web Push (app/push.py, docs/api.md "Notices that reach a closed tab").
+
+
+class PushSettings(Group):
+    """Web Push (app/push.py, docs/api.md "Notices that reach a closed tab")."""
+
     vapid_private_key: str = Field(
         default="",
         description="The VAPID key that signs every push (raw P-256 private key, base64url; or PEM). Empty: the "
@@ -297,31 +486,136 @@ class Settings(BaseSettings):
         default=False, description="Accept http:// push endpoints (tests with a local push endpoint only)."
     )
 
-    @field_validator("cookie_secure", mode="before")
-    @classmethod
-    def _lower_case(cls, value: object) -> object:
-        return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("database_url")
-    @classmethod
-    def _known_driver(cls, value: str) -> str:
-        if not value.startswith(("sqlite+aiosqlite://", "postgresql+psycopg://", "postgresql+asyncpg://")):
-            raise ValueError("database_url must use sqlite+aiosqlite, postgresql+psycopg or +asyncpg")
-        return value
+class Settings(BaseSettings):
+    """Every setting of the server, in its groups (see the module for the names they are set by)."""
 
-    @field_validator("broker_url")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", case_sensitive=False)
+
+    server: ServerSettings = ServerSettings()
+    storage: StorageSettings = StorageSettings()
+    security: SecuritySettings = SecuritySettings()
+    throttle: ThrottleSettings = ThrottleSettings()
+    decisions: DecisionLimits = DecisionLimits()
+    tables: TableLimits = TableLimits()
+    leases: LeaseSettings = LeaseSettings()
+    client: ClientSettings = ClientSettings()
+    coach: CoachSettings = CoachSettings()
+    integrity: IntegrityRules = IntegrityRules()
+    seasons: SeasonRules = SeasonRules()
+    tournaments: TournamentSettings = TournamentSettings()
+    friends: FriendSettings = FriendSettings()
+    push: PushSettings = PushSettings()
+
     @classmethod
-    def _known_broker(cls, value: str) -> str:
-        if not value.startswith(
-            ("memory://", "redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
-        ):
-            raise ValueError(
-                "broker_url must be memory://, redis://host:port/db, unix:///path/redis.sock?db=0"
-                " or redis+cluster://host:port[,host:port...]"
-            )
-        return value
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Keywords first, then the environment, then .env, each by flat name (no secrets directory is used).
+        assert isinstance(env_settings, EnvSettingsSource) and isinstance(dotenv_settings, EnvSettingsSource)
+        return init_settings, FlatNames(settings_cls, env_settings), FlatNames(settings_cls, dotenv_settings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_names_to_groups(cls, data: Any) -> Any:
+        """``Settings(idle_limit_s=120)``: a keyword by its flat name goes to its group."""
+        if not isinstance(data, dict) or not any(key in FLAT_NAMES for key in data):
+            return data
+        grouped: dict[str, Any] = {key: value for key, value in data.items() if key not in FLAT_NAMES}
+        for key, value in data.items():
+            if key in FLAT_NAMES:
+                place = FLAT_NAMES[key]
+                given = grouped.get(place.group, {})
+                values = dict(given) if isinstance(given, dict | BaseModel) else {}
+                grouped[place.group] = {**values, place.name: value}
+        return grouped
+
+
+class FlatName(NamedTuple):
+    group: str  # the field of Settings
+    name: str  # the field of the group
+    field: FieldInfo
+
+
+def _flat_names() -> dict[str, FlatName]:
+    names: dict[str, FlatName] = {}
+    for group, group_field in Settings.model_fields.items():
+        model = group_field.annotation
+        assert isinstance(model, type) and issubclass(model, Group), group
+        for name, field in model.model_fields.items():
+            flat = field.validation_alias if isinstance(field.validation_alias, str) else name
+            if flat in names or flat in Settings.model_fields:
+                raise RuntimeError(f"two settings named {flat}")
+            names[flat] = FlatName(group, name, field)
+    return names
+
+
+FLAT_NAMES = _flat_names()
+
+
+class FlatNames(PydanticBaseSettingsSource):
+    """Reads every setting by its flat name (``DURAK_IDLE_LIMIT_S``) from the environment or ``.env``
+    (as read by ``source``) into its group; a list is written as JSON, as pydantic-settings reads it."""
+
+    def __init__(self, settings_cls: type[BaseSettings], source: EnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self.source = source
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads every group at once
+
+    def __call__(self) -> dict[str, Any]:
+        data: dict[str, dict[str, Any]] = {}
+        for flat, place in FLAT_NAMES.items():
+            value = self.source.env_vars.get((ENV_PREFIX + flat).lower())
+            if value is not None:
+                data.setdefault(place.group, {})[place.name] = self.source.prepare_field_value(
+                    flat, place.field, value, False
+                )
+        return data
 
 
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+DOC = "docs/configuration.md"
+
+
+def render_docs() -> str:
+    """docs/configuration.md: every setting by its environment variable, group by group."""
+    lines = [
+        "# Configuration",
+        "",
+        "<!-- Generated from app/config.py by `python -m app.config`; edit the settings there. -->",
+        "",
+        "The server reads these variables from its environment, or from a `.env` file in its working",
+        "directory (the environment wins). A list is written as JSON (`[\"https://durak.example\"]`). In",
+        "code the settings come in groups (`settings.decisions.idle_limit_s`); the variable names are flat",
+        "and do not name the group.",
+    ]
+    by_group: dict[str, list[tuple[str, FlatName]]] = {}
+    for flat, place in FLAT_NAMES.items():
+        by_group.setdefault(place.group, []).append((flat, place))
+    for group, names in by_group.items():
+        model = Settings.model_fields[group].annotation
+        assert model is not None
+        doc = " ".join((model.__doc__ or "").split())
+        lines += ["", f"## {group}", "", doc, "", "| Variable | In code | Default | Meaning |", "|---|---|---|---|"]
+        for flat, place in names:
+            default = place.field.default
+            shown = json.dumps(default) if isinstance(default, list | str) else default
+            shown = "(unset)" if default is None else shown
+            meaning = " ".join((place.field.description or "").split()).replace("|", "\\|")
+            lines.append(f"| `{ENV_PREFIX}{flat.upper()}` | `{group}.{place.name}` | `{shown}` | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    Path(__file__).resolve().parents[1].joinpath(DOC).write_text(render_docs(), encoding="utf-8")

@@ -14,55 +14,13 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from app.config import Settings
+from app.config import IntegrityRules as IntegrityRules  # the settings group (DURAK_*, docs/integrity.md)
 
 DEVICE_MAX = 64  # the column's length
 SOFT_PLAY_MIN_Z = 3.0  # the two-proportion z score a soft-play flag needs besides the margin
 REASON_PAIR_CAP = "pair_cap"
-
-
-@dataclass(frozen=True, slots=True)
-class IntegrityRules:
-    """The integrity settings (``DURAK_*``, app/config.py); the defaults are the published rules."""
-
-    related_same_ip: bool = True
-    related_ip_window_s: float = 24 * 3600.0
-    rated_min_bouts: int = 3
-    rated_min_seconds: float = 60.0
-    quick_wins_warning: int = 3
-    quick_wins_report: int = 4
-    pair_daily_coin_cap: int = 2000
-    soft_play_min_chances: int = 20
-    soft_play_margin: float = 0.25
-    private_staked_matches: int = 5
-    private_staked_days: int = 7
-    new_account_matches: int = 5
-    new_account_days: float = 7.0
-    new_inflow_accounts: int = 5
-    new_inflow_coins: int = 1000
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> IntegrityRules:
-        return cls(
-            related_same_ip=settings.related_same_ip,
-            related_ip_window_s=settings.related_ip_window_s,
-            rated_min_bouts=settings.rated_min_bouts,
-            rated_min_seconds=settings.rated_min_seconds,
-            quick_wins_warning=settings.quick_wins_warning,
-            quick_wins_report=settings.quick_wins_report,
-            pair_daily_coin_cap=settings.pair_daily_coin_cap,
-            soft_play_min_chances=settings.soft_play_min_chances,
-            soft_play_margin=settings.soft_play_margin,
-            private_staked_matches=settings.private_staked_matches,
-            private_staked_days=settings.private_staked_days,
-            new_account_matches=settings.new_account_matches,
-            new_account_days=settings.new_account_days,
-            new_inflow_accounts=settings.new_inflow_accounts,
-            new_inflow_coins=settings.new_inflow_coins,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +30,7 @@ class MatchFacts:
 
     bouts: int  # bouts opened (leads)
     seconds: float | None  # from the first deal to the end; None when unknown (a match taken over)
-    rules: IntegrityRules = IntegrityRules()
+    rules: IntegrityRules = field(default_factory=IntegrityRules)
     forfeit_after_acting: bool = False  # ended by a timer or disconnect forfeit of a seat that had acted
     # (seat, defender's seat) -> (throw-in chances, passed up): the soft-play signal
     throw_ins: Mapping[tuple[int, int], tuple[int, int]] = field(default_factory=dict)

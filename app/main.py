@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, QueryParams
 from starlette.staticfiles import NotModifiedResponse
 from starlette.types import Receive, Scope, Send
 
@@ -58,16 +58,15 @@ from app.coaching import shutdown_pool
 from app.config import Settings, get_settings
 from app.db.live_tables import keep_tables, resume_tables
 from app.db.recovery import record_abandoned_deals, refund_abandoned_escrows
-from app.db.seasons import SeasonRules
 from app.db.session import Database
 from app.db.table_hooks import DbHooks
-from app.integrity_policy import IntegrityRules
 from app.metrics import DRAINING, LIVE_TABLES, REGISTRY
 from app.store import open_store
 from app.tables.bot_runner import BotRunner
-from app.tables.registry import TableLimits, TableRegistry
-from app.tables.spec import DecisionLimits
+from app.tables.registry import TableRegistry
 from app.tournaments.runner import ArenaHooks
+from app.transport.table_transport import BrokerTransport
+from app.web_pages import BUNDLE_PATH, LONG_CACHE_CONTROL, Page, PageSource, content_hash
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 log = logging.getLogger("durak")
@@ -80,30 +79,24 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     On shutdown, connected clients are told (``bye``, close code 1012: under ``python -m app`` by
     :class:`Server` before uvicorn closes the sockets, else here) and in-flight commands finish."""
     settings: Settings = app.state.settings
-    db = Database(settings.database_url)
+    db = Database(settings.storage.database_url)
     app.state.db = db
     app.state.connections = set()
     app.state.leaving = False
     app.state.draining = False  # readiness (/api/ready) fails from the moment the server is told to stop
     DRAINING.set(0)
     try:
-        async with open_broker(settings.broker_url, BrokerOptions(prefix=settings.redis_prefix)) as broker:
+        storage = settings.storage
+        async with open_broker(storage.broker_url, BrokerOptions(prefix=storage.redis_prefix)) as broker:
             app.state.broker = broker
-            store = open_store(settings.broker_url, settings.redis_prefix)
-            node = settings.node_name or f"{socket.gethostname()}-{os.getpid()}"
-            limits = DecisionLimits(
-                settings.disconnect_grace_s,
-                settings.idle_limit_s,
-                settings.challenge_window_s,
-                ready_check_s=settings.ready_check_s,
-                waiting_seat_away_s=settings.waiting_seat_away_s,
-            )
+            store = open_store(storage.broker_url, storage.redis_prefix)
+            node = settings.server.node_name or f"{socket.gethostname()}-{os.getpid()}"
             hooks = ArenaHooks(
                 DbHooks(
                     db,
-                    IntegrityRules.from_settings(settings),
-                    season_rules=SeasonRules.from_settings(settings),
-                    secret=settings.secret_key,
+                    settings.integrity,
+                    season_rules=settings.seasons,
+                    secret=settings.security.secret_key,
                 )
             )
             registry = TableRegistry(
@@ -112,8 +105,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 BotRunner(),
                 store,
                 owner=f"{node}-{uuid.uuid4().hex[:8]}",
-                limits=limits,
-                table_limits=TableLimits.from_settings(settings),
+                limits=settings.decisions,
+                table_limits=settings.tables,
+                lease_settings=settings.leases,
+                transport=BrokerTransport,
             )
             async with (
                 registry,
@@ -130,13 +125,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                 except Exception:
                     log.exception("could not resume the tables kept at the last stop")
                 try:
-                    await record_abandoned_deals(db, store, settings.secret_key)  # first: refunds with the record
+                    # first: refunds with the record
+                    await record_abandoned_deals(db, store, settings.security.secret_key)
                     await refund_abandoned_escrows(db, store)
                 except Exception:  # e.g. a database without its schema: serve anyway, say why
                     log.exception("could not sweep abandoned matches and escrows at start-up")
                 collector.settle()  # the garbage collector's schedule (app/collector.py)
                 full_collections = asyncio.create_task(
-                    collector.collect_old_garbage_forever(settings.gc_full_interval_s)
+                    collector.collect_old_garbage_forever(settings.server.gc_full_interval_s)
                 )
                 try:
                     yield
@@ -255,8 +251,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.weak_key_guard = WeakKeyGuard(settings)
     app.state.settings = settings
     app.state.auth_throttles = AuthThrottles(settings)
-    app.state.lobby_streams = PerAddress(settings.max_lobby_streams_per_ip)
-    app.state.table_sockets = PerAddress(settings.max_table_sockets_per_ip)
+    app.state.lobby_streams = PerAddress(settings.throttle.max_lobby_streams_per_ip)
+    app.state.table_sockets = PerAddress(settings.throttle.max_table_sockets_per_ip)
     app.include_router(health.router)
     app.include_router(auth.router)
     app.include_router(accounts.router)
@@ -288,44 +284,91 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def metrics() -> Response:
         return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
-    # --- the static web client: gzip and revalidated caching (WebFiles below, docs/web.md)
+    # --- the static web client: one shell for every page, the table page's modules joined into one
+    # script, hashed URLs cached for a year, the rest gzipped and revalidated (docs/web.md)
     if WEB_DIR.is_dir():
-        index = WEB_DIR / "index.html"
+        pages = PageSource(WEB_DIR)
         web_files = WebFiles(directory=WEB_DIR, html=True)
 
-        @app.get("/t/{code}", include_in_schema=False)
-        @app.get("/w/{code}", include_in_schema=False)
+        @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/index.html", methods=["GET", "HEAD"], include_in_schema=False)
+        async def lobby_page(request: Request) -> Response:
+            return page_response(pages.current().lobby, request, WEB_CACHE_CONTROL)
+
+        @app.api_route("/t/{code}", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/w/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def table_page(code: str, request: Request) -> Response:
-            return web_files.file_response(index, index.stat(), request.scope)
+            return page_response(pages.current().table, request, WEB_CACHE_CONTROL)
+
+        @app.api_route(BUNDLE_PATH, methods=["GET", "HEAD"], include_in_schema=False)
+        async def table_bundle(request: Request) -> Response:
+            bundle = pages.current().bundle
+            if bundle is None:  # joining refused (logged): the table page loads the modules themselves
+                return Response(status_code=404)
+            hashed = request.query_params.get("v") == bundle.etag.strip('"')
+            return page_response(bundle, request, LONG_CACHE_CONTROL if hashed else WEB_CACHE_CONTROL)
 
         app.mount("/", web_files, name="web")
     # --- end of the static web client
     return app
 
 
-# --- the static web client: served compressed, cached until the next deploy (docs/web.md).
-# The files are ES modules loaded by their plain names (no version in the URL), so every answer is
-# ``Cache-Control: no-cache``: the browser keeps its copy and revalidates it with ``If-None-Match``,
-# which costs a 304 without a body and picks up a deploy at once. A text file goes out gzipped when
-# the browser accepts it (compressed once per file version and kept in memory; the web client is
-# about 300 KB), under its own ETag so a cache never mixes the two encodings. Only this mount and
-# the table pages are compressed: the API, the lobby's event stream and the websocket are untouched.
+# --- the static web client: served compressed and cached (docs/web.md, "How the pages are served").
+# The pages (app/web_pages.py) name their CSS, main.js, icons and the table bundle with ``?v=<content
+# hash>``: an answer to such a URL whose hash is the file's own is ``Cache-Control: max-age=31536000,
+# immutable`` (a deploy changes the URL). Everything else (the pages themselves, modules reached by
+# relative imports, the translations) is ``no-cache``: the browser keeps its copy and revalidates it
+# with ``If-None-Match``, which costs a 304 without a body and picks up a deploy at once. A text file
+# goes out gzipped when the browser accepts it (compressed once per file version and kept in memory;
+# the web client is about 300 KB), under its own ETag so a cache never mixes the two encodings. Only
+# this mount and the pages are compressed: the API, the lobby's event stream and the websocket are
+# untouched.
 COMPRESSIBLE_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
 MIN_COMPRESSED_BYTES = 512
 WEB_CACHE_CONTROL = "no-cache"
 _GZIPPED: dict[str, tuple[tuple[int, int], bytes]] = {}  # path -> ((mtime, size), gzipped bytes)
+_HASHES: dict[str, tuple[tuple[int, int], str]] = {}  # path -> ((mtime, size), content hash)
+
+
+def page_response(page: Page, request: Request, cache_control: str) -> Response:
+    """A page or script held in memory (app/web_pages.py): gzipped when accepted, its ETag, 304."""
+    zipped = _accepts_gzip(request.headers.get("accept-encoding", ""))
+    etag = page.etag[:-1] + '-gzip"' if zipped else page.etag
+    headers = {"etag": etag, "cache-control": cache_control, "vary": "Accept-Encoding"}
+    if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
+        return Response(status_code=304, headers=headers)
+    if zipped:
+        headers["content-encoding"] = "gzip"
+    body = page.gzipped if zipped else page.body
+    if request.method == "HEAD":
+        headers["content-length"] = str(len(body))
+        body = b""
+    return Response(body, headers=headers, media_type=page.media_type)
+
+
+def _content_hash(path: str, stat_result: os.stat_result) -> str:
+    version = (stat_result.st_mtime_ns, stat_result.st_size)
+    cached = _HASHES.get(path)
+    if cached is None or cached[0] != version:
+        cached = (version, content_hash(Path(path).read_bytes()))
+        _HASHES[path] = cached
+    return cached[1]
 
 
 class WebFiles(StaticFiles):
-    """``StaticFiles`` with gzip (``Content-Encoding``, ``Vary: Accept-Encoding``) and
-    ``Cache-Control: no-cache`` plus the ETag (a strong one per encoding) on every file."""
+    """``StaticFiles`` with gzip (``Content-Encoding``, ``Vary: Accept-Encoding``), the ETag (a strong
+    one per encoding) on every file, and ``Cache-Control``: immutable for a URL whose ``?v=`` is the
+    file's content hash, else ``no-cache``."""
 
     def file_response(
         self, full_path: PathLike[str] | str, stat_result: os.stat_result, scope: Scope, status_code: int = 200
     ) -> Response:
         plain = FileResponse(full_path, status_code=status_code, stat_result=stat_result)
-        plain.headers["cache-control"] = WEB_CACHE_CONTROL
         request_headers = Headers(scope=scope)
+        version = QueryParams(scope.get("query_string", b"")).get("v")
+        hashed = version is not None and status_code == 200 and version == _content_hash(str(full_path), stat_result)
+        cache_control = LONG_CACHE_CONTROL if hashed else WEB_CACHE_CONTROL
+        plain.headers["cache-control"] = cache_control
         content_type = plain.headers.get("content-type", "")
         compressible = content_type.startswith(COMPRESSIBLE_TYPES) and stat_result.st_size >= MIN_COMPRESSED_BYTES
         if compressible:
@@ -337,7 +380,7 @@ class WebFiles(StaticFiles):
         headers = {
             "etag": plain.headers["etag"][:-1] + '-gzip"',
             "last-modified": plain.headers["last-modified"],
-            "cache-control": WEB_CACHE_CONTROL,
+            "cache-control": cache_control,
             "vary": "Accept-Encoding",
             "content-encoding": "gzip",
         }

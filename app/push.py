@@ -240,11 +240,20 @@ class PushSender:
         self.db = db
         self.vapid = vapid
         self.subject = subject
-        self.http = http or httpx.AsyncClient(timeout=timeout_s, follow_redirects=False)
+        self._http = http
+        self._timeout_s = timeout_s
         self._tasks: set[asyncio.Task[int]] = set()
         # Accounts found without a subscription, until when (monotonic): "your turn" is asked for on
         # every decision of a player who is away, and most players have no device subscribed.
         self._none_until: dict[int, float] = {}
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """Made at the first notice sent: its TLS context costs ~20 ms of CPU (the CA bundle), which
+        an app that sends none (most test apps, a server without subscribers) never pays."""
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=self._timeout_s, follow_redirects=False)
+        return self._http
 
     def subscribed(self, account_id: int) -> None:
         """The account has a new subscription: look again from now on."""
@@ -256,7 +265,8 @@ class PushSender:
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        await self.http.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     def notify_soon(self, account_id: int, notice: Notice) -> None:
         task = asyncio.get_running_loop().create_task(self._quietly(self.notify(account_id, notice)))

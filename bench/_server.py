@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,11 +88,12 @@ def cpu_pressure_total() -> int | None:
 class ServerProcess:
     """One server subprocess; its output goes to ``log_path``."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str], port: int, log_path: Path) -> None:
+    def __init__(self, argv: Sequence[str], env: dict[str, str], port: int, log_path: Path, cwd: Path = ROOT) -> None:
         self.argv = list(argv)
         self.env = env
         self.port = port
         self.log_path = log_path
+        self.cwd = cwd  # ``python -m app`` imports the app of this tree
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -111,7 +114,7 @@ class ServerProcess:
 
     def spawn(self) -> ServerProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed in stop()
-        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT)
         return self
 
     def wait_ready(self, ready_path: str = "/api/health", timeout: float = 30.0) -> ServerProcess:
@@ -168,9 +171,12 @@ def durak_server(
     extra_env: dict[str, str] | None = None,
     python: str = sys.executable,
     argv: Sequence[str] | None = None,
+    tree: Path = ROOT,
 ) -> ServerProcess:
     """``python -m app`` on the embedded default (a fresh SQLite file in ``workdir``, memory://
-    broker); its own origin is allowed as always, no other. Not started yet: call ``.start()``."""
+    broker); its own origin is allowed as always, no other. ``tree``: whose code it runs (a checkout
+    of another revision, ``checkout``: started there, that tree first on ``PYTHONPATH``). Not started
+    yet: call ``.start()``."""
     port = port or free_port()
     env = {
         # Benchmarks measure the production cost of passwords: a test suite's cheap setting
@@ -184,6 +190,8 @@ def durak_server(
         "DURAK_LOG_LEVEL": "warning",
         # Everything here comes from 127.0.0.1: the per-address limits (issue 14.4) raised.
         "DURAK_MAX_WAITING_TABLES_PER_IP": "100000",
+        "DURAK_MAX_LIVE_TABLES_PER_IP": "100000",
+        "DURAK_MAX_TABLES_OPENED_PER_IP": "100000",
         "DURAK_MAX_LOBBY_STREAMS_PER_IP": "100000",
         "DURAK_MAX_TABLE_SOCKETS_PER_IP": "100000",
         "PYTHONUNBUFFERED": "1",
@@ -193,4 +201,66 @@ def durak_server(
         "DURAK_GUESTS_PER_IP": "100000",
         **(extra_env or {}),
     }
-    return ServerProcess(argv or [python, "-m", "app"], env, port, workdir / "server.log")
+    if tree != ROOT:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return ServerProcess(argv or [python, "-m", "app"], env, port, workdir / "server.log", cwd=tree)
+
+
+# A server that says which code it runs before it starts (``python -m app`` otherwise): its first
+# line of output is ``APP_FROM`` and the directory of the ``app`` package it imported.
+APP_FROM = "bench: app from "
+SAYING_WHERE_FROM = (
+    "import runpy, app; "
+    f"print({APP_FROM!r} + app.__path__[0], flush=True); "
+    "runpy.run_module('app', run_name='__main__', alter_sys=True)"
+)
+
+
+def app_dir_of(server: ServerProcess) -> Path:
+    """Where the started ``server`` (run with ``SAYING_WHERE_FROM``) imported ``app`` from."""
+    for line in server.log_path.read_text(errors="replace").splitlines():
+        if line.startswith(APP_FROM):
+            return Path(line[len(APP_FROM) :])
+    raise RuntimeError(f"the server did not say where its code is from:\n{server.log_tail()}")
+
+
+def revision(rev: str, tree: Path = ROOT) -> str:
+    """The commit ``rev`` names (as ``git rev-parse``), in ``tree``'s repository."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=tree, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {rev!r} is no revision of this repository")
+    return done.stdout.strip()
+
+
+def described(tree: Path = ROOT) -> str:
+    """The tree's commit, short, and its subject; ``(+ uncommitted changes)`` when it has them."""
+    line = subprocess.run(
+        ["git", "log", "-1", "--format=%h %s"], cwd=tree, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    line = line if len(line) <= 72 else line[:71] + "…"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tree, capture_output=True)
+    return line + (" (+ uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+@contextlib.contextmanager
+def checkout(rev: str) -> Iterator[Path]:
+    """A temporary ``git worktree`` of ``rev`` (detached), removed when the block ends however it
+    ends: the old code a benchmark starts its server from (the same interpreter and packages)."""
+    commit = revision(rev)
+    parent = Path(tempfile.mkdtemp(prefix="durak-against-"))
+    tree = parent / "tree"
+
+    def stopped(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)  # SIGTERM (``timeout``, a CI runner): clean up as after Ctrl-C
+
+    previous = signal.signal(signal.SIGTERM, stopped)
+    try:
+        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(tree), commit], cwd=ROOT, check=True)
+        yield tree
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+        shutil.rmtree(parent, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
+        signal.signal(signal.SIGTERM, previous)

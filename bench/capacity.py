@@ -49,6 +49,7 @@ import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,12 +63,17 @@ import orjson
 
 from bench._server import (
     ROOT,
+    SAYING_WHERE_FROM,
     ServerProcess,
+    app_dir_of,
+    checkout,
     cpu_pressure_total,
+    described,
     durak_server,
     proc_cpu_split_s,
     proc_switches,
     proc_syscalls,
+    revision,
 )
 from bench.harness import RedisServer, database, print_profile, speed_probe_note, wait_for_file
 from bench.reference import SpeedProbe
@@ -977,7 +983,11 @@ def _cpus(args: argparse.Namespace) -> tuple[int | None, int | None]:
     return allowed[0], allowed[1]
 
 
-def run(args: argparse.Namespace) -> list[Step]:
+def run(args: argparse.Namespace, tree: Path = ROOT, side: str | None = None) -> list[Step]:
+    """The steps, on a server (and its replica) running the code of ``tree``; ``side``: the side of
+    an ``--against`` comparison, whose servers say where their ``app`` comes from, which must be
+    ``tree``."""
+    args.run_started = time.perf_counter()  # the budget is each run's
     workdir = Path(tempfile.mkdtemp(prefix="durak-capacity-"))
     steps: list[Step] = []
     try:
@@ -1003,7 +1013,9 @@ def run(args: argparse.Namespace) -> list[Step]:
                 if args.cprofile is not None:
                     extra_env["BENCH_CPROFILE_CPU"] = "1"
                     extra_env["BENCH_CPROFILE"] = str(args.cprofile.resolve())
-            server = durak_server(workdir, extra_env=extra_env, argv=argv).spawn()
+            if side is not None:
+                argv = [PY, "-c", SAYING_WHERE_FROM]  # both sides started alike, saying from where
+            server = durak_server(workdir, extra_env=extra_env, argv=argv, tree=tree).spawn()
             server_cpu, client_cpu = _cpus(args)
             pin(server.pid, server_cpu)  # before it starts any thread: they inherit it
             if redis_pid is not None:
@@ -1013,7 +1025,8 @@ def run(args: argparse.Namespace) -> list[Step]:
             # CPU, to sign guests in alongside the server: a sign-in is the costliest request of all,
             # and without help the setup would take most of the run.
             (workdir / "replica").mkdir()
-            replica = durak_server(workdir / "replica", extra_env=extra_env).spawn()
+            replica_argv = [PY, "-c", SAYING_WHERE_FROM] if side is not None else None
+            replica = durak_server(workdir / "replica", extra_env=extra_env, argv=replica_argv, tree=tree).spawn()
             pin(replica.pid, client_cpu)
             client = ClientProcess(
                 [
@@ -1024,6 +1037,9 @@ def run(args: argparse.Namespace) -> list[Step]:
             pin(client.pid, client_cpu)
             try:
                 replica.wait_ready(timeout=60)
+                for process in (server, replica) if side is not None else ():
+                    if app_dir_of(process) != tree / "app":
+                        raise RuntimeError(f"the {side} server runs the app of {app_dir_of(process)}, not {tree}")
                 steps = _drive(args, server, client, workdir, redis_pid, replica)
             except Exception:
                 print(f"  the server's log ends:\n{server.log_tail(60)}", file=sys.stderr)
@@ -1054,7 +1070,7 @@ def _drive(
         had = steps[-1].players if steps else 0
         if steps and args.budget:
             grow_s = _growth_estimate_s(steps, players)
-            if _elapsed() + grow_s + args.warmup + args.duration + TEARDOWN_S > args.budget:
+            if _run_elapsed(args) + grow_s + args.warmup + args.duration + TEARDOWN_S > args.budget:
                 print(
                     f"  {players} players not measured: growing to them would take about {grow_s:.0f} s, and the "
                     f"step would end past the run's budget of {args.budget:g} s (--budget 0 measures every step)",
@@ -1106,7 +1122,7 @@ def _drive(
             # about the server: measure again (the players keep playing), keep the best window.
             if step.passed or step.result["server_waited_pct"][0] < WAITED_RETRY_PCT:
                 break
-            if args.budget and _elapsed() + args.duration + 2 > args.budget:
+            if args.budget and _run_elapsed(args) + args.duration + 2 > args.budget:
                 print(f"         (no window measured again: the run's budget is {args.budget:g} s)", flush=True)
                 break
             print(
@@ -1141,6 +1157,11 @@ def _growth_estimate_s(steps: list[Step], players: int) -> float:
 
 def _elapsed() -> float:
     return time.perf_counter() - START
+
+
+def _run_elapsed(args: argparse.Namespace) -> float:
+    """Seconds since this run began (``--against`` makes two or more runs, each with its budget)."""
+    return time.perf_counter() - float(getattr(args, "run_started", START))
 
 
 WAITED_RETRY_PCT = 5.0  # a step missed while its server waited this long for its CPU is measured again
@@ -1329,8 +1350,18 @@ def main(argv: list[str] | None = None) -> None:
         help="seconds the run may take: no step or repeated window is begun that would end later "
         "(default 230 for the default steps, 55 with --quick, none with --steps; 0: none)",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        default=None,
+        help="compare with the code of this git revision (its server from a temporary worktree): "
+        "a run of each per round, old first in odd rounds; the players each carried",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with --against: runs of each side (default 1)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if args.against is not None and (args.loopstats or args.cprofile or args.patch or args.sample):
+        parser.error("--against starts both servers as python -m app: no --loopstats, --cprofile, --patch, --sample")
     if args.budget is None:
         args.budget = 0.0 if args.steps else (55.0 if args.quick else 230.0)
     args.warmup = args.warmup if args.warmup is not None else (4.0 if args.quick else 12.0)
@@ -1343,23 +1374,64 @@ def main(argv: list[str] | None = None) -> None:
         f"load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
+    if args.against is not None:
+        _against(args)
+        return
     steps = run(args)
-    passed = [s for s in steps if s.passed]
-    best = max(passed, key=lambda s: s.players) if passed else None
     took = _elapsed()
     print(f"  {took:.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end", flush=True)
+    print(_last_line(args, steps))
+
+
+def _best(steps: list[Step]) -> Step | None:
+    passed = [s for s in steps if s.passed]
+    return max(passed, key=lambda s: s.players) if passed else None
+
+
+def _last_line(args: argparse.Namespace, steps: list[Step]) -> str:
+    best = _best(steps)
     if best is None:
         first = steps[0] if steps else None
-        print(
+        return (
             "capacity: 0 players per process (no step met p99 < 50 ms, CPU < 85%, no rate refusals"
             + (f"; first step p99 {first.result['latency_ms']['p99']:.1f} ms" if first else "")
             + ")"
         )
-        return
-    print(
+    return (
         f"capacity: {best.players} players per process at p99 {best.result['latency_ms']['p99']:.1f} ms "
         f"(think {args.think_ms:.0f} ms), {best.kib_per_connection:.1f} KiB per connection"
     )
+
+
+def _against(args: argparse.Namespace) -> None:
+    """Old (``--against``) and new code in one session: a whole run of each per round, old first in
+    odd rounds and new first in even ones. The last line is the new code's (its median run by
+    players), with the old code's players appended (the median over the rounds)."""
+    commit = revision(args.against)
+    new_code = described()
+    runs: dict[str, list[list[Step]]] = {"old": [], "new": []}
+    with checkout(commit) as tree:
+        print(f"  old: {args.against} = {described(tree)} (a temporary worktree, {tree})", flush=True)
+        print(f"  new: {new_code} ({ROOT})", flush=True)
+        for round_no in range(args.rounds):
+            sides = [("old", tree), ("new", ROOT)]
+            if round_no % 2:
+                sides.reverse()
+            for side, code in sides:
+                print(f"  round {round_no + 1} of {args.rounds}: {side} code", flush=True)
+                steps = run(args, code, side)
+                runs[side].append(steps)
+                print(f"  {side}: {_last_line(args, steps)}", flush=True)
+    print(f"  {_elapsed():.0f} s in all; load average {os.getloadavg()[0]:.1f} at the end", flush=True)
+
+    def players(steps: list[Step]) -> int:
+        best = _best(steps)
+        return best.players if best else 0
+
+    old = [players(steps) for steps in runs["old"]]
+    new = sorted(runs["new"], key=players)[len(runs["new"]) // 2]
+    print(f"  players per run: old {old}, new {[players(steps) for steps in runs['new']]}")
+    print(f"{_last_line(args, new)}; against {args.against}: {statistics.median_low(old)} players")
 
 
 if __name__ == "__main__":

@@ -53,10 +53,24 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from bench._server import ROOT, ServerProcess, cpu_pressure_total, durak_server, free_port
+from bench._server import (
+    ROOT,
+    SAYING_WHERE_FROM,
+    ServerProcess,
+    app_dir_of,
+    checkout,
+    cpu_pressure_total,
+    described,
+    durak_server,
+    free_port,
+    revision,
+)
 
 PY = sys.executable
 START = time.perf_counter()
+SETUP_ATTEMPTS = 3  # the client's set-up over REST, from the start again when a request of it fails
+SETUP_BATCH = 25  # tables opened (and their guests made) at a time
+SETUP_RETRY_S = 1.0  # the pause before the set-up starts again
 
 # ------------------------------------------------------------------------------------- client side
 
@@ -194,7 +208,24 @@ class Client:
 
     # --- setup over REST (durak mode) ---
 
-    async def prepare_durak(self) -> None:
+    async def prepare_durak_retried(self, attempts: int = SETUP_ATTEMPTS) -> None:
+        """:meth:`prepare_durak`, from the start again (new guests, new tables) when it fails: a
+        server that has just started sometimes refuses a request of the first burst (SQLite's
+        ``QueuePool limit`` at 250 tables)."""
+        for attempt in range(1, attempts + 1):
+            try:
+                await self.prepare_durak(attempt)
+                return
+            except Exception as exc:
+                if attempt == attempts:
+                    raise
+                print(f"bench.load: set-up attempt {attempt} failed ({exc!r:.300}); again", file=sys.stderr)
+                self.seats.clear()
+                if self.http is not None:
+                    await self.http.aclose()
+                await asyncio.sleep(SETUP_RETRY_S)
+
+    async def prepare_durak(self, attempt: int = 1) -> None:
         import httpx
 
         limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
@@ -205,16 +236,22 @@ class Client:
             headers = {"origin": base}
             if cookie:
                 headers["cookie"] = f"durak_session={cookie}"
-            for attempt in range(3):
+            for try_no in range(3):
                 try:
                     async with sem:
                         response = await self.http.post(base + path, json=body, headers=headers)
-                    break
+                    if response.status_code not in (500, 503) or try_no == 2:
+                        break
+                    if response.status_code == 500:  # e.g. SQLite's QueuePool limit at a start: a pause
+                        await asyncio.sleep(SETUP_RETRY_S)
+                        continue
+                    # The table did not answer within the server's 10 s (a machine shared with
+                    # busier neighbours, all tables starting at once): ask again.
                 except httpx.TransportError:  # a kept-alive connection the server closed meanwhile
-                    if attempt == 2:
+                    if try_no == 2:
                         raise
             self.http.cookies.clear()
-            if response.status_code == 409 and attempt and "already_seated" in response.text:
+            if response.status_code == 409 and try_no and "already_seated" in response.text:
                 return response  # the first attempt did get through
             if response.status_code >= 300:
                 raise RuntimeError(f"{path}: {response.status_code} {response.text}")
@@ -226,10 +263,14 @@ class Client:
             return self.bases[table % len(self.bases)]
 
         async def guest(i: int) -> str:
-            response = await post(base_of(i // n_seats), "/api/auth/guest", {"name": f"p{i}"})
+            name = f"p{i}" if attempt == 1 else f"p{i}a{attempt}"
+            response = await post(base_of(i // n_seats), "/api/auth/guest", {"name": name})
             return str(response.cookies["durak_session"])
 
-        cookies = await asyncio.gather(*(guest(i) for i in range(self.args.tables * n_seats)))
+        cookies: list[str] = []
+        for first in range(0, self.args.tables, SETUP_BATCH):  # a batch of tables' guests at a time
+            guests = range(first * n_seats, min(first + SETUP_BATCH, self.args.tables) * n_seats)
+            cookies += await asyncio.gather(*(guest(i) for i in guests))
         self.emit("guests")
 
         async def table(t: int) -> list[Seat]:
@@ -245,8 +286,10 @@ class Client:
             watchers = range(self.args.spectators)
             return seats + [Seat(created["watch_code"], f"t{t}w{k}", None, False, base) for k in watchers]
 
-        for seats in await asyncio.gather(*(table(t) for t in range(self.args.tables))):
-            self.seats.extend(seats)
+        for first in range(0, self.args.tables, SETUP_BATCH):  # opened SETUP_BATCH tables at a time
+            batch = range(first, min(first + SETUP_BATCH, self.args.tables))
+            for seats in await asyncio.gather(*(table(t) for t in batch)):
+                self.seats.extend(seats)
         self.post = post
 
     def prepare_bare(self) -> None:
@@ -298,7 +341,10 @@ class Client:
         if self.durak:
             last = [s for s in self.seats if s.name.endswith(f"s{self.args.seats - 1}")]
             seat_no = {"seat": self.args.seats - 1}
-            await asyncio.gather(*(self.post(s.base, f"/api/tables/{s.code}/join", seat_no, s.cookie) for s in last))
+            for first in range(0, len(last), SETUP_BATCH):  # SETUP_BATCH matches start at a time
+                batch = last[first : first + SETUP_BATCH]
+                joins = (self.post(s.base, f"/api/tables/{s.code}/join", seat_no, s.cookie) for s in batch)
+                await asyncio.gather(*joins)
         else:
             for seat in self.seats:
                 if seat.creator:
@@ -464,7 +510,7 @@ class Client:
         self.scheduler = Scheduler(asyncio.get_running_loop())
         self.emit("started")
         if self.args.mode == "durak":
-            await self.prepare_durak()
+            await self.prepare_durak_retried()
         else:
             self.prepare_bare()
         self.emit("prepared", connections=len(self.seats))
@@ -756,11 +802,11 @@ def _py_spy(pid: int, out: Path, duration: float) -> subprocess.Popen[bytes] | N
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _print_run(run: Run) -> None:
+def _print_run(run: Run, label: str | None = None) -> None:
     r = run.result
     lat = r["latency_ms"]
     print(
-        f"  {run.mode:5s}: {r['commands_per_s']:8.0f} commands/s, {r['messages_per_s']:8.0f} msg/s delivered "
+        f"  {label or run.mode:5s}: {r['commands_per_s']:8.0f} commands/s, {r['messages_per_s']:8.0f} msg/s delivered "
         f"(mean {r['mean_message_bytes']:.0f} B, updates {r['mean_update_bytes']:.0f} B), "
         f"latency p50 {lat['p50']:.1f} / p90 {lat['p90']:.1f} / p99 {lat['p99']:.1f} / max {lat['max']:.1f} ms"
     )
@@ -791,8 +837,12 @@ def _as_json(run: Run) -> dict[str, Any]:
     }
 
 
-def _round(args: argparse.Namespace) -> tuple[Run, Run | None]:
-    """The durak server, then the bare app, each started fresh and driven by the same client."""
+def _round(
+    args: argparse.Namespace, tree: Path = ROOT, label: str | None = None, with_bare: bool = True
+) -> tuple[Run, Run | None]:
+    """The durak server (the code of ``tree``), then the bare app, each started fresh and driven by
+    the same client (this tree's). ``label``: the side of an ``--against`` comparison, printed with
+    the run; its server says where its ``app`` comes from, and that must be ``tree``."""
     with tempfile.TemporaryDirectory(prefix="durak-load-") as tmp:
         workdir = Path(tmp)
         extra_env = {"DURAK_WS_RATE_PER_S": "100000", "DURAK_WS_BURST": "100000", "DURAK_LOG_LEVEL": "warning"}
@@ -806,10 +856,18 @@ def _round(args: argparse.Namespace) -> tuple[Run, Run | None]:
             extra_env["BENCH_TRACEMALLOC"] = str(args.tracemalloc.resolve())
         if args.loopstats is not None:
             extra_env["BENCH_LOOPSTATS"] = str(args.loopstats.resolve())
-        server = durak_server(workdir, extra_env=extra_env, argv=argv)
-        floor = None if args.skip_bare else _bare_server(workdir).spawn()  # idle until its turn
+        if label is not None:
+            argv = [PY, "-c", SAYING_WHERE_FROM]  # both sides started alike: python -m app, saying from where
+        server = durak_server(workdir, extra_env=extra_env, argv=argv, tree=tree)
+        floor = None if args.skip_bare or not with_bare else _bare_server(workdir).spawn()  # idle until its turn
         try:
             server.start(timeout=60)
+            if label is not None:
+                code = app_dir_of(server)
+                if code != tree / "app":
+                    raise RuntimeError(f"the {label} server runs the app of {code}, not of {tree}")
+                if args.verbose:
+                    print(f"  [{time.perf_counter() - START:6.2f}s] {label} server: app from {code}", file=sys.stderr)
             if floor is not None:
                 floor.wait_ready("/health", timeout=60)
             if args.verbose:
@@ -824,9 +882,12 @@ def _round(args: argparse.Namespace) -> tuple[Run, Run | None]:
                     tracemalloc=args.tracemalloc is not None,
                     loopstats=args.loopstats is not None,
                 )
+            except RuntimeError:
+                print(f"  the {label or 'durak'} server's log ends:\n{server.log_tail(30)}", file=sys.stderr)
+                raise
             finally:
                 server.stop()
-            _print_run(durak)
+            _print_run(durak, label)
             bare: Run | None = None
             if floor is not None:
                 bare = _drive(floor, "bare", args, None, int(durak.result["mean_update_bytes"]))
@@ -841,6 +902,41 @@ def _round(args: argparse.Namespace) -> tuple[Run, Run | None]:
 def _median_run(runs: list[Run]) -> Run:
     """The run with the median delivered messages per second."""
     return sorted(runs, key=lambda run: run.result["messages_per_s"])[len(runs) // 2]
+
+
+# What an --against comparison puts side by side: (heading, width, the figure of a run).
+COMPARED: list[tuple[str, int, Any]] = [
+    ("commands/s", 11, lambda run: run.result["commands_per_s"]),
+    ("msg/s", 9, lambda run: run.result["messages_per_s"]),
+    ("CPU us/msg", 11, lambda run: run.server_cpu_us_per_message),
+    ("p50 ms", 8, lambda run: run.result["latency_ms"]["p50"]),
+    ("p99 ms", 8, lambda run: run.result["latency_ms"]["p99"]),
+]
+
+
+def _change(new: float, old: float) -> float:
+    """``new`` against ``old``, in percent (+: more)."""
+    return 100 * (new / old - 1) if old else float("nan")
+
+
+def _compare(old: list[Run], new: list[Run]) -> float:
+    """Print the medians of old and new side by side (each figure's own median over the rounds) and
+    each round's change of the CPU per delivered message; return the change of its medians (%)."""
+    print(f"  {len(new)} rounds, medians:  " + "".join(f"{name:>{width}}" for name, width, _ in COMPARED))
+    medians = {}
+    for side, runs in (("old", old), ("new", new)):
+        medians[side] = [statistics.median(figure(run) for run in runs) for _, _, figure in COMPARED]
+        print(f"  {side:20s}" + "".join(f"{m:{w}.1f}" for m, (_, w, _) in zip(medians[side], COMPARED, strict=True)))
+    changes = [_change(n, o) for n, o in zip(medians["new"], medians["old"], strict=True)]
+    print(
+        f"  {'new vs old':20s}" + "".join(f"{c:+{w - 1}.1f}%" for c, (_, w, _) in zip(changes, COMPARED, strict=True))
+    )
+    per_round = ", ".join(
+        f"{_change(n.server_cpu_us_per_message, o.server_cpu_us_per_message):+.1f}%"
+        for o, n in zip(old, new, strict=True)
+    )
+    print(f"  CPU per delivered message, new vs old, round by round: {per_round}")
+    return changes[2]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -867,6 +963,13 @@ def main(argv: list[str] | None = None) -> None:
         "--rounds", type=int, default=None, help="durak then bare, this many times; medians (default 3, quick 1)"
     )
     parser.add_argument("--skip-bare", action="store_true", help="measure only the durak server")
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        default=None,
+        help="compare with the code of this git revision: its server runs from a temporary worktree, "
+        "old and new alternate within each round (old first in odd rounds); medians of both and the change",
+    )
     parser.add_argument(
         "--sleeping-client",
         dest="spin",
@@ -906,6 +1009,11 @@ def main(argv: list[str] | None = None) -> None:
     args.warmup = args.warmup if args.warmup is not None else (1.5 if args.quick else 5.0)
     args.duration = args.duration if args.duration is not None else (4.0 if args.quick else 20.0)
     args.settle = 0.5 if args.quick else 1.5
+    instrumented = args.cprofile or args.patch or args.tracemalloc or args.loopstats
+    if args.against is not None and instrumented:
+        parser.error(
+            "--against starts both servers as python -m app: no --cprofile, --patch, --tracemalloc, --loopstats"
+        )
 
     connections = args.tables * (args.seats + args.spectators)
     watchers = f" + {args.spectators} spectators" if args.spectators else ""
@@ -915,6 +1023,9 @@ def main(argv: list[str] | None = None) -> None:
         + (f"server patched with {args.patch}, " if args.patch else "")
         + f"{args.warmup:.0f} s warm-up, {args.duration:.0f} s window, {os.cpu_count()} CPUs"
     )
+    if args.against is not None:
+        _against(args)
+        return
     rounds: list[tuple[Run, Run | None]] = []
     for round_no in range(args.rounds):
         if args.rounds > 1:
@@ -938,6 +1049,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{d.result['messages_per_s'] / b.result['messages_per_s']:.2f}" for d, b in rounds if b is not None
         )
         print(f"  {args.rounds} rounds (durak, then bare, each round); ratio per round {ratios}; medians below")
+    print(_last_line(args, durak, bare))
+
+
+def _last_line(args: argparse.Namespace, durak: Run, bare: Run | None) -> str:
     d = durak.result
     bare_rate = bare.result["messages_per_s"] if bare else float("nan")
     ratio = d["messages_per_s"] / bare_rate if bare else float("nan")
@@ -947,10 +1062,53 @@ def main(argv: list[str] | None = None) -> None:
             f"bare {bare.server_cpu_us_per_message:.0f} us; CPU-normalised ratio "
             f"{bare.server_cpu_us_per_message / durak.server_cpu_us_per_message:.2f}"
         )
-    print(
+    return (
         f"load: {d['commands_per_s']:.0f} commands/s, p99 {d['latency_ms']['p99']:.1f} ms at {args.tables} tables / "
         f"{d['connections']} connections; bare fan-out {bare_rate:.0f} msg/s; ratio {ratio:.2f}"
     )
+
+
+def _against(args: argparse.Namespace) -> None:
+    """Old (``--against``) and new code in one run: every round runs both, old first in odd rounds
+    and new first in even ones, so that a machine getting busier or quieter favours neither; the
+    bare app after both, unless ``--skip-bare``. The last line is the usual one of the new code's
+    median run, with the change of the median CPU per delivered message appended."""
+    commit = revision(args.against)
+    new_code = described()
+    with checkout(commit) as tree:
+        print(f"  old: {args.against} = {described(tree)} (a temporary worktree, {tree})")
+        print(f"  new: {new_code} ({ROOT})")
+        rounds: list[dict[str, Run | None]] = []
+        for round_no in range(args.rounds):
+            print(f"  round {round_no + 1} of {args.rounds}")
+            sides = [("old", tree), ("new", ROOT)]
+            if round_no % 2:
+                sides.reverse()
+            runs: dict[str, Run | None] = {}
+            for side, code in sides:
+                try:
+                    runs[side], bare = _round(args, code, side, with_bare=side == sides[-1][0])
+                except RuntimeError as exc:  # one failed set-up (a crowded machine) loses no round
+                    print(f"  the {side} run failed ({str(exc)[:100]}): once more", flush=True)
+                    runs[side], bare = _round(args, code, side, with_bare=side == sides[-1][0])
+                runs["bare"] = runs.get("bare") or bare
+            rounds.append(runs)
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                    "rounds": [{side: _as_json(run) if run else None for side, run in r.items()} for r in rounds],
+                },
+                indent=2,
+            )
+        )
+    old = [r["old"] for r in rounds if r["old"] is not None]
+    new = [r["new"] for r in rounds if r["new"] is not None]
+    cpu_change = _compare(old, new)
+    bares = [r["bare"] for r in rounds if r["bare"] is not None]
+    line = _last_line(args, _median_run(new), _median_run(bares) if bares else None)
+    print(f"{line}; against {args.against}: CPU per message {cpu_change:+.1f}%")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ from app.tables import commands as cmd
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from bench.engine import actors
 
 PLAYERS = [Principal(f"guest:bench{i}", f"guest {i}", None) for i in range(4)]
@@ -137,7 +138,9 @@ async def play(database_url: str, matches: int, seed: int) -> Costs:
 
     try:
         async with open_broker(name) as broker:
-            registry = TableRegistry(broker, DbHooks(db), store=MemoryStore(name), supervise=False)
+            registry = TableRegistry(
+                broker, DbHooks(db), store=MemoryStore(name), supervise=False, transport=BrokerTransport
+            )
             async with registry:
                 actor = await registry.create(TableSpec(rules=Rules(deck=36, seats=4), creator=PLAYERS[0]))
                 for player in PLAYERS:

@@ -146,6 +146,7 @@ class Servers:
         self.ports = [free_port() for _ in range(count)]
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.origins: list[str] = []
+        self.hung = 0  # processes that had not exited 60 s after SIGTERM
 
     def start(self, index: int) -> None:
         port = self.ports[index]
@@ -167,17 +168,39 @@ class Servers:
         )
         wait_port(port)
 
+    def terminate(self, index: int) -> None:
+        """SIGTERM, and wait for the exit; a process still there after 60 s is killed (stderr says so:
+        an orchestrator would kill it after its grace period too)."""
+        proc = self.procs.pop(index)
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            print(f"soak: process {index} had not exited 60 s after SIGTERM; killed", file=sys.stderr, flush=True)
+            self.hung += 1
+            proc.kill()
+            proc.wait(10)
+
     def kill(self, index: int) -> None:
         self.procs.pop(index).kill()
         self.start(index)
 
+    def ready(self, index: int, timeout: float = 60.0) -> None:
+        """Until the process answers ``/api/ready`` with 200 (what an orchestrator waits for)."""
+        stop = time.monotonic() + timeout
+        while time.monotonic() < stop:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{self.ports[index]}/api/ready", timeout=2).status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"process {index} not ready after {timeout:.0f} s")
+
     def rolling(self) -> None:
+        """Each process in turn: SIGTERM, wait for its exit, start it again, wait until it is ready."""
         for index in range(len(self.ports)):
-            proc = self.procs.pop(index)
-            proc.terminate()
-            proc.wait(60)
+            self.terminate(index)
             self.start(index)
-            time.sleep(2)
+            self.ready(index)
 
     def stop(self) -> None:
         for proc in self.procs.values():
@@ -194,7 +217,8 @@ class Nginx:
     def __init__(self, root: Path, ports: list[int]) -> None:
         self.dir, self.port = root / "nginx", free_port()
         self.dir.mkdir()
-        upstream = "\n".join(f"    server 127.0.0.1:{p} max_fails=1 fail_timeout=1s;" for p in ports)
+        # max_fails=0, as in the deploy template: see deploy/nginx/templates/default.conf.template.
+        upstream = "\n".join(f"    server 127.0.0.1:{p} max_fails=0;" for p in ports)
         (self.dir / "nginx.conf").write_text(f"""
 worker_processes 1;
 pid {self.dir}/nginx.pid;
@@ -243,6 +267,7 @@ class Client(PlayerCore):
         self.acked: set[str] = set()
         self.stall = 0.0
         self.stall_at = 0.0  # when the command that waited longest was sent (time.monotonic())
+        self.waits: list[tuple[float, float]] = []  # (sent at, waited) of the commands that waited over 1 s
         self.outcome: dict[str, Any] | None = None
         self.think = SLOW_S
         self.ready_for: int | None = None
@@ -257,6 +282,7 @@ class Client(PlayerCore):
             if self.cookie:
                 headers["Cookie"] = f"durak_session={self.cookie}"
             wait = 0.3
+            self.ready_for = None  # a confirmation lapses with its connection: confirm again on this one
             try:
                 async with websockets.connect(
                     f"{url}/ws/tables/{self.code}", additional_headers=headers, open_timeout=5, close_timeout=1
@@ -282,8 +308,11 @@ class Client(PlayerCore):
                 if kind == "bye":
                     return float(message.get("reconnect_after_ms", 300)) / 1000
                 if self.pending is not None and kind in ("ack", "error") and message.get("id") == self.pending["id"]:
-                    if time.monotonic() - self.pending_since > self.stall:
-                        self.stall, self.stall_at = time.monotonic() - self.pending_since, self.pending_since
+                    waited = time.monotonic() - self.pending_since
+                    if waited > self.stall:
+                        self.stall, self.stall_at = waited, self.pending_since
+                    if waited > 1.0:
+                        self.waits.append((self.pending_since, waited))
                     (self.acked.add if kind == "ack" else self.refusals.append)(message.get("id") or message["code"])
                     self.pending = None
                 if self.view is not None and self.view.get("outcome"):
@@ -451,8 +480,10 @@ async def soak(
             plan = kinds[:fault_count] + [rng.choice(kinds) for _ in range(fault_count - len(kinds))]
             rng.shuffle(plan)
             started = time.monotonic()
+            struck: list[tuple[float, str]] = []  # (when, what) of each fault
             for at, fault in zip(schedule, plan, strict=True):
                 await asyncio.sleep(max(0.0, started + at - time.monotonic()))
+                struck.append((time.monotonic(), fault))
                 live = sum(1 for _, clients, _ in players if clients[0].outcome is None)
                 print(f"soak: t={time.monotonic() - started:5.1f} s fault: {fault} ({live} matches live)",
                       file=sys.stderr)  # fmt: skip
@@ -478,6 +509,12 @@ async def soak(
                 client.think = FAST_S
             await asyncio.gather(*tasks)
             _phase(began, "matches over; checking")
+            waits = [w for _, clients, _ in players for c in clients for w in c.waits]
+            for n, (when, fault) in enumerate(struck):  # the longest wait of the commands sent in each fault's slice
+                until = struck[n + 1][0] if n + 1 < len(struck) else float("inf")
+                slice_waits = [waited for sent, waited in waits if when <= sent < until]
+                print(f"soak: t={when - started:5.1f} s {fault}: {len(slice_waits)} commands waited over 1 s, "
+                      f"the longest {max(slice_waits, default=0.0):.1f} s", file=sys.stderr)  # fmt: skip
             for code, clients, stake in players:  # what went wrong where, for the operator
                 outcome = clients[0].outcome
                 if outcome is None or outcome.get("forfeit") is not None:

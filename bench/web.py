@@ -3,6 +3,7 @@ fits one screen at every size, and how a phone player gets to a game and plays i
 
     python -m bench.web            # everything, at every size (a few minutes on a quiet machine)
     python -m bench.web --quick    # fewer sizes and samples (about a minute)
+    python -m bench.web --lighthouse-dir bench/results/lighthouse   # and keep Lighthouse's reports
 
 It starts the server (``python -m app``: a temporary SQLite file, the memory:// broker) as its own
 process, signs up a player and opens tables against bots (the match waits for the player, so the
@@ -701,6 +702,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer sizes and samples (about a minute)")
     parser.add_argument("--json", type=Path, help="also write the full report here")
     parser.add_argument(
+        "--lighthouse-dir", type=Path, help="keep Lighthouse's own reports here (lobby.json, table.json)"
+    )
+    parser.add_argument(
         "--no-lighthouse", action="store_true", help="skip Lighthouse (while working on layouts; its scores print as -)"
     )
     args = parser.parse_args(argv)
@@ -728,6 +732,10 @@ def main(argv: list[str] | None = None) -> None:
                     "table": (f"{server.base_url}/t/{live['code']}", player.cookie),
                 }
                 report.lighthouse = lighthouse(pages, workdir)
+                if args.lighthouse_dir:
+                    args.lighthouse_dir.mkdir(parents=True, exist_ok=True)
+                    for name in pages:
+                        shutil.copyfile(workdir / f"{name}.json", args.lighthouse_dir / f"{name}.json")
                 for name, run in report.lighthouse.items():
                     log(f"{name}:\n{describe(run)}")
 

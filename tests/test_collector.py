@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from app import collector
+from tests.support.clock import FakeClock
 
 
 @pytest.fixture
@@ -56,14 +57,16 @@ def test_the_old_generation_grows_without_a_full_collection(settled: None) -> No
 
 async def test_the_timer_runs_the_full_collections(settled: None, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("INFO", logger="durak.collector")
+    clock = FakeClock()
     cycle = old_garbage_cycle()
-    task = asyncio.create_task(collector.collect_old_garbage_forever(0.05))
+    task = asyncio.create_task(collector.collect_old_garbage_forever(3600.0, clock.sleep))
     try:
-        for _ in range(100):
-            await asyncio.sleep(0.01)
-            if cycle() is None:
-                break
+        await clock.advance(0)
+        await clock.advance(3599.0)
+        assert cycle() is not None and "full garbage collection:" not in caplog.text  # not before its time
+        await clock.advance(1.0)
+        assert cycle() is None
+        assert caplog.text.count("full garbage collection:") == 1
+        assert clock.sleeping() == 1  # waiting for the next hour
     finally:
         task.cancel()
-    assert cycle() is None
-    assert "full garbage collection:" in caplog.text

@@ -7,11 +7,13 @@ Enforced today (each holds on the code as it is):
 * ``no-cycles``: no import cycle between the sibling packages and modules of app and of bench, at
   any depth, and no import ignored (app/api/chat.py states what it needs of a table connection as a
   Protocol instead of importing the route's class);
-* ``tables-behind-ports``: app.tables imports nothing of app.api, app.db or the Redis modules
-  (app.broker.redis and its redis_cluster, redis_keys, redis_link, redis_wire, app.store.redis), not even
-  through a package's ``__init__`` (the tables import ``app.broker.base`` and ``app.store.base``).
+* ``tables-behind-ports``: app.tables imports nothing of app.api, app.db, app.transport or the Redis
+  modules (app.broker.redis and its redis_cluster, redis_keys, redis_link, redis_wire, app.store.redis),
+  not even through a package's ``__init__`` (the tables import ``app.broker.base`` and ``app.store.base``).
   The database is reached through ``MatchHooks`` (app/tables/hooks.py), implemented on the ledger
-  by app/db/table_hooks.py; the store for a URL is chosen in app/main.py;
+  by app/db/table_hooks.py; the connections through ``TableTransport`` (app/tables/ports.py),
+  implemented over the broker by app/transport/table_transport.py; the store for a URL and the
+  transport are chosen in app/main.py;
 * ``routes-apart``: no module of app.api.routes imports another, not even through a third module
   (a route -> a module of app.api -> another route). Routes share code through modules of app.api
   that are not routes: the REST calls to a table (app/api/table_calls.py), opening a table and

@@ -74,19 +74,24 @@ self.addEventListener('fetch', (event) => {
   if (request.method !== 'GET') return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || NEVER.test(url.pathname)) return;
-  // Pages (/, /t/<code>, /w/<code>) are the one shell: offline, any of them is the cached "/".
-  const page = request.mode === 'navigate';
+  // Pages are two versions of one shell (app/web_pages.py): the table pages' (/t/<code>, /w/<code>:
+  // the table bundle), kept under the key '/table.html', and every other page's, "/". Offline, a
+  // page is its shell as last kept (a table page whose shell was never kept opens with "/").
+  const shell = request.mode === 'navigate' ? (/^\/[tw]\//.test(url.pathname) ? '/table.html' : '/') : null;
   event.respondWith(
     fetch(request)
       .then((response) => {
         if (response.ok && response.type === 'basic') {
           const copy = response.clone();
-          caches.open(CACHE).then((cache) => cache.put(page ? '/' : request, copy));
+          caches.open(CACHE).then((cache) => cache.put(shell || request, copy));
         }
         return response;
       })
       .catch(() =>
-        caches.match(page ? '/' : request, { ignoreVary: true }).then((cached) => cached || Response.error()),
+        caches
+          .match(shell || request, { ignoreVary: true })
+          .then((cached) => cached || (shell ? caches.match('/', { ignoreVary: true }) : null))
+          .then((cached) => cached || Response.error()),
       ),
   );
 });

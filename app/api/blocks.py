@@ -12,11 +12,11 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from typing import Any
 
 from app.broker import Broker, BrokerError, Event, Gap
 from app.db import friends
 from app.db.session import Database
+from app.tables.chat import ChatLine
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal
 
@@ -45,12 +45,11 @@ class BlockLists:
             except Exception:  # the database away: chat goes on unfiltered until the next load
                 log.warning("could not load the block list of account %s", principal.account_id, exc_info=True)
 
-    def hides(self, principal: Principal, line: dict[str, Any]) -> bool:
+    def hides(self, principal: Principal, line: ChatLine) -> bool:
         if principal.account_id is None:
             return False
         keys = self.hidden.get(principal.account_id)
-        sender = (line.get("from") or {}).get("player")
-        return keys is not None and sender in keys
+        return keys is not None and line["from"]["player"] in keys
 
     async def changed(self, account_id: int) -> None:
         """The account blocked or unblocked someone: reload here, and tell the other processes."""
@@ -90,7 +89,7 @@ async def warm(registry: TableRegistry, principal: Principal) -> None:
         await lists.warm(principal)
 
 
-def hides(registry: TableRegistry, principal: Principal, line: dict[str, Any]) -> bool:
+def hides(registry: TableRegistry, principal: Principal, line: ChatLine) -> bool:
     """Whether ``principal`` blocked the sender of chat ``line``."""
     lists = _lists.get(registry)
     return lists is not None and lists.hides(principal, line)

@@ -37,10 +37,13 @@ from app.broker import BrokerError, Event, Gap
 from app.db.models import DeviceAccount
 from app.integrity_policy import valid_device
 from app.tables import chat
+from app.tables.answers import facts_of
 from app.tables.commands import Info
 from app.tables.messages import Ack, Chat, Error
 from app.tables.registry import TableGone, TableRegistry
-from app.tables.spec import Principal
+from app.tables.spec import Principal, TableStatus
+from app.tables.table_facts import TableFacts
+from app.transport import channels
 
 log = logging.getLogger("durak.chat")
 
@@ -62,7 +65,7 @@ class TableChat:
     """This process's connections at one table and the subscription that feeds them."""
 
     def __init__(self) -> None:
-        self.connections: dict[ChatConnection, list[dict[str, Any]] | None] = {}  # -> lines held until history
+        self.connections: dict[ChatConnection, list[chat.ChatLine] | None] = {}  # -> lines held until history
         self.follow: asyncio.Task[None] | None = None
         self.live: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -104,12 +107,12 @@ class ChatHub:
             if not table.live.done():
                 table.live.set_result(None)
 
-        await self.registry.broker.follow(chat.channel(code), lambda item: self._deliver(table, item), on_live=live)
+        await self.registry.broker.follow(channels.chat(code), lambda item: self._deliver(table, item), on_live=live)
 
     def _deliver(self, table: TableChat, item: Event) -> None:
         if isinstance(item, Gap):
             return  # chat lines lost in an outage stay lost; the game resyncs on its own channels
-        line = orjson.loads(item.data)
+        line: chat.ChatLine = orjson.loads(item.data)  # as the sender published it (``chat.chat_line``)
         for connection, held in table.connections.items():
             if held is not None:
                 held.append(line)
@@ -119,7 +122,7 @@ class ChatHub:
     async def _send_history(self, connection: ChatConnection, table: TableChat) -> None:
         await blocks.warm(self.registry, connection.principal)  # whose lines this player blocked
         self.persons[connection] = await persons_of(connection)  # before any line: hidden ones stay held
-        lines: list[dict[str, Any]] = []
+        lines: list[chat.ChatLine] = []
         try:
             async with asyncio.timeout(5):
                 await asyncio.shield(table.live)
@@ -132,13 +135,15 @@ class ChatHub:
             return  # gone meanwhile
         seen = {line.get("id") for line in lines}
         for line in lines:
-            self._send_line(connection, {**line, "history": True})
+            kept = line.copy()
+            kept["history"] = True
+            self._send_line(connection, kept)
         for line in held:
             if line.get("id") not in seen:
                 self._send_line(connection, line)
         table.connections[connection] = None
 
-    def _send_line(self, connection: ChatConnection, line: dict[str, Any]) -> None:
+    def _send_line(self, connection: ChatConnection, line: chat.ChatLine) -> None:
         if connection.closing is not None:
             return
         if not chat.visible(line, seated=connection.seated, persons=self.persons.get(connection)):
@@ -150,11 +155,10 @@ class ChatHub:
 
     # --- sending
 
-    async def _table_info(self, code: str, connection: ChatConnection) -> dict[str, Any]:
-        """The table as it is now (never a copy kept from before: a match may have started since)."""
-        reply = await self.registry.call(code, Info(), connection.principal)
-        info: dict[str, Any] = reply.get("table") or {}
-        return info
+    async def _table_info(self, code: str, connection: ChatConnection) -> TableFacts | None:
+        """The table as it is now (never a copy kept from before: a match may have started since);
+        None when the table refused to say."""
+        return facts_of(await self.registry.call(code, Info(), connection.principal))
 
     def command(self, connection: ChatConnection, message: Any) -> None:
         """A ``chat`` or ``chat_phrase`` message from ``connection`` (already valid by the protocol)."""
@@ -190,16 +194,16 @@ class ChatHub:
         except (TableGone, BrokerError, TimeoutError) as exc:
             connection.send(Error.wire(id=cmd_id, code="unavailable", message=f"the table is unreachable: {exc}"))
             return
-        if not info.get("chat", True):
+        if info is not None and not info["chat"]:
             message = "the creator turned chat off at this table"
             connection.send(Error.wire(id=cmd_id, code="chat_off", message=message))
             return
-        seats = info.get("seats", ())
-        seat = next((s["seat"] for s in seats if s.get("player") == principal.key), None)
-        staked_running = info.get("status") == "playing" and bool((info.get("rules") or {}).get("stake"))
-        line = Chat.wire(
+        seats = info["seats"] if info is not None else []
+        seat = next((s["seat"] for s in seats if s["player"] == principal.key), None)
+        staked_running = info is not None and info["status"] == TableStatus.PLAYING and info["rules"]["stake"] > 0
+        line = chat.chat_line(
             id=secrets.token_hex(6),
-            from_={"name": principal.name, "seat": seat, "guest": principal.is_guest, "player": principal.key},
+            sender={"name": principal.name, "seat": seat, "guest": principal.is_guest, "player": principal.key},
             channel=chat.PLAYERS if seat is not None else chat.SPECTATORS,
             at=int(time.time() * 1000),
             text=text,
@@ -208,19 +212,19 @@ class ChatHub:
         # What the servers route by (chat.ROUTING), never sent to a client.
         line["players_hidden"] = seat is None and staked_running
         if line["players_hidden"]:
-            line["hidden_from"] = [s["player"] for s in seats if s.get("player")]
+            line["hidden_from"] = [s["player"] for s in seats if s["player"]]
         data = orjson.dumps(line)
         try:
-            await self.registry.broker.publish(chat.channel(connection.code), data)
+            await self.registry.broker.publish(channels.chat(connection.code), data)
             await chat.remember(self.registry.broker, connection.code, data)
         except (BrokerError, OSError) as exc:
             message = f"chat is unreachable right now: {exc}"
             connection.send(Error.wire(id=cmd_id, code="unavailable", message=message))
             return
-        connection.send(Ack.wire(id=cmd_id, version=int(info.get("version", 0))))
+        connection.send(Ack.wire(id=cmd_id, version=info["version"] if info is not None else 0))
 
 
-def _chat_line(line: dict[str, Any]) -> dict[str, Any]:
+def _chat_line(line: chat.ChatLine) -> dict[str, object]:
     """A chat line (without its routing fields) as the ``chat`` message's writer writes it."""
     return Chat.wire(
         id=line["id"],

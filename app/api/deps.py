@@ -1,7 +1,7 @@
 """Request dependencies (``Annotated`` aliases) and the session cookie.
 
 The session cookie ``durak_session`` (``__Host-durak_session`` when Secure: ``cookie_is_secure``) is
-an itsdangerous-signed token (key: ``Settings.secret_key``) carrying either an account id and a
+an itsdangerous-signed token (key: ``Settings.security.secret_key``) carrying either an account id and a
 login-session id, or a guest id, with a name and an expiry.
 ``account_from_cookie`` checks the signature and expiry without touching the database;
 ``resolve_session`` (every request and websocket handshake) also checks that an account's login
@@ -57,7 +57,7 @@ class SessionInfo:
 
 
 def _serializer(settings: Settings) -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(settings.secret_key, salt=_SALT)
+    return URLSafeTimedSerializer(settings.security.secret_key, salt=_SALT)
 
 
 def make_cookie(
@@ -93,7 +93,7 @@ def session_expires_at(settings: Settings, *, now: float) -> datetime:
 
 
 def _expiry(settings: Settings, now: float) -> int:
-    return int(now) + settings.session_max_age_s
+    return int(now) + settings.security.session_max_age_s
 
 
 def _utc(timestamp: float) -> datetime:
@@ -112,7 +112,7 @@ def account_from_cookie(
         return None
     settings = settings or get_settings()
     try:
-        payload = _serializer(settings).loads(value, max_age=settings.session_max_age_s)
+        payload = _serializer(settings).loads(value, max_age=settings.security.session_max_age_s)
     except (BadData, ValueError, TypeError):
         return None
     if not isinstance(payload, dict):
@@ -156,11 +156,11 @@ async def resolve_info(db: Database, info: SessionInfo | None) -> SessionInfo | 
 
 def cookie_is_secure(connection: HTTPConnection, settings: Settings) -> bool:
     """Whether this connection's session cookie is ``Secure`` (and so named ``__Host-durak_session``):
-    ``Settings.cookie_secure``, by default when the request came over HTTPS. Behind a proxy the scheme
+    ``Settings.security.cookie_secure``, by default when the request came over HTTPS. Behind a proxy the scheme
     is its ``X-Forwarded-Proto``, which uvicorn trusts only from ``forwarded_allow_ips``."""
-    if settings.cookie_secure == "auto":
+    if settings.security.cookie_secure == "auto":
         return connection.url.scheme in ("https", "wss")
-    return settings.cookie_secure == "true"
+    return settings.security.cookie_secure == "true"
 
 
 def session_cookie_name(connection: HTTPConnection, settings: Settings) -> str:
@@ -177,7 +177,7 @@ def set_session_cookie(response: Response, request: Request, value: str, setting
     response.set_cookie(
         session_cookie_name(request, settings),
         value,
-        max_age=settings.session_max_age_s,
+        max_age=settings.security.session_max_age_s,
         httponly=True,
         samesite="lax",
         secure=cookie_is_secure(request, settings),

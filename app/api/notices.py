@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from app import event_feed
 from app.broker import Broker, BrokerError
 
 log = logging.getLogger("durak.notices")
@@ -30,4 +31,5 @@ async def tell(broker: Broker, account_id: int, event: str, data: Any) -> None:
 
 
 def sse(event: str, data: Any) -> bytes:
-    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data, default=str) + b"\n\n"
+    """A notice as a server-sent event (what JSON has no type for, a time, as its text)."""
+    return event_feed.sse(event, data, default=str)

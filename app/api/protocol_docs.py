@@ -206,6 +206,7 @@ OBJECTS: dict[type[BaseModel], str] = {
     protocol.Decision: "view.decision",
     protocol.ActionView: "action",
     protocol.OutcomeView: "outcome",
+    protocol.RulesInfo: "rules",
     protocol.TableInfo: "table",
     protocol.SeatInfo: "table.seats[]",
     protocol.Results: "table.results",
@@ -318,6 +319,7 @@ def render() -> str:
         protocol.Decision: [update.view.decision],
         protocol.ActionView: list((update.view.legal or [])[:2]),
         protocol.OutcomeView: [protocol_examples.OUTCOME],
+        protocol.RulesInfo: [update.view.rules],
     }
     for model, samples_of_model in samples.items():
         parts.append(_section(OBJECTS[model], model, samples_of_model))

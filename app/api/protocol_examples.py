@@ -49,6 +49,7 @@ from app.api.protocol import (
     RematchCmd,
     RematchEvent,
     ResultsEvent,
+    RulesInfo,
     SeatEvent,
     SeatInfo,
     TableFairness,
@@ -82,7 +83,7 @@ def _table_example(rules: Rules, version: int, *, you: str | None = "a:17") -> T
         name="Friday night",
         private=False,
         status="playing",
-        rules=dict(rules.to_json()),
+        rules=RulesInfo.model_validate(rules.to_json()),
         creator="a:17",
         seats=[
             SeatInfo(seat=0, kind="human", name="alice", level=None, player="a:17", connected=True),

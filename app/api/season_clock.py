@@ -25,7 +25,8 @@ def clock_of(request: Request) -> Callable[[], datetime]:
 
 
 def season_rules(request: Request) -> seasons.SeasonRules:
-    return seasons.SeasonRules.from_settings(request.app.state.settings)
+    rules: seasons.SeasonRules = request.app.state.settings.seasons
+    return rules
 
 
 async def rolled_over(db: Database, now: datetime, rules: seasons.SeasonRules) -> None:

@@ -5,7 +5,7 @@ start-up check of the secret key, and invite codes kept out of the access log (d
 untouched). For every state-changing request (POST, PUT, PATCH, DELETE) it refuses, before routing:
 
 * with 403 ``cross_site_request`` when the ``Origin`` header is present and is neither the server's
-  own origin nor one of ``Settings.allowed_origins`` (empty by default), or when ``Sec-Fetch-Site``
+  own origin nor one of ``Settings.security.allowed_origins`` (empty by default), or when ``Sec-Fetch-Site``
   is present and says ``cross-site`` or ``same-site`` (a page on another port or subdomain of the
   same site is still another origin): :func:`cross_site_refusal`, which the table socket's
   handshake applies too;
@@ -74,7 +74,7 @@ def origin_allowed(origin: str, *, scheme: str, host_header: str | None, setting
         return False
     if normalized == own_origin(scheme, host_header):
         return True
-    return any(normalized == normalize_origin(allowed) for allowed in settings.allowed_origins)
+    return any(normalized == normalize_origin(allowed) for allowed in settings.security.allowed_origins)
 
 
 def cross_site_refusal(headers: Mapping[str, str], *, scheme: str, settings: Settings) -> str | None:
@@ -82,7 +82,7 @@ def cross_site_refusal(headers: Mapping[str, str], *, scheme: str, settings: Set
     another origin and is refused, or None. ``headers`` by lower-case name.
 
     Refused: an ``Origin`` that is neither the server's own (``scheme`` and the ``Host`` header) nor
-    one of ``Settings.allowed_origins``, and a ``Sec-Fetch-Site`` of ``cross-site`` or ``same-site``
+    one of ``Settings.security.allowed_origins``, and a ``Sec-Fetch-Site`` of ``cross-site`` or ``same-site``
     (a page on another port or subdomain of the same site is another origin, whatever its Origin).
     A request with neither header comes from a non-browser client, which holds no victim's cookie."""
     origin = headers.get("origin")
@@ -234,11 +234,11 @@ def is_loopback(host: str) -> bool:
 def weak_key(settings: Settings) -> str | None:
     """What is wrong with the secret key for a server others can reach, or None: the built-in
     default, or fewer than 32 bytes."""
-    if settings.secret_key == DEFAULT_SECRET_KEY:
+    if settings.security.secret_key == DEFAULT_SECRET_KEY:
         return "the built-in default DURAK_SECRET_KEY"
-    if len(settings.secret_key.encode()) < MIN_SECRET_KEY_BYTES:
+    if len(settings.security.secret_key.encode()) < MIN_SECRET_KEY_BYTES:
         return (
-            f"a DURAK_SECRET_KEY of {len(settings.secret_key.encode())} bytes "
+            f"a DURAK_SECRET_KEY of {len(settings.security.secret_key.encode())} bytes "
             f"(use at least {MIN_SECRET_KEY_BYTES} random bytes)"
         )
     return None
@@ -252,9 +252,9 @@ def secret_key_problem(settings: Settings) -> str | None:
     server on a loopback address, which nobody else can reach, may use the embedded default.
     """
     weakness = weak_key(settings)
-    if weakness is None or is_loopback(settings.host):
+    if weakness is None or is_loopback(settings.server.host):
         return None
-    return f"refusing to serve on {settings.host} with {weakness}; set a random one, e.g. {NEW_KEY}"
+    return f"refusing to serve on {settings.server.host} with {weakness}; set a random one, e.g. {NEW_KEY}"
 
 
 NEW_KEY = "DURAK_SECRET_KEY=$(openssl rand -hex 32)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -31,14 +31,20 @@ log = logging.getLogger("durak.social")
 ROLL_OVER_EVERY_S = 60.0
 
 
-async def roll_over_forever(db: Database, rules: SeasonRules, clock: Callable[[], datetime]) -> None:
-    """Archive each season soon after it ends, even when nobody plays or looks."""
+async def roll_over_forever(
+    db: Database,
+    rules: SeasonRules,
+    clock: Callable[[], datetime],
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Archive each season soon after it ends, even when nobody plays or looks (every
+    ``ROLL_OVER_EVERY_S``, waited with ``sleep``: tests pass a fake clock's)."""
     while True:
         try:
             await rolled_over(db, clock(), rules)
         except Exception:  # a database away: next time
             log.warning("season rollover failed; trying again in a minute", exc_info=True)
-        await asyncio.sleep(ROLL_OVER_EVERY_S)
+        await sleep(ROLL_OVER_EVERY_S)
 
 
 async def start_push(app: FastAPI, registry: TableRegistry) -> PushSender | None:
@@ -46,11 +52,11 @@ async def start_push(app: FastAPI, registry: TableRegistry) -> PushSender | None
     of players whose turn came while they were away. None, and push is off, when the key cannot be had."""
     state = app.state
     try:
-        vapid = await push.vapid_key(state.db, state.settings.vapid_private_key)
+        vapid = await push.vapid_key(state.db, state.settings.push.vapid_private_key)
     except Exception:
         log.exception("Web Push is off: no VAPID key (DURAK_VAPID_PRIVATE_KEY, or the database)")
         return None
-    sender = push.PushSender(state.db, vapid, state.settings.vapid_subject, http=getattr(state, "push_http", None))
+    sender = push.PushSender(state.db, vapid, state.settings.push.vapid_subject, http=getattr(state, "push_http", None))
     state.push = sender
 
     def challenged(account_id: int, challenge: Any) -> None:
@@ -71,7 +77,7 @@ async def running(app: FastAPI, registry: TableRegistry) -> AsyncIterator[None]:
         now: datetime = state.clock()
         return now
 
-    tasks = [asyncio.create_task(roll_over_forever(state.db, SeasonRules.from_settings(state.settings), clock))]
+    tasks = [asyncio.create_task(roll_over_forever(state.db, state.settings.seasons, clock))]
     lists = blocks.BlockLists(state.db, registry.broker)  # the table chat's block filter
     blocks.attach(registry, lists)
     tasks.append(asyncio.create_task(lists.follow()))

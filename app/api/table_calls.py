@@ -5,13 +5,13 @@ again while the table changes hands, and the table's refusals and limits as HTTP
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from fastapi import HTTPException, status
 
 from app.api.deps import SessionInfo
+from app.tables.answers import Answer, InfoAnswer
 from app.tables.commands import Body, Info
-from app.tables.registry import Draining, TableClosed, TableGone, TableRegistry, TooMany
+from app.tables.registry import Draining, StoreUnreachable, TableClosed, TableGone, TableRegistry, TooMany
 from app.tables.spec import Principal
 
 MOVED_RETRY_S = 0.25  # a call refused ``moved`` (its table changing hands) is made again after this
@@ -36,6 +36,12 @@ def too_many(refused: TooMany) -> HTTPException:
 def gone(exc: TableGone) -> HTTPException:
     if isinstance(exc, TableClosed):
         return HTTPException(status.HTTP_410_GONE, detail=f"table_closed: {exc.message}")
+    if isinstance(exc, StoreUnreachable):  # nothing known of the table now: not a 404
+        return HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            detail="unavailable: the table store does not answer; try again shortly",
+            headers={"Retry-After": "1"},
+        )
     return HTTPException(status.HTTP_404_NOT_FOUND, detail="no table with that code")
 
 
@@ -47,7 +53,7 @@ def check_bot_table(registry: TableRegistry, code: str, user: SessionInfo) -> No
         raise too_many(refused) from None
 
 
-async def table_call(registry: TableRegistry, code: str, body: Body, user: SessionInfo | None) -> dict[str, Any]:
+async def table_call(registry: TableRegistry, code: str, body: Body, user: SessionInfo | None) -> Answer:
     """The table's reply to ``body`` from ``user`` (None: a spectator); a spectator link only watches."""
     try:
         table_code, watch_only = await registry.resolve(code)
@@ -59,7 +65,7 @@ async def table_call(registry: TableRegistry, code: str, body: Body, user: Sessi
     try:
         reply = await registry.call(table_code, body, principal)
         for _ in range(MOVED_RETRIES):
-            if reply.get("type") != "error" or reply.get("code") != "moved":
+            if reply["type"] != "error" or reply["code"] != "moved":
                 break
             # The table is changing hands (its server stops, or was fenced out): nothing was done,
             # and its next owner takes the call.
@@ -67,8 +73,8 @@ async def table_call(registry: TableRegistry, code: str, body: Body, user: Sessi
             reply = await registry.call(table_code, body, principal)
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
-    if reply.get("type") == "error":
-        code_ = reply.get("code", "error")
+    if reply["type"] == "error":
+        code_ = reply["code"]
         http = {
             "not_creator": 403,
             "guests_free_tables_only": 403,
@@ -78,11 +84,11 @@ async def table_call(registry: TableRegistry, code: str, body: Body, user: Sessi
             "bad_seat": 422,
             "bad_level": 422,
         }.get(code_, 409)
-        raise HTTPException(http, detail=f"{code_}: {reply.get('message')}")
+        raise HTTPException(http, detail=f"{code_}: {reply['message']}")
     return reply
 
 
-async def info_reply(registry: TableRegistry, code: str, user: SessionInfo | None) -> dict[str, Any]:
+async def info_reply(registry: TableRegistry, code: str, user: SessionInfo | None) -> InfoAnswer:
     """The table's ``info``, which refuses nobody: 404 or 410 for the code, 503 when the table does
     not answer."""
     try:
@@ -94,6 +100,6 @@ async def info_reply(registry: TableRegistry, code: str, user: SessionInfo | Non
         reply = await registry.call(table_code, Info(), principal)
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
-    if reply.get("type") == "error":
+    if reply["type"] != "info":  # refused
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail=f"{reply.get('code')}: {reply.get('message')}")
     return reply

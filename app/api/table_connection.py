@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from fastapi import WebSocket
@@ -48,12 +49,30 @@ rate_clock: Callable[[], float] = time.monotonic
 # answered by the connection with the error ``unavailable``; until then it is held and sent again
 # whenever the table may have missed it (a new owner's ``_rehello``, a gap).
 HOLD_LIMIT_S = 20.0
+# A command the table has not answered for this long since it last went out is sent again, same id
+# (the table answers a repeat from what it recorded): it may have been lost with no gap seen here,
+# e.g. published while the owner's own subscription was down in a Redis restart (it waited for
+# HOLD_LIMIT_S in the soak).
+RESEND_S = 3.0
 MOVED_RETRY_S = 0.25  # a command refused ``moved`` (a fenced-out owner) goes to the new owner after this
 KEPT_COMMANDS = 256  # unanswered commands remembered per connection
 RECONNECT_AFTER_MS = (250, 1500)  # a stopping server's bye: reconnect after so long, spread in this range
 
 
 _COMMAND_COUNTERS: dict[str, Any] = {}  # COMMANDS by type, looked up once
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Timers(Protocol):
+    """The clock the connection's timers run on: the event loop's own (``time``, ``call_at``), or a
+    test's fake one (tests/support/clock.py)."""
+
+    def time(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], object], /) -> Timer: ...
 
 
 @dataclasses.dataclass(slots=True)
@@ -64,7 +83,8 @@ class Sent:
     ``owed`` answers go to the client, later ones (a resend's ``duplicate``) are dropped."""
 
     command: Command
-    since: float  # time.perf_counter() when the client sent it
+    since: float  # the connection's clock (``Timers.time``) when the client sent it
+    last_sent: float  # the same clock when it last went to the table
     owed: int = 1
     expected: int = 1
 
@@ -87,6 +107,8 @@ class Connection:
         code: str,
         principal: Principal,
         conn: str,
+        *,
+        timers: Timers | None = None,
     ) -> None:
         self.ws = websocket
         self.receive = receive  # the server's own, after the handshake: no Starlette wrapper per frame
@@ -102,7 +124,11 @@ class Connection:
         self.welcomed = False  # updates and presence reach the client only after its welcome
         self.last_version = -1
         self.unanswered: dict[str, Sent] = {}  # command id -> what is owed for it, oldest first
-        self._hold_timer: asyncio.TimerHandle | None = None
+        # The event loop by default; one timer per connection, only while a command is unanswered.
+        self.timers: Timers = timers if timers is not None else asyncio.get_running_loop()
+        self._now = self.timers.time
+        self._timer: Timer | None = None
+        self._timer_at = math.inf  # when ``_timer`` fires
         self.bucket = TokenBucket()
         self.refused_since: float | None = None  # when the current run of rate-limit refusals began
         self.last_refused = 0.0
@@ -123,13 +149,13 @@ class Connection:
         # The table's owner may be another process: its frames for us then come as bundles on the
         # table's fan channel (app/transport/delivery.py, Relay), which must be live before we say hello.
         async with (
-            self.registry.relay.joined(self.code),
+            self.registry.transport.joined(self.code),
             self.broker.subscribe(channels.person(self.code, self.principal.key)) as mine,
         ):
             subscribed = asyncio.get_running_loop().create_future()
             self.watching = asyncio.create_task(self.watch(subscribed, resync=False))
             await subscribed
-            mine.set_sink(self.on_personal)
+            mine.set_sink(functools.partial(self.on_frame, personal=True))  # (on_personal, one call less)
             if self.listen is not None:
                 self.listen(self.on_text)  # frames queued so far come first, in order
             try:
@@ -137,8 +163,9 @@ class Connection:
             finally:
                 if self.watching is not None:
                     self.watching.cancel()
-                if self._hold_timer is not None:
-                    self._hold_timer.cancel()
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
                 self.out.cancel()
                 chat.hub(self.registry).leave(self)
                 self.command(Command(ByeBody(), self.principal, self.conn), report=False)
@@ -199,23 +226,28 @@ class Connection:
         """The connection's own resend of a command the client still waits for."""
         if self.command(sent.command, report=False):
             sent.expected += 1
+            sent.last_sent = self._now()
 
     def remember(self, command: Command) -> None:
         """The client sent ``command`` (with an id): it is owed an answer."""
         cmd_id = command.id
         assert cmd_id is not None
+        now = self._now()
         sent = self.unanswered.get(cmd_id)
         if sent is None:
-            self.unanswered[cmd_id] = Sent(command, time.perf_counter())
+            self.unanswered[cmd_id] = Sent(command, now, now)
             if len(self.unanswered) > KEPT_COMMANDS:
                 del self.unanswered[next(iter(self.unanswered))]
         else:  # the client sent the id again itself: one more answer for it
             if not sent.owed:  # (it had its answers): its wait starts again
-                sent.since = time.perf_counter()
+                sent.since = now
             sent.owed += 1
             sent.expected += 1
-        if self._hold_timer is None:
-            self._hold_timer = asyncio.get_running_loop().call_later(HOLD_LIMIT_S, self._hold_expired)
+            sent.last_sent = now
+        # The timer, if set, fires no later than this (for an earlier command); it looks again then.
+        when = now + min(RESEND_S, HOLD_LIMIT_S)
+        if when < self._timer_at:
+            self._set_timer(when)
 
     def answered(self, cmd_id: str, kind: str, body: bytes) -> bool:
         """An answer from the table to command ``cmd_id``: whether it goes to the client (False: an
@@ -228,11 +260,12 @@ class Connection:
         if sent.owed and kind == "error" and _error_code(body) == "moved":
             # A fenced-out owner refused it: the table has a new owner, which gets it shortly (the
             # old one stops serving the table, and this connection's commands go to the new one).
-            asyncio.get_running_loop().call_later(MOVED_RETRY_S, self._send_again_if_owed, cmd_id)
+            retry = functools.partial(self._send_again_if_owed, cmd_id)
+            self.timers.call_at(self._now() + MOVED_RETRY_S, retry)
             return False
         forward = sent.owed > 0
         if forward:
-            COMMAND_LATENCY.observe(time.perf_counter() - sent.since)
+            COMMAND_LATENCY.observe(self._now() - sent.since)
             sent.owed -= 1
         if sent.owed <= 0 and sent.expected <= 0:
             del self.unanswered[cmd_id]
@@ -243,11 +276,19 @@ class Connection:
         if sent is not None and sent.owed and self.closing is None:
             self.send_again(sent)
 
-    def _hold_expired(self) -> None:
-        """Answer the commands no table has answered for ``HOLD_LIMIT_S`` with ``unavailable`` (a
-        late answer to one of them is dropped); look again when the next one is due."""
-        self._hold_timer = None
-        now, due = time.perf_counter(), None
+    def _set_timer(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = self.timers.call_at(when, self._check_unanswered), when
+
+    def _check_unanswered(self) -> None:
+        """The connection's one timer, set while the client waits for an answer: answer each command
+        no table has answered for ``HOLD_LIMIT_S`` with ``unavailable`` (a late answer to it is
+        dropped); send again, same id, each one the table has not answered for ``RESEND_S`` since it
+        last went out; set the timer for the next one due, if any. Commands answered meanwhile cost
+        nothing: the timer is not moved for them, and when it fires with nothing owed it stops."""
+        self._timer, self._timer_at = None, math.inf
+        now, due = self._now(), math.inf
         for cmd_id, sent in list(self.unanswered.items()):
             if not sent.owed:
                 continue
@@ -262,23 +303,28 @@ class Connection:
                 sent.owed = 0
                 if sent.expected <= 0:
                     del self.unanswered[cmd_id]
-            elif due is None or sent.since < due:
-                due = sent.since
-        if due is not None:
-            self._hold_timer = asyncio.get_running_loop().call_later(
-                max(0.0, due + HOLD_LIMIT_S - now), self._hold_expired
-            )
+                continue
+            due = min(due, sent.since + HOLD_LIMIT_S)
+            if self.closing is not None:
+                continue  # no resends from a closing connection
+            if now - sent.last_sent >= RESEND_S:
+                self.send_again(sent)  # (if the broker cannot take it, tried again after RESEND_S)
+                due = min(due, now + RESEND_S)
+            else:
+                due = min(due, sent.last_sent + RESEND_S)
+        if due < math.inf:
+            self._set_timer(due)
 
     def _next_turn(self) -> None:
         self.resynced_this_turn = False
 
     def on_personal(self, item: Event) -> None:
-        self.on_frame(item, personal=True)
+        self.on_frame(item, True)
 
     def on_watched(self, item: Event) -> None:
-        self.on_frame(item, personal=False)
+        self.on_frame(item, False)
 
-    def on_frame(self, item: Event, *, personal: bool) -> None:
+    def on_frame(self, item: Event, personal: bool) -> None:
         """Pass one frame from the table to the client: a frame's header says whom it is for, its
         body is the JSON text itself, so nothing is parsed or encoded again here."""
         if isinstance(item, Gap):  # messages may be lost
@@ -295,7 +341,7 @@ class Connection:
         if personal:
             if frame.conn and frame.conn != self.conn:
                 return
-            if kind == "update" or kind == "welcome":
+            if (kind == "update" or kind == "welcome") and (frame.seat is not None) != self.seated:
                 self._seat_changed(frame.seat is not None)
         elif self.seated:
             return

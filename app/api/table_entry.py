@@ -5,7 +5,7 @@ steps themselves."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import HTTPException, Request, status
 from pydantic import Field
@@ -18,6 +18,7 @@ from app.api.table_calls import gone, principal_of, table_call, too_many
 from app.db import accounts, friends, integrity, ratings
 from app.db.session import Database
 from app.engine import Rules, RulesError
+from app.tables.answers import Answer
 from app.tables.commands import Join
 from app.tables.registry import TableGone, TableRegistry, TooMany
 from app.tables.spec import TableSpec
@@ -135,7 +136,7 @@ async def open_table(
 
 async def take_seat(
     code: str, request: Request, user: SessionInfo, registry: TableRegistry, db: Database, body: SeatRequest | None
-) -> dict[str, Any]:
+) -> Answer:
     """Seat ``user`` at the table (``body``: which seat, and a client seed for the next deal), after
     the balance and device checks; where his friends see him."""
     try:

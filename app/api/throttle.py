@@ -136,14 +136,15 @@ class AuthThrottles:
         def now() -> float:
             return self.clock()
 
-        self.wrong_password = Throttle("wrong-password", settings.login_failures, settings.login_window_s, now)
-        self.login = Throttle("login", settings.logins_per_ip, settings.login_ip_window_s, now)
-        self.signup = Throttle("signup", settings.signups_per_ip, settings.signup_window_s, now)
-        self.signup_56 = Throttle("signup", settings.signups_per_56, settings.signup_window_s, now)
-        self.signup_48 = Throttle("signup", settings.signups_per_48, settings.signup_window_s, now)
-        self.guest = Throttle("guest", settings.guests_per_ip, settings.guest_window_s, now)
-        self.report = Throttle("report", settings.reports_per_person, settings.report_window_s, now)
-        self.report_ip = Throttle("report-ip", settings.reports_per_ip, settings.report_window_s, now)
+        limits = settings.throttle
+        self.wrong_password = Throttle("wrong-password", limits.login_failures, limits.login_window_s, now)
+        self.login = Throttle("login", limits.logins_per_ip, limits.login_ip_window_s, now)
+        self.signup = Throttle("signup", limits.signups_per_ip, limits.signup_window_s, now)
+        self.signup_56 = Throttle("signup", limits.signups_per_56, limits.signup_window_s, now)
+        self.signup_48 = Throttle("signup", limits.signups_per_48, limits.signup_window_s, now)
+        self.guest = Throttle("guest", limits.guests_per_ip, limits.guest_window_s, now)
+        self.report = Throttle("report", limits.reports_per_person, limits.report_window_s, now)
+        self.report_ip = Throttle("report-ip", limits.reports_per_ip, limits.report_window_s, now)
 
 
     async def admit_signup(self, db: Database, request: Request) -> float | None:

@@ -39,5 +39,7 @@ class TokenBucket:
 
     def credit(self) -> None:
         """One token back, up to the burst: the table moved on, and an answer to that is due."""
+        if self.tokens >= self.capacity:
+            return  # full already (a refill would change nothing: it stops at the burst)
         self._refill()
         self.tokens = min(self.capacity, self.tokens + 1)

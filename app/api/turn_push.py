@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.push import PushSender, your_turn_notice
 from app.tables.actor import TableActor
+from app.tables.spec import DeadlineKind, TableStatus
 
 
 class AwayTurns:
@@ -17,11 +18,11 @@ class AwayTurns:
 
     def __call__(self, actor: TableActor) -> None:
         game = actor.game
-        if actor.status != "playing" or game is None:
+        if actor.status != TableStatus.PLAYING or game is None:
             self.told.pop(actor.code, None)
             return
         limits = actor.timers.own_limits(game, actor.seats, actor.seating.gone_since, actor.limits)
-        waiting = [(seat_no, when) for seat_no, (when, why) in limits.items() if why == "grace"]
+        waiting = [(seat_no, when) for seat_no, (when, why) in limits.items() if why == DeadlineKind.GRACE]
         if not waiting:
             return
         told = self.told.setdefault(actor.code, set())

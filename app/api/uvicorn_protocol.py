@@ -142,6 +142,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
             log.exception("the application's text listener failed")
 
     def write_text_frame(self, payload: bytes) -> bool:
+        waiting = self.waiting
+        if waiting is not None:  # the first frame of this turn found the socket open; write_waiting looks again
+            waiting.append(payload)
+            return True
         if (
             not self.handshake_complete
             or self.close_sent
@@ -150,10 +154,6 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
             or self.transport.is_closing()
         ):
             return False
-        waiting = self.waiting
-        if waiting is not None:
-            waiting.append(payload)
-            return True
         self.waiting = [payload]
         loop = self.loop
         connections = _waiting.get(loop)

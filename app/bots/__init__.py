@@ -11,9 +11,9 @@ same choices.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
-from app.engine import EventJson
+from app.engine import ActionJson, EventJson, ViewJson
 
 Level = Literal["easy", "normal", "hard"]
 LEVELS: tuple[Level, ...] = ("easy", "normal", "hard")
@@ -25,7 +25,7 @@ class Bot(Protocol):
 
     def observe(self, event_json: EventJson) -> None: ...
 
-    def choose(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None: ...
+    def choose(self, view: ViewJson, legal: list[ActionJson]) -> ActionJson | None: ...
 
 
 def make_bot(level: str, seat: int, seed: int, time_budget_ms: int = 200) -> Bot:

@@ -11,8 +11,8 @@ from typing import Any
 
 from app.bots.cheats import provable_cheats
 from app.bots.memory import Memory
-from app.bots.table import Json, Table, honest_actions
-from app.engine import EventJson
+from app.bots.table import Table, honest_actions
+from app.engine import ActionJson, EventJson, ViewJson
 
 REPEATS_BEFORE_VARYING = 2  # the third time the very same situation comes back, vary the choice
 
@@ -33,7 +33,7 @@ class BaseBot:
     def observe(self, event_json: EventJson) -> None:
         self.memory.observe(event_json)
 
-    def choose(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def choose(self, view: ViewJson, legal: list[ActionJson]) -> ActionJson | None:
         if not legal:
             return None
         t, honest = honest_actions(view, legal)
@@ -61,7 +61,7 @@ class BaseBot:
         choice = self.decide(t, honest)
         return choice if choice is not None else honest[0]
 
-    def _count_repeat(self, view: Json, t: Table) -> int:
+    def _count_repeat(self, view: ViewJson, t: Table) -> int:
         """How many times this seat has faced exactly this situation before (its hand, every
         count, the stock, the discard pile's size and the table)."""
         key = (
@@ -80,12 +80,12 @@ class BaseBot:
         self.repeats[key] = seen + 1
         return seen
 
-    def ranked(self, t: Table, honest: list[Json]) -> list[Json]:
+    def ranked(self, t: Table, honest: list[ActionJson]) -> list[ActionJson]:
         """The honest actions, best first; by default the policy's choice, then the rest."""
         first = self.decide(t, honest)
         return [first, *(a for a in honest if a is not first)] if first is not None else list(honest)
 
-    def _challenge(self, view: Json, t: Table, legal: list[Json]) -> Json | None:
+    def _challenge(self, view: ViewJson, t: Table, legal: list[ActionJson]) -> ActionJson | None:
         if not t.rules.get("cheating") or not view.get("moves"):
             return None
         cheats = provable_cheats(view, t, self.memory)
@@ -96,14 +96,14 @@ class BaseBot:
 
     # ------------------------------------------------------------------ policy hooks
 
-    def decide(self, t: Table, honest: list[Json]) -> Json | None:  # pragma: no cover - abstract
+    def decide(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def optional(self, t: Table, honest: list[Json]) -> Json | None:
+    def optional(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:
         """The seat may act but the game is not waiting for it (e.g. a throw-in while the defender
         is still covering). The default is to wait: more ranks may reach the table."""
         return None
 
 
-def of_type(actions: list[Json], *kinds: str) -> list[Json]:
+def of_type(actions: list[ActionJson], *kinds: str) -> list[ActionJson]:
     return [a for a in actions if a["type"] in kinds]

@@ -7,13 +7,14 @@ events are used; a move is reported only when the rule book makes it illegal bey
 from __future__ import annotations
 
 from app.bots.memory import Memory
-from app.bots.table import Json, Table, card, cards
+from app.bots.table import Table, card, cards
+from app.engine import ViewJson
 from app.engine.cards import Card
 
 
-def provable_cheats(view: Json, t: Table, memory: Memory) -> list[int]:
+def provable_cheats(view: ViewJson, t: Table, memory: Memory) -> list[int]:
     """Indices of moves of the current bout, by other seats, that are certainly illegal."""
-    moves: list[Json] = view.get("moves") or []
+    moves = view["moves"]
     transfers = sum(1 for m in moves if m.get("type") == "transfer")
     aligned = len(memory.transfer_limits) == transfers
     limits: list[int | None] = [memory.first_limit]

@@ -37,7 +37,7 @@ from app.bots.hard import HardBot, action_key
 from app.bots.rollout import Playout
 from app.bots.table import Json, Table, honest_actions
 from app.bots.world import build, deal_hidden, determinize, exact_position
-from app.engine import EventJson, IllegalAction, action_from_json, apply
+from app.engine import ActionJson, EventJson, IllegalAction, ViewJson, action_from_json, apply
 
 DEFAULT_WORLDS = 128  # deals per decision in the stock phase
 ENDGAME_NODES = 60_000  # alpha-beta nodes per action in the exact endgame
@@ -68,11 +68,11 @@ class Coach:
         for event in events:
             self.bot.observe(event)
 
-    def skip(self, view: Json) -> None:
+    def skip(self, view: ViewJson) -> None:
         """A decision not analysed: what the seat learnt from its view, as if it had been."""
         self.bot.memory.sync(Table.parse(view))
 
-    def decision(self, view: Json, played: Json, ply: int) -> Json:
+    def decision(self, view: ViewJson, played: ActionJson, ply: int) -> Json:
         """The estimates for one decision of the seat (its view just before it played ``played``)."""
         legal = view.get("legal") or []
         t, honest = honest_actions(view, legal)
@@ -119,7 +119,7 @@ class Coach:
 
     # ------------------------------------------------------------------ estimates
 
-    def estimate(self, view: Json, t: Table, candidates: list[Json]) -> tuple[Samples | None, str]:
+    def estimate(self, view: ViewJson, t: Table, candidates: list[ActionJson]) -> tuple[Samples | None, str]:
         """Per candidate, its results (1 not the durak, 0 the durak) on each deal tried."""
         if t.durac or len(t.active) > 2:
             return self.engine_playouts(view, t, candidates), "engine playouts"
@@ -128,7 +128,7 @@ class Coach:
             return exact, "endgame"
         return self.playouts(view, t, candidates), "playouts"
 
-    def endgame(self, view: Json, t: Table, candidates: list[Json]) -> Samples | None:
+    def endgame(self, view: ViewJson, t: Table, candidates: list[ActionJson]) -> Samples | None:
         state = exact_position(view, t, self.bot.memory)
         if state is None:
             return None
@@ -148,7 +148,7 @@ class Coach:
             values.append([not_durak(value)])
         return values
 
-    def playouts(self, view: Json, t: Table, candidates: list[Json]) -> Samples | None:
+    def playouts(self, view: ViewJson, t: Table, candidates: list[ActionJson]) -> Samples | None:
         moves = [fast_move(a) for a in candidates]
         samples: Samples = [[] for _ in candidates]
         playout: Playout | None = None
@@ -167,7 +167,7 @@ class Coach:
                 samples[k].append(not_durak(playout.run(game.play(pos, move))))
         return samples
 
-    def engine_playouts(self, view: Json, t: Table, candidates: list[Json]) -> Samples | None:
+    def engine_playouts(self, view: ViewJson, t: Table, candidates: list[ActionJson]) -> Samples | None:
         actions = [action_from_json(a) for a in candidates]
         samples: Samples = [[] for _ in candidates]
         playout = EnginePlayout(t.trump, t.ranks[0])

@@ -4,7 +4,8 @@ cover, rarely throws in, never transfers."""
 from __future__ import annotations
 
 from app.bots.base import BaseBot, of_type
-from app.bots.table import Json, Table, card, cards
+from app.bots.table import Table, card, cards
+from app.engine import ActionJson
 from app.engine.cards import Card
 
 
@@ -17,7 +18,7 @@ class EasyBot(BaseBot):
     level = "easy"
     throw_in_chance = 0.15
 
-    def decide(self, t: Table, honest: list[Json]) -> Json | None:
+    def decide(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:
         leads = of_type(honest, "lead")
         if leads:
             singles = [a for a in leads if len(a["cards"]) == 1]
@@ -26,7 +27,7 @@ class EasyBot(BaseBot):
             return self._defend(t, honest)
         return self._throw_or_pass(t, honest)
 
-    def _defend(self, t: Table, honest: list[Json]) -> Json | None:
+    def _defend(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:
         covers = of_type(honest, "cover")
         take = of_type(honest, "take")
         for index in t.uncovered:
@@ -38,7 +39,7 @@ class EasyBot(BaseBot):
             return min(options, key=lambda a: low_key(card(a["card"]), t.trump))
         return take[0] if take else None
 
-    def _throw_or_pass(self, t: Table, honest: list[Json]) -> Json | None:
+    def _throw_or_pass(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:
         passes = of_type(honest, "pass")
         throws = [a for a in of_type(honest, "throw_in") if len(a["cards"]) == 1]
         cheap = [a for a in throws if all(c.suit != t.trump for c in cards(a["cards"]))]

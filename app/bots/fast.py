@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.engine import ActionJson
 from app.engine.cards import Card
 
 Pos = tuple[Any, ...]
@@ -381,7 +382,7 @@ def from_state(state: Any, me: int) -> tuple[Game, Pos, int] | None:
     return game, pos, opp
 
 
-def fast_move(action: dict[str, Any]) -> Move:
+def fast_move(action: ActionJson) -> Move:
     """The fast-model move of an action (JSON) of player 0."""
     kind = action["type"]
     if kind == "take":
@@ -394,7 +395,7 @@ def fast_move(action: dict[str, Any]) -> Move:
     return ({"lead": LEAD, "transfer": TRANSFER, "throw_in": THROW}[kind], c, 0)
 
 
-def to_action_json(move: Move, seat: int) -> dict[str, Any]:
+def to_action_json(move: Move, seat: int) -> ActionJson:
     """The engine action (JSON) for a fast-model move of player 0 sitting in ``seat``."""
     kind, c, i = move
     text = str(card_of(c)) if c >= 0 else ""

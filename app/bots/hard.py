@@ -41,9 +41,9 @@ from app.bots.normal import NormalBot
 from app.bots.rollout import Playout
 from app.bots.solver import OutOfBudget as EngineOutOfBudget
 from app.bots.solver import Solver
-from app.bots.table import Json, Table
+from app.bots.table import Table
 from app.bots.world import build, deal_hidden, determinize, exact_position
-from app.engine import IllegalAction, action_from_json, action_to_json, apply
+from app.engine import ActionJson, IllegalAction, ViewJson, action_from_json, action_to_json, apply
 from app.engine.cards import Card
 
 NODES_PER_MS = 25  # engine search speed on a slow core, with margin
@@ -72,7 +72,7 @@ class HardBot(NormalBot):
         self._search_key: tuple[Any, ...] | None = None
         self._solver: Solver | None = None
         self._solver_key: tuple[Any, ...] | None = None
-        self._view: Json = {}
+        self._view: ViewJson | None = None  # the view of the decision being made (``choose``)
         self.stats: Counter[str] = Counter()  # how decisions were made (for tests and tuning)
         self._started = 0.0
 
@@ -83,7 +83,7 @@ class HardBot(NormalBot):
             j.mean_unseen = j.mean(unseen)
         return j
 
-    def choose(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def choose(self, view: ViewJson, legal: list[ActionJson]) -> ActionJson | None:
         self._view = view
         self._started = time.perf_counter()
         return super().choose(view, legal)
@@ -104,7 +104,7 @@ class HardBot(NormalBot):
             return 1.0
         return 0.3 if self.memory.lacks(defender, c) and not beaters else 0.0
 
-    def decide(self, t: Table, honest: list[Json]) -> Json | None:
+    def decide(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:
         ranked = self.ranked(t, honest)
         if len(honest) > 1:
             found = self.endgame(t, honest, ranked)
@@ -121,11 +121,12 @@ class HardBot(NormalBot):
 
     # ------------------------------------------------------------------ stock phase
 
-    def monte_carlo(self, t: Table, ranked: list[Json]) -> Json | None:
+    def monte_carlo(self, t: Table, ranked: list[ActionJson]) -> ActionJson | None:
         """Deal the unseen cards at random (consistent with what it knows) a number of times and
         play each top candidate out with the fast heuristic player; keep the best on average."""
         candidates = ranked[:MC_CANDIDATES]
-        if len(candidates) < 2 or t.durac or len(t.active) != 2:
+        view = self._view
+        if len(candidates) < 2 or t.durac or len(t.active) != 2 or view is None:
             return None
         moves = [fast_move(a) for a in candidates]
         results: list[list[float]] = [[] for _ in candidates]
@@ -142,7 +143,7 @@ class HardBot(NormalBot):
             dealt = deal_hidden(t, self.memory, self.rng)
             if dealt is None:
                 return None
-            state = build(self._view, t, self.memory, *dealt)
+            state = build(view, t, self.memory, *dealt)
             fast = from_state(state, self.seat)
             if fast is None:
                 return None
@@ -160,11 +161,12 @@ class HardBot(NormalBot):
             return None
         return candidates[leader(results)]
 
-    def engine_monte_carlo(self, t: Table, ranked: list[Json]) -> Json | None:
+    def engine_monte_carlo(self, t: Table, ranked: list[ActionJson]) -> ActionJson | None:
         """The same over engine positions (three or more players in play, Durac 1993), late in the
         match where playouts are short."""
         candidates = ranked[:MC_CANDIDATES]
-        if len(candidates) < 2:
+        view = self._view
+        if len(candidates) < 2 or view is None:
             return None
         actions = [action_from_json(a) for a in candidates]
         results: list[list[float]] = [[] for _ in candidates]
@@ -177,7 +179,7 @@ class HardBot(NormalBot):
                 break
             if worlds >= MC_MIN_WORLDS and worlds % 8 == 0 and settled(results):
                 break
-            state = determinize(self._view, t, self.memory, self.rng)
+            state = determinize(view, t, self.memory, self.rng)
             if state is None:
                 return None
             values: list[float] = []
@@ -204,15 +206,15 @@ class HardBot(NormalBot):
     def node_budget(self) -> int:
         return max(100, self.time_budget_ms * NODES_PER_MS)
 
-    def endgame(self, t: Table, honest: list[Json], ranked: list[Json]) -> Json | None:
+    def endgame(self, t: Table, honest: list[ActionJson], ranked: list[ActionJson]) -> ActionJson | None:
         """With the stock empty and one opponent left: alpha-beta to the end of the match."""
-        state = exact_position(self._view, t, self.memory)
+        state = exact_position(self._view, t, self.memory) if self._view is not None else None
         if state is None:
             return None
         preference = {action_key(a): i for i, a in enumerate(ranked)}
         by_key = {action_key(a): a for a in honest}
         fast = from_state(state, self.seat)
-        children: list[tuple[Json, Callable[[float], float]]] = []
+        children: list[tuple[ActionJson, Callable[[float], float]]] = []
         if fast is not None:
             game, pos, _ = fast
             search = self._fast_search(game)
@@ -223,7 +225,7 @@ class HardBot(NormalBot):
             solver = self._engine_solver()
             for engine_action in solver.moves(state, self.seat):
                 sim, _ = apply(state, engine_action)
-                children.append((dict(action_to_json(engine_action)), partial(solver.value, sim, beta=WIN)))
+                children.append((action_to_json(engine_action), partial(solver.value, sim, beta=WIN)))
         children.sort(key=lambda item: preference.get(action_key(item[0]), len(preference)))
         best_value, best = -1.0, None
         for action, evaluate in children:
@@ -296,5 +298,5 @@ def settled(results: list[list[float]]) -> bool:
     return True
 
 
-def action_key(action: Json) -> tuple[Any, ...]:
+def action_key(action: ActionJson) -> tuple[Any, ...]:
     return (action.get("type"), tuple(action.get("cards") or ()), action.get("attack"), action.get("card"))

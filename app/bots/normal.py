@@ -13,7 +13,8 @@ from collections import Counter
 
 from app.bots.base import BaseBot, of_type
 from app.bots.judge import NORMAL, Judge, Weights, best_covers
-from app.bots.table import Json, Table, card, cards
+from app.bots.table import Table, card, cards
+from app.engine import ActionJson
 from app.engine.cards import Card
 
 
@@ -24,11 +25,11 @@ class NormalBot(BaseBot):
     def judge(self, t: Table) -> Judge:
         return Judge(t, self.weights)
 
-    def decide(self, t: Table, honest: list[Json]) -> Json | None:
+    def decide(self, t: Table, honest: list[ActionJson]) -> ActionJson | None:
         ranked = self.ranked(t, honest)
         return ranked[0] if ranked else None
 
-    def ranked(self, t: Table, honest: list[Json]) -> list[Json]:
+    def ranked(self, t: Table, honest: list[ActionJson]) -> list[ActionJson]:
         """The honest actions, best first (by this bot's judgement)."""
         j = self.judge(t)
         if of_type(honest, "lead"):
@@ -46,7 +47,7 @@ class NormalBot(BaseBot):
         cost -= 0.25 * (len(played) - 1)
         return cost
 
-    def rank_leads(self, t: Table, j: Judge, honest: list[Json]) -> list[Json]:
+    def rank_leads(self, t: Table, j: Judge, honest: list[ActionJson]) -> list[ActionJson]:
         leads = of_type(honest, "lead")
         counts = Counter(c.rank for c in t.hand)
         return sorted(leads, key=lambda a: self.lead_score(t, j, cards(a["cards"]), counts))
@@ -68,9 +69,9 @@ class NormalBot(BaseBot):
     def unbeatable_bonus(self, t: Table, j: Judge, defender: int, c: Card) -> float:
         return 0.3 if self.memory.lacks(defender, c) else 0.0
 
-    def rank_throw_ins(self, t: Table, j: Judge, honest: list[Json]) -> list[Json]:
+    def rank_throw_ins(self, t: Table, j: Judge, honest: list[ActionJson]) -> list[ActionJson]:
         """Throw-ins by gain, the pass placed where a gain of zero would be."""
-        scored: list[tuple[float, int, Json]] = []
+        scored: list[tuple[float, int, ActionJson]] = []
         for index, action in enumerate(honest):
             if action["type"] == "throw_in":
                 played = cards(action["cards"])
@@ -111,18 +112,18 @@ class NormalBot(BaseBot):
         spent = sum(j.value(c) for c in played) - j.refill_gain(len(played), hand_after)
         return spent - self.weights.transfer_gain * (len(t.attacks) + len(played))
 
-    def rank_defence(self, t: Table, j: Judge, honest: list[Json]) -> list[Json]:
+    def rank_defence(self, t: Table, j: Judge, honest: list[ActionJson]) -> list[ActionJson]:
         """Take, transfers and the planned cover by cost; other covers after, cheapest card first."""
         covers = of_type(honest, "cover")
         transfers = of_type(honest, "transfer")
         take = of_type(honest, "take")
-        options: list[tuple[float, Json]] = []
+        options: list[tuple[float, ActionJson]] = []
         if take:
             options.append((self.take_cost(t, j), take[0]))
         for action in transfers:
             options.append((self.transfer_cost(t, j, cards(action["cards"])), action))
         plan = self.cover_plan(t, j)
-        planned: Json | None = None
+        planned: ActionJson | None = None
         if plan is not None:
             cost, first = plan
             for action in covers:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.engine import ActionJson, RulesJson, ViewJson
 from app.engine.cards import DECK_RANKS, Card, beats
 
 Json = dict[str, Any]
@@ -45,18 +46,21 @@ class Table:
     out: tuple[bool, ...]
     passed: tuple[bool, ...]
     phase: str
-    rules: Json
+    rules: RulesJson
     decision_seats: tuple[int, ...]
     decision_kind: str
 
     @classmethod
-    def parse(cls, view: Json) -> Table:
+    def parse(cls, view: ViewJson) -> Table:
         players = view["players"]
         rules = view["rules"]
         table = view.get("table") or []
         decision = view.get("decision") or {}
+        seat = view["seat"]
+        if seat is None:
+            raise ValueError("a spectator's view: no seat to play for")
         return cls(
-            seat=int(view["seat"]),
+            seat=seat,
             n=len(players),
             dealer=int(view.get("dealer") or 0),
             deck=int(rules["deck"]),
@@ -136,7 +140,7 @@ class Table:
 # ---------------------------------------------------------------------- honesty
 
 
-def is_honest(action: Json, t: Table) -> bool:
+def is_honest(action: ActionJson, t: Table) -> bool:
     """Whether a legal action keeps to the card rules (cheating tables list cheats too)."""
     kind = action["type"]
     if kind == "challenge":
@@ -165,6 +169,6 @@ def is_honest(action: Json, t: Table) -> bool:
     return True
 
 
-def honest_actions(view: Json, legal: list[Json]) -> tuple[Table, list[Json]]:
+def honest_actions(view: ViewJson, legal: list[ActionJson]) -> tuple[Table, list[ActionJson]]:
     t = Table.parse(view)
     return t, [a for a in legal if is_honest(a, t)]

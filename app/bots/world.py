@@ -12,14 +12,14 @@ import random
 from typing import Any
 
 from app.bots.memory import Memory
-from app.bots.table import Json, Table
-from app.engine import Rules, position
+from app.bots.table import Table
+from app.engine import Rules, ViewJson, position
 from app.engine.cards import Card
 
 SimState = Any  # an engine position this seat built itself (never the server's state)
 
 
-def sim_rules(view: Json) -> Rules:
+def sim_rules(view: ViewJson) -> Rules:
     rules = Rules.from_json(dict(view["rules"]))
     return rules.with_changes(cheating=False, timer=0, stake=0)
 
@@ -74,7 +74,7 @@ def deal_hidden(
     return None
 
 
-def build(view: Json, t: Table, memory: Memory, hands: dict[int, list[Card]], stock: list[Card]) -> SimState:
+def build(view: ViewJson, t: Table, memory: Memory, hands: dict[int, list[Card]], stock: list[Card]) -> SimState:
     """The engine position with the given hidden cards (own hand, table and public facts from
     the view)."""
     rules = sim_rules(view)
@@ -121,7 +121,7 @@ def build(view: Json, t: Table, memory: Memory, hands: dict[int, list[Card]], st
     return state
 
 
-def determinize(view: Json, t: Table, memory: Memory, rng: random.Random) -> SimState | None:
+def determinize(view: ViewJson, t: Table, memory: Memory, rng: random.Random) -> SimState | None:
     dealt = deal_hidden(t, memory, rng)
     if dealt is None:
         return None
@@ -129,7 +129,7 @@ def determinize(view: Json, t: Table, memory: Memory, rng: random.Random) -> Sim
     return build(view, t, memory, hands, stock)
 
 
-def exact_position(view: Json, t: Table, memory: Memory) -> SimState | None:
+def exact_position(view: ViewJson, t: Table, memory: Memory) -> SimState | None:
     """With the stock empty and one opponent holding cards, every unseen card is in his hand:
     the position is known exactly."""
     if t.stock > 0:

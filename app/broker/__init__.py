@@ -1,6 +1,6 @@
 """Cross-process pub/sub, leases and shared capped lists, chosen by URL.
 
-    async with open_broker(settings.broker_url) as broker:
+    async with open_broker(settings.storage.broker_url) as broker:
         async with broker.subscribe("table:42") as sub:
             await broker.publish("table:42", b"...")
             async for event in sub:

@@ -497,8 +497,11 @@ class Publisher:
             attempt = loop.create_future()
             self._tried.append(attempt)
             self._kick.set()
+            # asyncio.timeout_at, not wait_for: on 3.11 wait_for swallows a cancel that arrives as
+            # the attempt ends, and the caller (the broker closing) would never stop.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(attempt), deadline - loop.time())
+                async with asyncio.timeout_at(deadline):
+                    await asyncio.shield(attempt)
         return self.up
 
     def send(self, data: bytes) -> None:
@@ -515,7 +518,8 @@ class Publisher:
         assert self._kick is not None
         self._kick.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._kick.wait(), delay)
+            async with asyncio.timeout(delay):  # not wait_for: see ensure_up
+                await self._kick.wait()
 
     async def _supervise(self) -> None:
         loop = asyncio.get_running_loop()

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import LiveTable
 from app.db.session import Database
+from app.tables.record import stored_table
 from app.tables.registry import TableRegistry
 
 log = logging.getLogger("durak.resume")
@@ -45,7 +46,7 @@ async def resume_tables(db: Database, registry: TableRegistry) -> list[str]:
     resumed = []
     for row in kept:
         try:
-            await registry.restore(row.record, list(row.log))
+            await registry.restore(stored_table(row.record), list(row.log))
         except Exception:
             log.exception("table %s: could not be resumed; its match is settled as aborted", row.code[:8])
             continue

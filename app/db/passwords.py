@@ -46,7 +46,7 @@ def _dummy_hash(hashing: PasswordHashing) -> str:
 
 
 def _current() -> PasswordHashing:
-    return get_settings().password_hashing
+    return get_settings().security.password_hashing
 
 
 async def hash_password(password: str) -> str:

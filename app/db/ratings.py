@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import utcnow
 from app.db.models import Account, Match, MatchPlayer, Rating, RatingChange
+from app.tables.spec import SeatRating
 
 MODEL = PlackettLuce()
 START_MU: float = MODEL.mu
@@ -306,7 +307,7 @@ async def recent_matches(
     return out
 
 
-async def seat_rating(session: AsyncSession, account_id: int | None) -> dict[str, Any] | None:
+async def seat_rating(session: AsyncSession, account_id: int | None) -> SeatRating | None:
     """What a table shows next to an account's seat: ``{"rating", "provisional"}``; None for a guest."""
     if account_id is None:
         return None

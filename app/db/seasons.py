@@ -34,6 +34,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.config import SeasonRules as SeasonRules  # the settings group (DURAK_SEASON_*)
 from app.db.base import utcnow
 from app.db.models import Account, Match, RatingChange, Season, SeasonRating, SeasonRatingChange, SeasonStanding
 from app.db.ratings import MODEL, PROVISIONAL_BELOW, START_MU, START_SIGMA, display
@@ -41,19 +42,6 @@ from app.tables.hooks import RatingChange as RatingChangeJson
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 FIRST_MONDAY = datetime(1970, 1, 5, tzinfo=UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class SeasonRules:
-    """The season settings (``DURAK_SEASON_*``)."""
-
-    length: str = "1m"  # N + d (days), w (weeks from Mondays) or m (months from the 1st)
-    mu_keep: float = 0.5
-    sigma_widen: float = 0.5
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> SeasonRules:
-        return cls(settings.season_length, settings.season_mu_keep, settings.season_sigma_widen)
 
 
 def season_bounds(at: datetime, length: str) -> tuple[datetime, datetime]:

@@ -17,6 +17,7 @@ from app.engine.actions import (
     Cover,
     ExchangeTrump,
     Forfeit,
+    ForfeitReason,
     Lead,
     Pass,
     Take,
@@ -36,8 +37,19 @@ from app.engine.position import position
 from app.engine.replay import replay, replay_views
 from app.engine.rules import PRESET_LABELS, PRESETS, Rules, RulesError, RulesJson
 from app.engine.seating import allowance
-from app.engine.state import Outcome, OutcomeJson, State
-from app.engine.views import decision, public_cards, public_view, seat_view, timeout_actions, view
+from app.engine.state import Outcome, OutcomeJson, OutcomeReason, State
+from app.engine.views import (
+    DecisionJson,
+    PublicViewJson,
+    SeatViewJson,
+    ViewJson,
+    decision,
+    public_cards,
+    public_view,
+    seat_view,
+    timeout_actions,
+    view,
+)
 
 __all__ = [
     "PRESETS",
@@ -49,22 +61,28 @@ __all__ = [
     "CardParseError",
     "Challenge",
     "Cover",
+    "DecisionJson",
     "Event",
     "EventJson",
     "ExchangeTrump",
     "Forfeit",
+    "ForfeitReason",
     "IllegalAction",
     "Lead",
     "Outcome",
     "OutcomeJson",
+    "OutcomeReason",
     "Pass",
+    "PublicViewJson",
     "Rules",
     "RulesError",
     "RulesJson",
+    "SeatViewJson",
     "State",
     "Take",
     "ThrowIn",
     "Transfer",
+    "ViewJson",
     "action_from_json",
     "action_to_json",
     "allowance",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NotRequired, TypedDict
+from typing import Any, ClassVar, Literal, NotRequired, TypedDict
 
 from app.engine.cards import CARD_TEXT, Card, CardParseError
 
-FORFEIT_REASONS = ("timeout", "left", "disconnected")
+ForfeitReason = Literal["timeout", "left", "disconnected"]  # the timer ran out, the player left, his grace ran out
+FORFEIT_REASONS: tuple[ForfeitReason, ...] = ("timeout", "left", "disconnected")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +87,7 @@ class Forfeit:
     """Applied by the server: the seat ran out of time or left; it becomes the durak (§8)."""
 
     seat: int
-    reason: str = "left"
+    reason: ForfeitReason = "left"
     kind: ClassVar[str] = "forfeit"
 
 
@@ -105,7 +106,7 @@ class ActionJson(TypedDict):
     attack: NotRequired[int]  # cover: the attack's index on the table
     card: NotRequired[str]  # cover
     move: NotRequired[int]  # challenge
-    reason: NotRequired[str]  # forfeit
+    reason: NotRequired[ForfeitReason]  # forfeit
 
 
 class ActionParseError(ValueError):
@@ -173,9 +174,10 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
         return Challenge(seat, _int(data, "move"))
     if cls is Forfeit:
         reason = data.get("reason", "left")
-        if reason not in FORFEIT_REASONS:
+        known = next((known for known in FORFEIT_REASONS if known == reason), None)
+        if known is None:
             raise ActionParseError(f"forfeit reason must be one of {', '.join(FORFEIT_REASONS)}")
-        return Forfeit(seat, str(reason))
+        return Forfeit(seat, known)
     if cls is Take:
         return Take(seat)
     if cls is Pass:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.engine.cards import Card
 from app.engine.events import DrawEvent, Event
 from app.engine.seating import next_with_cards, refill_order
-from app.engine.state import BOUT, LEAD, OVER, Outcome, State
+from app.engine.state import BOUT, LEAD, OVER, Outcome, OutcomeReason, State
 
 
 def draw_up(state: State, seat: int, events: list[Event]) -> None:
@@ -97,7 +97,7 @@ def finish(
     *,
     durak: int | None,
     forfeit: int | None = None,
-    reason: str | None = None,
+    reason: OutcomeReason | None = None,
     detail: str = "",
 ) -> None:
     """End the match. Without a durak it is a draw. Remaining players are ranked by fewest cards."""

@@ -8,7 +8,7 @@ from app.engine.actions import ACTION_TYPES, Action, action_from_json, action_to
 from app.engine.cards import CARD_TEXT, Card
 from app.engine.events import Event, EventJson
 from app.engine.rules import Rules
-from app.engine.state import Move, Outcome, State
+from app.engine.state import PHASES, Move, Outcome, Phase, State
 
 
 def _cards(cards: tuple[Card, ...] | list[Card]) -> list[str]:
@@ -102,7 +102,7 @@ def state_from_json(data: dict[str, Any]) -> State:
         defender=data["defender"],
         bout_limit=data["bout_limit"],
         defended_once=data["defended_once"],
-        phase=data["phase"],
+        phase=_phase(data["phase"]),
         taking=data["taking"],
         thrown_in=data["thrown_in"],
         passed=frozenset(data["passed"]),
@@ -113,3 +113,10 @@ def state_from_json(data: dict[str, Any]) -> State:
         outcome=Outcome.from_json(data["outcome"]) if data["outcome"] else None,
         ply=data["ply"],
     )
+
+
+def _phase(text: object) -> Phase:
+    for phase in PHASES:
+        if text == phase:
+            return phase
+    raise ValueError(f"unknown phase {text!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from app.engine.actions import Action
+from app.engine.actions import Action, ForfeitReason
 from app.engine.cards import Card
 from app.engine.state import OutcomeJson
 
@@ -88,7 +88,7 @@ class ExchangeTrumpEvent(TypedDict):
 class ForfeitEvent(TypedDict):
     type: Literal["forfeit"]
     seat: int
-    reason: str
+    reason: ForfeitReason
 
 
 class MatchEndEvent(TypedDict):

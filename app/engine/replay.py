@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from app.engine.actions import Action, action_from_json
 from app.engine.cards import CARD_TEXT, Card
@@ -11,7 +11,7 @@ from app.engine.deal import new_match
 from app.engine.play import apply
 from app.engine.rules import Rules
 from app.engine.state import State
-from app.engine.views import sort_hand, view
+from app.engine.views import ViewJson, sort_hand, view
 
 
 def replay(
@@ -31,7 +31,7 @@ def replay_views(
     order: Sequence[Card] | None = None,
     *,
     hands: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[ReplayViewJson]:
     """The spectator view after the deal and after every action of a stored match (``order``: the
     dealt deck of a provably fair deal, see ``new_match``). ``hands``: each view also shows every
     seat's hand (``"hands"``, sorted as the seat sees it) — for finished matches only."""
@@ -43,8 +43,21 @@ def replay_views(
     return views
 
 
-def _replay_view(state: State, hands: bool) -> dict[str, Any]:
-    data = view(state, None)
+class RevealedHandsJson(TypedDict):
+    dealt: list[list[str]]  # every seat's hand as dealt
+    final: list[list[str]]  # ... and as left at the end
+
+
+class ReplayViewJson(ViewJson):
+    """A spectator's view of a stored match; with ``hands``, every seat's hand too (the last view of
+    a finished match's replay may also reveal the hands as dealt and as left: ``revealed_hands``)."""
+
+    hands: NotRequired[list[list[str]]]
+    revealed_hands: NotRequired[RevealedHandsJson]
+
+
+def _replay_view(state: State, hands: bool) -> ReplayViewJson:
+    data = cast(ReplayViewJson, view(state, None))  # a fresh view, its hands added below
     if hands:
         data["hands"] = [[CARD_TEXT[card] for card in sort_hand(hand, state.trump)] for hand in state.hands]
     return data

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from app.engine.actions import Action
+from app.engine.actions import Action, ForfeitReason
 from app.engine.cards import Card
 from app.engine.rules import Rules
 
 Hand = tuple[Card, ...]
 Pair = tuple[Card, Card | None]  # (attack, cover or None)
 
-LEAD = "lead"  # waiting for the main attacker to open a bout
-BOUT = "bout"  # cards are on the table
-CHALLENGE = "challenge"  # cheating tables: the bout is played out, its moves may still be challenged
-OVER = "over"
+Phase = Literal["lead", "bout", "challenge", "over"]
+LEAD: Literal["lead"] = "lead"  # waiting for the main attacker to open a bout
+BOUT: Literal["bout"] = "bout"  # cards are on the table
+# cheating tables: the bout is played out, its moves may still be challenged
+CHALLENGE: Literal["challenge"] = "challenge"
+OVER: Literal["over"] = "over"
+PHASES: tuple[Phase, ...] = (LEAD, BOUT, CHALLENGE, OVER)
 
 
 # The rules a cheat can break (§9), named in a challenge's ruling: a cover that does not beat its
@@ -34,13 +37,16 @@ class Move:
     rule: str | None = None  # which rule it broke (one of CHEAT_RULES), or None for an honest move
 
 
+OutcomeReason = ForfeitReason | Literal["challenge"]  # why a match ended early (a lost challenge: §9)
+
+
 class OutcomeJson(TypedDict):
     draw: bool
     durak: int | None
     order: list[int]
     places: list[list[int]]
     forfeit: NotRequired[int | None]
-    reason: NotRequired[str | None]
+    reason: NotRequired[OutcomeReason | None]
     detail: NotRequired[str]
 
 
@@ -53,7 +59,7 @@ class Outcome:
     order: tuple[int, ...]  # seats in the order they went out
     places: tuple[tuple[int, ...], ...]
     forfeit: int | None = None
-    reason: str | None = None  # "timeout" / "left" / "disconnected" / "challenge" / None
+    reason: OutcomeReason | None = None  # None: played out
     detail: str = ""
 
     def to_json(self) -> OutcomeJson:
@@ -110,7 +116,7 @@ class State:
     defender: int = 1
     bout_limit: int = 6
     defended_once: bool = False
-    phase: str = LEAD
+    phase: Phase = LEAD
     taking: bool = False
     thrown_in: bool = False  # a throw-in happened in this bout (Durac: no transfer after it)
     passed: frozenset[int] = frozenset()

@@ -3,15 +3,86 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Literal, NotRequired, TypedDict, TypeVar, cast
 
-from app.engine.actions import Action, action_to_json
+from app.engine.actions import Action, ActionJson, action_to_json
 from app.engine.cards import CARD_TEXT, HAND_ORDER, Card, hand_key
 from app.engine.play import legal_actions
+from app.engine.rules import RulesJson
 from app.engine.seating import all_covered, allowance, cap, pending, throwers, window_pending
-from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, State
+from app.engine.state import BOUT, CHALLENGE, LEAD, OVER, OutcomeJson, Phase, State
 
 _Event = TypeVar("_Event", bound=Mapping[str, object])
+
+DecisionKind = Literal["none", "lead", "challenge", "defend", "throw_in", "throw_in_after_take"]
+Role = Literal["attacker", "defender", "thrower"]
+
+
+class DecisionJson(TypedDict):
+    """``decision(state)``: whose decision the game waits for, what kind, whether the timer forfeits it."""
+
+    kind: DecisionKind
+    seats: list[int]
+    forfeits: bool
+
+
+class PlayerJson(TypedDict):
+    """A seat as every view shows it (``players``): never its cards, only how many."""
+
+    seat: int
+    cards: int
+    out: bool
+    place: int | None
+    role: Role | None
+    passed: bool
+
+
+class TablePairJson(TypedDict):
+    """An attack on the table and the card that covers it (None: not covered yet)."""
+
+    attack: str
+    cover: str | None
+
+
+class PublicViewJson(TypedDict):
+    """``public_view(state)``: the part of every view that is the same for all recipients."""
+
+    phase: Phase
+    ply: int
+    rules: RulesJson
+    dealer: int
+    trump: str
+    trump_card: str
+    trump_card_in_stock: bool
+    stock: int
+    discard: int
+    players: list[PlayerJson]
+    table: list[TablePairJson]
+    attacker: int | None
+    defender: int | None
+    taking: bool
+    cap: int
+    allowance: int
+    decision: DecisionJson
+    moves: list[ActionJson]
+    order: list[int]
+    exchange_open: bool
+    outcome: OutcomeJson | None
+
+
+class SeatViewJson(TypedDict):
+    """``seat_view(state, seat)``: what only that seat sees, its hand and its legal actions."""
+
+    hand: list[str]
+    legal: list[ActionJson]
+
+
+class ViewJson(PublicViewJson):
+    """``view(state, seat)``: the public view, the seat (None: a spectator) and, for a seat, its own part."""
+
+    seat: int | None
+    hand: NotRequired[list[str]]
+    legal: NotRequired[list[ActionJson]]
 
 
 def sort_hand(hand: tuple[Card, ...], trump: str) -> list[Card]:
@@ -22,7 +93,7 @@ def sort_hand(hand: tuple[Card, ...], trump: str) -> list[Card]:
         return sorted(hand, key=lambda card: hand_key(card, trump))
 
 
-def decision(state: State) -> dict[str, Any]:
+def decision(state: State) -> DecisionJson:
     """Whose decision the game waits for, what kind, and whether the timer forfeits it (§8)."""
     if state.phase == OVER:
         return {"kind": "none", "seats": [], "forfeits": False}
@@ -32,7 +103,7 @@ def decision(state: State) -> dict[str, Any]:
         return {"kind": "challenge", "seats": list(window_pending(state)), "forfeits": False}
     if not state.taking and not all_covered(state):
         return {"kind": "defend", "seats": [state.defender], "forfeits": True}
-    kind = "throw_in_after_take" if state.taking else "throw_in"
+    kind: DecisionKind = "throw_in_after_take" if state.taking else "throw_in"
     return {"kind": kind, "seats": list(pending(state)), "forfeits": False}
 
 
@@ -50,17 +121,18 @@ def timeout_actions(state: State) -> list[Action]:
     return [Pass(seat) for seat in info["seats"]]
 
 
-def view(state: State, seat: int | None) -> dict[str, Any]:
+def view(state: State, seat: int | None) -> ViewJson:
     """The state as ``seat`` sees it (``None``: a spectator). Never another hand, the stock order
     or the seed."""
-    data = public_view(state)
+    data = cast(ViewJson, public_view(state))  # made here: it becomes the view, its seat set below
     data["seat"] = seat
     if seat is not None:
-        data.update(seat_view(state, seat))
+        mine = seat_view(state, seat)
+        data["hand"], data["legal"] = mine["hand"], mine["legal"]
     return data
 
 
-def seat_view(state: State, seat: int) -> dict[str, Any]:
+def seat_view(state: State, seat: int) -> SeatViewJson:
     """What only ``seat`` sees on top of the public view: its hand and its legal actions."""
     return {
         "hand": [CARD_TEXT[card] for card in sort_hand(state.hands[seat], state.trump)],
@@ -68,14 +140,14 @@ def seat_view(state: State, seat: int) -> dict[str, Any]:
     }
 
 
-def public_view(state: State) -> dict[str, Any]:
+def public_view(state: State) -> PublicViewJson:
     """The part of every view that is the same for all recipients (no ``seat`` key)."""
     phase = state.phase
     over = phase == OVER
     out = state.out
     passed = state.passed
     outcome = state.outcome
-    roles: dict[int, str] = {}
+    roles: dict[int, Role] = {}
     if phase in (LEAD, BOUT, CHALLENGE):
         for other in throwers(state) if phase == BOUT else ():
             roles[other] = "thrower"
@@ -85,7 +157,7 @@ def public_view(state: State) -> dict[str, Any]:
         places: list[int | None] = [outcome.place_of(other) for other in range(state.n)]
     else:
         places = [out.index(other) + 1 if other in out else None for other in range(state.n)]
-    players = [
+    players: list[PlayerJson] = [
         {
             "seat": other,
             "cards": len(hand),
@@ -96,7 +168,7 @@ def public_view(state: State) -> dict[str, Any]:
         }
         for other, hand in enumerate(state.hands)
     ]
-    data: dict[str, Any] = {
+    data: PublicViewJson = {
         "phase": phase,
         "ply": state.ply,
         "rules": state.rules.to_json(),

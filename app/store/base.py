@@ -44,6 +44,10 @@ class TableStore(Protocol):
 
     async def codes(self) -> list[str]: ...
 
+    async def statuses(self, codes: list[str]) -> list[str | None]:
+        """The stored status of each table (``waiting``, ``playing``, ``finished``; None: not stored),
+        all in one round trip."""
+
     async def resolve_watch(self, watch_code: str) -> str | None: ...
 
     async def lobby(self) -> list[dict[str, Any]]:

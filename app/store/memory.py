@@ -79,6 +79,10 @@ class MemoryStore:
     async def codes(self) -> list[str]:
         return list(self._data.records)
 
+    async def statuses(self, codes: list[str]) -> list[str | None]:
+        records = self._data.records
+        return [records[code]["status"] if code in records else None for code in codes]
+
     async def resolve_watch(self, watch_code: str) -> str | None:
         return self._data.watch.get(watch_code)
 

@@ -249,6 +249,19 @@ class RedisStore:
             raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
         return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members)
 
+    async def statuses(self, codes: list[str]) -> list[str | None]:
+        """One pipeline of GETs (on a cluster, one per master), not a round trip per table."""
+        if not codes:
+            return []
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            for code in codes:
+                pipe.get(self._table_keys(code)[1])
+            raws = await pipe.execute()
+        except (RedisError, RedisClusterException, OSError) as exc:
+            raise BrokerUnavailable(f"table store unreachable: {exc}") from exc
+        return [None if raw is None else orjson.loads(raw).get("status") for raw in raws]
+
     async def resolve_watch(self, watch_code: str) -> str | None:
         try:
             code = await self._redis.hget(self._index_keys()[0], watch_code)

@@ -1,12 +1,14 @@
 """One asyncio actor per live table: the only writer of its match.
 
 Every command reaches the actor as a typed :class:`~app.tables.commands.Command` through its inbox
-(``inbox.py``): straight from a connection in this process, or decoded once from the broker channel
-``t:<code>:in``. Commands and due deadlines are applied one at a time, each by the handler for its
-type (the tables at the end of this file), and a play command is answered once (``Answers``).
+(``inbox.py``): straight from a connection in this process, or decoded once from what the table's
+transport hears (``listen``: from other processes and request/reply calls). Commands and due
+deadlines are applied one at a time, each by the handler for its type (the tables at the end of this
+file), and a play command is answered once (``Answers``).
 Every change bumps ``version``, is saved (``record.py``) and becomes a
-:class:`~app.tables.fanout.Change`, which ``fanout.py`` turns into redacted frames for each
-connected player and the spectators, wherever their connections live.
+:class:`~app.tables.fanout.Change`, which the table's transport (the port ``TableTransport``,
+``ports.py``) sends to each connected player and the spectators, each getting it redacted for
+himself (``fanout.py``), wherever their connections live; answers go to one recipient (``send``).
 
 The actor holds the state and the order of things; the rules of each piece are parts on plain
 values that never import the actor: seats, connections, series and the rematch proposal
@@ -22,13 +24,13 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
 
-from app.broker.base import Broker, BrokerError
+from app.broker.base import BrokerError
 from app.engine import Action, Forfeit, IllegalAction, apply
 from app.tables import answers, deadlines, facts, fanout, match_flow
-from app.tables.answers import Answer, Answers
+from app.tables.answers import Answer, Answers, WelcomeMessage
 from app.tables.bot_runner import BotRunner
 from app.tables.bot_turns import BotTurns
 from app.tables.commands import (
@@ -52,7 +54,7 @@ from app.tables.commands import (
 from app.tables.fair import FairDeals
 from app.tables.hooks import MatchHooks
 from app.tables.inbox import Inbox
-from app.tables.ports import TableTransport
+from app.tables.ports import Person, TableTransport, answer_to
 from app.tables.record import (
     LiveJson,
     Recorder,
@@ -74,12 +76,10 @@ from app.tables.seat_commands import (
     rematch_expired,
 )
 from app.tables.seating import Seating
-from app.tables.spec import DecisionLimits, Principal, Seat, TableSpec, TableStatus, table_ref
+from app.tables.spec import DeadlineKind, DecisionLimits, Principal, Seat, TableSpec, TableStatus, table_ref
 from app.tables.store import TableStore
 from app.tables.table_events import AnyEvent
 from app.tables.table_facts import TableFacts
-from app.transport import channels
-from app.transport.delivery import Delivery
 
 __all__ = ["PLAY_COMMANDS", "Refused", "TableActor"]
 
@@ -93,7 +93,7 @@ class TableActor:
     def __init__(
         self,
         spec: TableSpec,
-        broker: Broker,
+        transport: TableTransport,
         hooks: MatchHooks,
         bots: BotRunner,
         *,
@@ -104,20 +104,16 @@ class TableActor:
         relock: Callable[[], Awaitable[int | None]] | None = None,
         limits: DecisionLimits = DecisionLimits(),
         restored: TableRecord | None = None,
-        process: str | None = None,
-        transport: TableTransport | None = None,
     ) -> None:
         """A new table of ``spec``, or the one ``restored`` from its record and log (``read_record``:
-        the same match at the same version, on the process that took the table over). ``process``
-        names this process (the registry's owner id) as connections name theirs (``Command.via``)."""
-        self.spec, self.code, self.broker, self.hooks, self.bots = spec, spec.code, broker, hooks, bots
+        the same match at the same version, on the process that took the table over). ``transport``:
+        where its commands come from and its messages go (the registry's, app/transport)."""
+        self.spec, self.code, self.hooks, self.bots = spec, spec.code, hooks, bots
         self.limits, self.on_change, self.clock = limits, on_change, clock
         # It saves the table under this owner's lease (``token``; ``relock`` takes the lease again
         # when the store lost the table); ``fenced``: a newer owner took it over.
         self.recorder = Recorder(spec.code, store, token, on_fenced=self._stop_soon, relock=relock)
-        # Where its frames go (the registry injects it; app/transport/delivery.py routes between processes).
-        process = process or f"process-{uuid.uuid4().hex}"
-        self.delivery: TableTransport = transport or Delivery(spec.code, broker, process)
+        self.delivery = transport  # what it sends to whom goes out through it
         table = restored or TableRecord.new(spec)
         self.status: TableStatus = table.status
         self.rules, self.version, self.created = table.rules, table.version, table.created
@@ -163,12 +159,12 @@ class TableActor:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         if self._settle_task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(self._settle_task), 5)
+            # asyncio.wait: it neither cancels the task nor raises when it fails or takes too long
+            # (and, unlike 3.11's wait_for, never swallows a cancel of the caller).
+            await asyncio.wait({self._settle_task}, timeout=5)
 
     async def _run(self) -> None:
-        async with self.broker.subscribe(channels.inbox(self.code)) as sub:
-            sub.set_sink(self.inbox.heard)
+        async with self.delivery.listen(self.inbox.heard):
             self._ready.set()
             while True:
                 command = await self.inbox.next(self._next_deadline)
@@ -199,8 +195,7 @@ class TableActor:
         self.inbox.post(Command(Handover()))
         task = self._task
         if task is not None and not task.done():
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), timeout_s)
+            await asyncio.wait({task}, timeout=timeout_s)  # see stop(): no cancel, nothing raised
         self.handed_over = True
         await self.stop()
 
@@ -213,15 +208,16 @@ class TableActor:
         if principal is None or type(command.body) in _INTERNAL or not (command.conn or command.reply):
             return  # a hello is sent again when the next owner asks (``_rehello``); bots think again there
         answer = answers.error(command.id, "moved", "this table is moving to another server: send it again (same id)")
-        self.delivery.deliver(fanout.answer_frames(self.code, command, principal.key, answer))
+        to = answer_to(command, principal.key)
+        if to is not None:
+            self.delivery.send_now(to, answer)
 
     # ------------------------------------------------------------------ dispatch
 
     async def _handle(self, command: Command) -> None:
         body, principal = command.body, command.principal
-        if command.conn and principal is not None:  # a connection's frames go where it is (its transport)
-            process = (command.via or "") if command.remote else self.delivery.process
-            self.delivery.heard(command.conn, principal.key, process)
+        if command.conn and principal is not None:  # a connection's messages go where it is
+            self.delivery.connected(command)
         internal = _INTERNAL.get(type(body))
         if internal is not None:
             return await internal(self, command)
@@ -230,7 +226,12 @@ class TableActor:
         handler = _HANDLERS.get(type(body))
         run = None if handler is None else lambda: handler(self, principal, command)
         answer = await self.answers.answer(command, principal, run)
-        self.delivery.send(fanout.answer_frames(self.code, command, principal.key, answer))
+        self._answer(command, principal, answer)
+
+    def _answer(self, command: Command, principal: Principal, answer: Answer | WelcomeMessage) -> None:
+        to = answer_to(command, principal.key)
+        if to is not None:
+            self.delivery.send(to, answer)
 
     async def _on_info(self, principal: Principal, command: Command) -> Answer:
         return answers.info_reply(self.info(principal), self.spec.watch_code)
@@ -250,7 +251,7 @@ class TableActor:
         table = facts.snapshot(self.info(principal), self.version, seat_no, self.game, principal)
         assert isinstance(command.body, Hello)
         reply = facts.welcome(table, self.history.versions(), command.body.last_version, seat_no)
-        self.delivery.send(fanout.answer_frames(self.code, command, principal.key, reply))
+        self._answer(command, principal, reply)
         if arrived:
             await self._presence_changed()
 
@@ -265,7 +266,7 @@ class TableActor:
     async def _presence_changed(self) -> None:
         """A connection came or went: the table's state did not change (no new version), only who
         is here. Every connection gets the table facts again as a ``presence`` message."""
-        self.delivery.send(fanout.presence_frames(self._change([])))
+        self.delivery.send_all(self._change([], "presence"))
         if self.on_change is not None:
             self.on_change(self, True)
 
@@ -300,8 +301,7 @@ class TableActor:
             await self._changed(change.events)
         for principal in change.watching:  # tell a player's connections they watch now
             table = facts.snapshot(self.info(principal), self.version, None, self.game, principal)
-            frame = fanout.reply_frame(channels.person(self.code, principal.key), answers.welcome(table))
-            self.delivery.send([frame])
+            self.delivery.send(Person(principal.key), answers.welcome(table))
         full = all(seat.kind != "empty" for seat in self.seats)
         checking = self.seating.ready is not None  # a ready check the creator opened early
         ready = full and self.fair.seeded(self.seats) if self.spec.deal_on_seed else full
@@ -344,9 +344,25 @@ class TableActor:
                     return
         try:
             await self._start_match()
-        except Refused:
+        except Refused as refused:
             self.seating.ready = None  # the table waits, everyone seated; a new start opens a new check
+            if refused.code == "unavailable":  # the deal was not kept: dealt again once storage answers
+                self.timers.start_again_at = self.clock() + deadlines.START_AGAIN_S
             raise
+        self.timers.start_again_at = None
+
+    async def _start_again(self) -> None:
+        """A full table whose deal could not be kept (storage unreachable) is dealt again, every
+        ``START_AGAIN_S`` until it is: nobody has to ask again, and a table of bots does not stand
+        still for ever. At a staked table the seated humans still connected count as confirmed (they
+        all had, or the deal would not have been tried)."""
+        if self.status != TableStatus.WAITING or any(seat.kind == "empty" for seat in self.seats):
+            return
+        humans = [seat.seat for seat in self.seats if seat.kind == "human"]
+        try:
+            await self._try_start(humans)
+        except Refused as refused:
+            log.info("table %s: the deal was tried again and not made: %s", self.code[:8], refused.message)
 
     async def _start_match(self) -> None:
         await match_flow.start_match(self)
@@ -422,7 +438,7 @@ class TableActor:
 
     # ------------------------------------------------------------------ timers (deadlines.py)
 
-    def _own_limits(self) -> dict[int, tuple[float, str]]:
+    def _own_limits(self) -> dict[int, tuple[float, DeadlineKind]]:
         """Each waited-for player's idle limit or disconnect grace."""
         running = self.game if self.status == TableStatus.PLAYING else None
         return self.timers.own_limits(running, self.seats, self.seating.gone_since, self.limits)
@@ -435,6 +451,10 @@ class TableActor:
         table too long, a seat's idle limit or grace (it forfeits a lead or a defence and passes on a
         throw-in, §8), or the move timer."""
         now, timers, game, seating = self.clock(), self.timers, self.game, self.seating
+        if timers.start_again_at is not None and timers.start_again_at <= now:
+            timers.start_again_at = None
+            await self._start_again()
+            return
         if seating.rematch is not None and seating.rematch.deadline <= now:
             if (change := rematch_expired(self._seat_table())) is not None:
                 await self._seats_changed(change)
@@ -484,10 +504,11 @@ class TableActor:
     async def resume(self) -> None:
         """After a takeover: ask every connection (on any process) to say hello again, finish
         anything left undone (settlement is idempotent), and let bots think again."""
-        self.delivery.deliver(fanout.rehello_frames(self.code, self.seats), everywhere=True)
+        self.delivery.rehello(self.seats)
         # Nobody is connected here yet: those who do not come back lose their seats.
         if self.status == TableStatus.WAITING:
             self.seating.sync_away(self.clock())
+            await self._reopen_ready_check()
         over = self.game is not None and self.game.outcome is not None
         if over and self.status in (TableStatus.PLAYING, TableStatus.FINISHED):
             # The match is over: settle it again (idempotent). A record still "playing" lost its owner
@@ -496,6 +517,16 @@ class TableActor:
             self.status = TableStatus.PLAYING
             await self._finish_match(bump=not counted)
         self._schedule_bots()
+
+    async def _reopen_ready_check(self) -> None:
+        """A full staked table taken over before its match started: the stored record has no ready
+        check, so a new one opens (nobody confirmed yet: nobody is connected here); else every seat
+        is taken and nothing would ever start the match."""
+        full = all(seat.kind != "empty" for seat in self.seats)
+        ready = full and self.fair.seeded(self.seats) if self.spec.deal_on_seed else full
+        if self.rules.stake > 0 and ready and self.seating.ready is None:
+            with contextlib.suppress(Refused):
+                await self._try_start([])
 
     # ------------------------------------------------------------------ what the players see (facts.py)
 
@@ -509,12 +540,12 @@ class TableActor:
             grace_s=self.limits.disconnect_grace_s, you=principal.key if principal else None,
         )  # fmt: skip
 
-    def _change(self, events: Sequence[AnyEvent]) -> fanout.Change:
+    def _change(self, events: Sequence[AnyEvent], kind: Literal["update", "presence"] = "update") -> fanout.Change:
         """The table as it is now, for the fan-out: who hears it and what happened."""
         table = self.info()
         del table["you"]
         players, watched = self.seating.players(), bool(self.seating.spectators)
-        return fanout.Change(self.code, self.version, events, table, self.game, players, watched)
+        return fanout.Change(self.code, self.version, events, table, self.game, players, watched, kind)
 
     async def _changed(
         self,
@@ -535,7 +566,7 @@ class TableActor:
         else:
             events = []
         self.bot_turns.observe(self.seats, events)
-        self.delivery.send(fanout.update_frames(self._change(events)))
+        self.delivery.send_all(self._change(events))
         if self.on_change is not None:
             self.on_change(self, lobby)
         self._schedule_bots()

@@ -44,6 +44,11 @@ class InfoAnswer(TypedDict):
 Answer = AckAnswer | ErrorAnswer | InfoAnswer
 
 
+def facts_of(reply: Answer) -> TableFacts | None:
+    """The table facts an ``info`` command was answered with (None: it was refused)."""
+    return reply["table"] if reply["type"] == "info" else None
+
+
 class WelcomeMessage(Snapshot):
     """The answer to ``hello`` (and what a player's connections get when they watch from then on)."""
 

@@ -10,10 +10,9 @@ import asyncio
 import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from app.bots import Bot
-from app.engine import EventJson
+from app.engine import ActionJson, EventJson, ViewJson
 
 
 class BotRunner:
@@ -50,9 +49,7 @@ class BotRunner:
             if pending is not None:
                 pending.extend(events)
 
-    async def choose(
-        self, code: str, seat: int, view: dict[str, Any], legal: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
+    async def choose(self, code: str, seat: int, view: ViewJson, legal: list[ActionJson]) -> ActionJson | None:
         with self._lock:
             bot = self._bots.get((code, seat))
             events = self._pending.get((code, seat), [])
@@ -66,7 +63,7 @@ class BotRunner:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _decide(bot: Bot, events: list[EventJson], view: dict[str, Any], legal: list[dict[str, Any]]) -> Any:
+def _decide(bot: Bot, events: list[EventJson], view: ViewJson, legal: list[ActionJson]) -> ActionJson | None:
     for event in events:
         bot.observe(event)
     return bot.choose(view, legal)

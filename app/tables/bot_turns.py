@@ -7,9 +7,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from app.engine import Action, State, action_from_json, decision, event_to_json, legal_actions, public_cards, view
+from app.engine import (
+    Action,
+    State,
+    ViewJson,
+    action_from_json,
+    decision,
+    event_to_json,
+    legal_actions,
+    public_cards,
+    view,
+)
 from app.engine.actions import ActionParseError
 from app.tables.bot_runner import BotRunner
 from app.tables.commands import BotMove, Command, Wake
@@ -74,7 +83,7 @@ class BotTurns:
         if stale or seat in decision(game)["seats"]:
             self.ask_again(seat)
 
-    async def _think(self, seat: int, version: int, seat_view: dict[str, Any], delay: float) -> None:
+    async def _think(self, seat: int, version: int, seat_view: ViewJson, delay: float) -> None:
         action: Action | None = None
         try:
             if delay:

@@ -1,12 +1,12 @@
-"""Table chat, apart from the game: channel names, the phrase keys, the per-player rate limit and
-the last lines kept per table.
+"""Table chat, apart from the game: the phrase keys, the per-player rate limit and the last
+lines kept per table.
 
 Chat is not game state: it never passes through the table's actor. A line is published on the
-table's chat channel (one per table; the line says whether it is the players' or the spectators'
-chat) and every process with connections at that table fans it out to them (``app.api.chat``).
-The last :data:`HISTORY` lines of a table are kept where the broker keeps its shared state, in a
-capped list (:meth:`app.broker.Broker.push_capped`): the broker hub's memory for ``memory://``, a
-Redis list for ``redis://`` and ``redis+cluster://``.
+table's chat channel (``channels.chat``, app/transport; one per table; the line says whether it is
+the players' or the spectators' chat) and every process with connections at that table fans it out
+to them (``app.api.chat``). The last :data:`HISTORY` lines of a table are kept where the broker
+keeps its shared state, in a capped list (:meth:`app.broker.Broker.push_capped`): the broker hub's
+memory for ``memory://``, a Redis list for ``redis://`` and ``redis+cluster://``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, cast
 
 import orjson
 
 from app.broker.base import Broker
-from app.transport import channels
+from app.tables.messages import Chat, ChatPhraseKey
 
 MAX_TEXT = 200
 HISTORY = 50
@@ -30,13 +30,50 @@ HISTORY_TTL_S = 24 * 3600  # a Redis history outlives its table by at most a day
 # The quick phrases: clients send the key and show it in their own language.
 PHRASES = ("gg", "hurry", "well_played", "oops", "hello", "thanks", "nice_move", "bad_luck")
 
-PLAYERS = "players"
-SPECTATORS = "spectators"
+PLAYERS: Literal["players"] = "players"
+SPECTATORS: Literal["spectators"] = "spectators"
 
 
-def channel(code: str) -> str:
-    """The table's chat channel (both chats: each line says which one it belongs to)."""
-    return f"{channels.of_table(code)}chat"
+class ChatSender(TypedDict):
+    """Who wrote a line (``from`` of the ``chat`` message)."""
+
+    name: str
+    seat: int | None  # None: a spectator
+    guest: bool
+    player: str  # the writer's person key
+
+
+ChatLine = TypedDict(
+    "ChatLine",
+    {
+        "type": Literal["chat"],
+        "id": str,
+        "from": ChatSender,
+        "channel": Literal["players", "spectators"],
+        "at": int,  # milliseconds since the epoch
+        "text": NotRequired[str],
+        "key": NotRequired[ChatPhraseKey],  # a quick phrase's, instead of a text
+        "history": NotRequired[bool],  # sent after the welcome, from the kept lines
+        "players_hidden": NotRequired[bool],  # routing: a spectator's line the match's players do not see
+        "hidden_from": NotRequired[list[str]],  # routing: the players then seated
+    },
+)
+"""One chat line as the ``chat`` message writes it (``app.tables.messages.Chat``), and, as it is
+published and kept, with the routing fields (:data:`ROUTING`) the servers hide lines by."""
+
+
+def chat_line(
+    *,
+    id: str,
+    sender: ChatSender,
+    channel: Literal["players", "spectators"],
+    at: int,
+    text: str | None = None,
+    key: ChatPhraseKey | None = None,
+    history: bool | None = None,
+) -> ChatLine:
+    """A line as the ``chat`` message's writer writes it (a text, or a quick phrase's ``key``)."""
+    return cast(ChatLine, Chat.wire(id=id, from_=sender, channel=channel, at=at, text=text, key=key, history=history))
 
 
 def history_key(code: str) -> str:
@@ -80,12 +117,12 @@ async def remember(broker: Broker, code: str, line: bytes) -> None:
     await broker.push_capped(history_key(code), line, HISTORY, ttl_s=HISTORY_TTL_S)
 
 
-async def history(broker: Broker, code: str) -> list[dict[str, Any]]:
-    """The table's last lines, oldest first."""
+async def history(broker: Broker, code: str) -> list[ChatLine]:
+    """The table's last lines, oldest first (as :func:`remember` kept them)."""
     return [orjson.loads(line) for line in await broker.read_list(history_key(code))]
 
 
-def visible(line: dict[str, Any], *, seated: bool, persons: frozenset[str] | None = frozenset()) -> bool:
+def visible(line: ChatLine, *, seated: bool, persons: frozenset[str] | None = frozenset()) -> bool:
     """Whether a connection sees a line. Spectators see everything; the players of a staked match do
     not see the spectators' chat said while it ran (the line says so: ``players_hidden``, and names
     the players then seated: ``hidden_from``). A player is a person, not a connection: a connection
@@ -103,6 +140,9 @@ EVERY_PLAYER = "*"  # in a connection's persons: taken for every player (who it 
 ROUTING = ("players_hidden", "hidden_from")  # what a line carries for the servers, not for clients
 
 
-def public(line: dict[str, Any]) -> dict[str, Any]:
+def public(line: ChatLine) -> ChatLine:
     """The message a client gets (without the routing fields)."""
-    return {k: v for k, v in line.items() if k not in ROUTING}
+    out = line.copy()
+    out.pop("players_hidden", None)
+    out.pop("hidden_from", None)
+    return out

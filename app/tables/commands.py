@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Required, TypedDict
 
 import orjson
 
 from app.engine import (
     Action,
+    ActionJson,
     Card,
     Challenge,
     Cover,
@@ -43,7 +44,7 @@ from app.engine import (
 from app.engine.actions import ActionParseError
 from app.engine.cards import CARD_TEXT, CardParseError
 from app.tables.hooks import RatingChange
-from app.tables.spec import Principal
+from app.tables.spec import Principal, PrincipalJson, SeatRating
 
 _PROCESS_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
@@ -169,11 +170,11 @@ def move_of(action: Action) -> Move:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """Take ``seat`` (None: the first free one); ``rating``: the account's ({"rating", "provisional"});
+    """Take ``seat`` (None: the first free one); ``rating``: the account's (None: a guest's);
     a ``client_seed`` for the next deal answering the table's ``commitment`` (docs/fairness.md)."""
 
     seat: int | None = None
-    rating: dict[str, Any] | None = None
+    rating: SeatRating | None = None
     client_seed: str | None = None
     commitment: str | None = None
     kind: ClassVar[str] = "join"
@@ -319,19 +320,73 @@ def unavailable() -> Refused:
 # ---------------------------------------------------------------------------- the broker wire
 
 
-def _body_json(body: Body) -> dict[str, Any]:
-    data: dict[str, Any] = {"type": body.kind}
-    for name in body.__slots__:
-        value = getattr(body, name)
-        if value is None:
-            continue
-        if name == "cards":
-            value = [CARD_TEXT[card] for card in value]
-        elif name == "card":
-            value = CARD_TEXT[value]
-        elif name == "action":
-            value = action_to_json(value)
-        data[name] = value
+class CommandJson(TypedDict, total=False):
+    """A command as it goes through the broker (:func:`command_to_json`): its body's fields that are
+    set, beside ``type``, and the envelope's."""
+
+    type: Required[str]  # the body's kind
+    cards: list[str]  # lead, throw_in, transfer
+    attack: int  # cover
+    card: str  # cover
+    move: int  # challenge
+    seat: int  # join, add_bot, remove_bot (none: the first that fits); bot
+    rating: SeatRating  # join
+    client_seed: str  # join
+    commitment: str  # join, client_seed
+    seed: str  # client_seed
+    level: str  # add_bot
+    last_version: int  # hello
+    at_version: int  # bot
+    action: ActionJson  # bot (none: it chose nothing)
+    match_id: str  # rated
+    ratings: dict[int, RatingChange]  # rated (the seats as text on the wire)
+    principal: PrincipalJson
+    conn: str
+    reply: str
+    id: str
+    version: int
+    via: str
+
+
+def _body_json(body: Body) -> CommandJson:
+    """The body's fields that are set, beside its ``type``, in their declared order."""
+    data: CommandJson = {"type": body.kind}
+    if not body.__slots__:  # take, pass, leave, ...: nothing beside the type
+        return data
+    if isinstance(body, (LeadMove, ThrowInMove, TransferMove)):
+        data["cards"] = [CARD_TEXT[card] for card in body.cards]
+    elif isinstance(body, CoverMove):
+        data["attack"], data["card"] = body.attack, CARD_TEXT[body.card]
+    elif isinstance(body, ChallengeMove):
+        data["move"] = body.move
+    elif isinstance(body, Join):
+        if body.seat is not None:
+            data["seat"] = body.seat
+        if body.rating is not None:
+            data["rating"] = body.rating
+        if body.client_seed is not None:
+            data["client_seed"] = body.client_seed
+        if body.commitment is not None:
+            data["commitment"] = body.commitment
+    elif isinstance(body, ClientSeed):
+        data["seed"], data["commitment"] = body.seed, body.commitment
+    elif isinstance(body, AddBot):
+        if body.level is not None:
+            data["level"] = body.level
+        if body.seat is not None:
+            data["seat"] = body.seat
+    elif isinstance(body, RemoveBot):
+        if body.seat is not None:
+            data["seat"] = body.seat
+    elif isinstance(body, Hello):
+        if body.last_version is not None:
+            data["last_version"] = body.last_version
+    elif isinstance(body, BotMove):
+        data["seat"], data["at_version"] = body.seat, body.at_version
+        if body.action is not None:
+            data["action"] = action_to_json(body.action)
+    elif isinstance(body, Rated):
+        data["match_id"], data["ratings"] = body.match_id, body.ratings
     return data
 
 
@@ -374,6 +429,16 @@ def _cards(value: Any) -> tuple[Card, ...]:
     return tuple(Card.parse(text) for text in value)
 
 
+def _rating(value: Any) -> SeatRating | None:
+    """A seat's rating as the join carried it (anything else: none)."""
+    if not isinstance(value, dict) or not isinstance(value.get("rating"), int) or isinstance(value["rating"], bool):
+        return None
+    rating: SeatRating = {"rating": value["rating"]}
+    if "provisional" in value:
+        rating["provisional"] = bool(value["provisional"])
+    return rating
+
+
 _FIELDS: dict[str, Callable[[Any], Any]] = {
     "cards": _cards,
     "card": lambda value: Card.parse(_str(value) or ""),
@@ -387,20 +452,21 @@ _FIELDS: dict[str, Callable[[Any], Any]] = {
     "commitment": lambda value: _str(value, optional=True),
     "client_seed": lambda value: _str(value, optional=True),
     "match_id": _str,
-    "rating": lambda value: value if isinstance(value, dict) else None,
+    "rating": _rating,
     "ratings": lambda value: {int(seat): change for seat, change in value.items()},
     "action": lambda value: None if value is None else action_from_json(value),
 }
 
 
-def body_from_json(data: dict[str, Any]) -> Body:
-    """A body from its wire fields (raises :class:`BadCommand`)."""
+def body_from_json(data: Mapping[str, object]) -> Body:
+    """A body from its wire fields, each checked here (raises :class:`BadCommand`)."""
     kind = data.get("type")
     cls = BODIES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise BadCommand(f"unknown command {kind!r}")
-    if cls in MOVES and isinstance(data.get("action"), dict):  # the form of older processes
-        data = {**data["action"], **{k: v for k, v in data.items() if k != "action"}}
+    action = data.get("action")
+    if cls in MOVES and isinstance(action, dict):  # the form of older processes
+        data = {**action, **{k: v for k, v in data.items() if k != "action"}}
     try:
         values = {field.name: _FIELDS[field.name](data.get(field.name)) for field in dataclasses.fields(cls)}
         return cls(**values)

@@ -14,7 +14,7 @@ from app.tables.answers import WelcomeMessage
 from app.tables.fanout import events_since, recent_events
 from app.tables.results import series_key
 from app.tables.seating import Seating
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import DeadlineKind, Principal, TableSpec, TableStatus
 from app.tables.table_events import AnyEventJson, MatchResults
 from app.tables.table_facts import FairnessInfo, ReadyCheckFacts, RematchFacts, Snapshot, TableFacts
 
@@ -27,9 +27,9 @@ def table_facts(
     spec: TableSpec,
     seating: Seating,
     *,
-    status: str,
+    status: TableStatus,
     rules: Rules,
-    shown: dict[int, tuple[float, str]],
+    shown: dict[int, tuple[float, DeadlineKind]],
     deadline: float | None,
     now: float,
     grace_s: float,

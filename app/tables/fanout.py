@@ -1,40 +1,33 @@
-"""From a table's change to the frames each recipient gets.
+"""What each recipient of a table's change may see.
 
-The actor describes what happened as a :class:`Change` (a plain value); :func:`update_frames` and
-:func:`presence_frames` turn it into per-recipient redacted frames (channel, frame text), which the
-table's transport routes (``TableTransport``, ports.py; ``app/transport/delivery.py``).
-
-The parts every recipient shares (the public view, the table facts, the events when nobody drew a
-card) are encoded once and spliced into each recipient's JSON text.
+The actor describes what happened as a :class:`Change` (a plain value) and hands it to its transport
+(``TableTransport.send_all``, ports.py); the change says, one call per part, what a recipient may see
+of it: the view (:meth:`Change.public_view`, shared, and :meth:`Change.own_view`, a seat's own), the
+events (:meth:`Change.events_of`; the same for everybody when nobody drew a card) and the table facts
+(:meth:`Change.table_of`). The transport encodes the shared parts once and splices them into each
+recipient's message (app/transport/frames.py). The events kept for clients that resume
+(:class:`History`) are here too.
 """
 
 from __future__ import annotations
 
-import logging
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Literal, cast
 
 import orjson
 
-from app.engine import State, public_cards, public_view, seat_view
-from app.tables.answers import Answer, WelcomeMessage
-from app.tables.commands import Command
-from app.tables.messages import Presence, Rehello, Update
-from app.tables.ports import Outbox
-from app.tables.spec import Seat
+from app.engine import PublicViewJson, SeatViewJson, State, public_cards, public_view, seat_view
+from app.tables.messages import dumps
 from app.tables.table_events import AnyEvent, AnyEventJson, event_json
 from app.tables.table_facts import TableFacts
-from app.transport import channels
-from app.transport.channels import dumps
-
-log = logging.getLogger("durak.table")
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One new state of a table, as its recipients must hear it."""
+    """One new state of a table (``kind`` "update"), or of who is here (``kind`` "presence": the
+    table facts again, no new version), as its recipients must hear it."""
 
     code: str
     version: int
@@ -43,6 +36,29 @@ class Change:
     game: State | None
     players: tuple[tuple[int, str], ...]  # (seat, principal key) of each player with a connection
     spectators: bool  # somebody watches
+    kind: Literal["update", "presence"] = "update"
+
+    def public_view(self) -> PublicViewJson | None:
+        """The part of the view every recipient shares (None before the first match)."""
+        return public_view(self.game) if self.game is not None else None
+
+    def own_view(self, seat: int) -> SeatViewJson:
+        """What only ``seat`` sees on top of the public view: its hand and its legal actions (only
+        with a game: ``public_view`` is not None)."""
+        return seat_view(self.game, seat)  # type: ignore[arg-type]
+
+    def events_shared(self) -> bool:
+        """Whether every recipient gets the same events: only drawn cards differ between them."""
+        return not any(e["type"] == "draw" for e in self.events)
+
+    def events_of(self, seat: int | None) -> list[AnyEventJson]:
+        """The events as ``seat`` (None: the spectators) may see them."""
+        return events_for(self.events, self.version, seat)
+
+    def table_of(self, seat: int | None) -> TableFacts:
+        """The table facts for a player (``seat``: any seat number, the facts are the same for every
+        player) or for the spectators (None): a spectator link never reveals the invite code."""
+        return self.table if seat is not None else {**self.table, "code": None}
 
 
 def events_for(events: Sequence[AnyEvent], version: int, recipient: int | None) -> list[AnyEventJson]:
@@ -106,67 +122,3 @@ def events_since(
         if at > last_version:
             out.extend(_stamped(public_cards(event, seat).copy(), at) for event in events)
     return out
-
-
-def update_frames(change: Change) -> Outbox:
-    """An ``update`` for every connected player and one for the spectators, each redacted for its
-    recipient; what they share is encoded once (the writer, ``Update.spliced``, splices it)."""
-    version = change.version
-    table_json = dumps(change.table)
-    game = change.game
-    public_json = dumps(public_view(game))[:-1] if game is not None else ""
-    # Only drawn cards differ between recipients; without a draw everybody gets the same events.
-    events = change.events
-    shared_events = None if any(e["type"] == "draw" for e in events) else dumps(events_for(events, version, None))
-    outbox: Outbox = []
-    for seat, key in change.players:
-        view_json = Update.joined_view(public_json, seat, seat_view(game, seat)) if game is not None else "null"
-        events_json = shared_events or dumps(events_for(events, version, seat))
-        text = Update.spliced(version, seat, events_json, view_json, table_json, key)
-        frame = channels.frame_text("update", text, version=version, seat=seat)
-        outbox.append((channels.person(change.code, key), frame))
-    if change.spectators:
-        view_json = Update.joined_view(public_json, None) if game is not None else "null"
-        events_json = shared_events or dumps(events_for(events, version, None))
-        watch_table = dumps({**change.table, "code": None})  # a spectator link never reveals the invite code
-        text = Update.spliced(version, None, events_json, view_json, watch_table)
-        outbox.append((channels.watch(change.code), channels.frame_text("update", text, version=version)))
-    return outbox
-
-
-def presence_frames(change: Change) -> Outbox:
-    """Who is here changed, not the table's state: every connection gets the table facts again."""
-    table_json = dumps(change.table)
-    outbox: Outbox = []
-    for seat, key in change.players:
-        text = Presence.spliced(change.version, table_json, key)
-        frame = channels.frame_text("presence", text, version=change.version, seat=seat)
-        outbox.append((channels.person(change.code, key), frame))
-    if change.spectators:
-        text = Presence.spliced(change.version, dumps({**change.table, "code": None}))  # never the invite code
-        outbox.append((channels.watch(change.code), channels.frame_text("presence", text, version=change.version)))
-    return outbox
-
-
-def rehello_frames(code: str, seats: Iterable[Seat]) -> Outbox:
-    """After a takeover: every connection, on any process, is asked to say ``hello`` again (the
-    spectators' channel and each seated person's)."""
-    rehello = channels.frame(Rehello.wire())
-    people = {seat.principal.key for seat in seats if seat.principal is not None}
-    return [(channels.watch(code), rehello), *((channels.person(code, key), rehello) for key in people)]
-
-
-def answer_frames(code: str, command: Command, principal_key: str, answer: Answer | WelcomeMessage) -> Outbox:
-    """Where the answer to ``command`` goes: to its REST caller's reply channel, or to the sender's
-    connection (on his person channel, marked for that connection); nowhere for a command with
-    neither (a bot's decision)."""
-    if command.reply:
-        return [reply_frame(command.reply, answer)]
-    if command.conn:
-        return [reply_frame(channels.person(code, principal_key), answer, command.conn)]
-    return []
-
-
-def reply_frame(channel: str, payload: Answer | WelcomeMessage, conn: str | None = None) -> tuple[str, str]:
-    """Person and spectator channels carry frames; reply channels (REST calls) plain JSON."""
-    return channel, dumps(payload) if channel.startswith("reply:") else channels.frame(payload, conn)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from app.engine import (
     ActionJson,
     Card,
+    ForfeitReason,
     OutcomeJson,
     Rules,
     RulesJson,
@@ -21,7 +22,7 @@ from app.engine.fairness import FairnessRecord
 from app.engine.state import BOUT
 from app.tables.hooks import AbortedOutcome
 
-TIMED_OUT = ("timeout", "disconnected")
+TIMED_OUT: tuple[ForfeitReason, ...] = ("timeout", "disconnected")  # a forfeit by the clock
 
 
 def bouts_of(actions: Sequence[ActionJson]) -> int:

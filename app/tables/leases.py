@@ -4,9 +4,14 @@ Each live table is owned by exactly one process, which holds the lease ``table:{
 fencing token) and renews it while alive. A supervisor in every process looks for tables whose lease
 has lapsed (their process died) and takes them over: the registry rebuilds the match from the stored
 record and action log (``app.tables.store``) and carries on at the same version. A stopping process
-hands its tables over at once: it saves them, releases their leases and names them on ``handover``.
-A lapsed lease is not taken over while nobody could have renewed it (a broker stall:
-``app/tables/takeover_hold.py``).
+hands its tables over at once, the live ones (playing, or in a staked match's ready check) first,
+in batches (``LeaseSettings.takeovers_at_once``): it saves each batch's tables, releases their
+leases and names them on ``handover`` before it starts on the next, so that its peers are taking
+the first batch over while it hands the rest. A process takes tables over a limited number at once
+(``TakeoverQueue``), handed ones in the order they were announced, lapsed ones playing first; a
+lapsed lease is not taken over while nobody could have renewed it (a broker stall:
+``app/tables/takeover_hold.py``). The timings are the settings group ``LeaseSettings``
+(app/config.py).
 """
 
 from __future__ import annotations
@@ -14,23 +19,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 import orjson
 
 from app.broker.base import Broker, BrokerError, Event, Gap
+from app.config import LeaseSettings
 from app.metrics import HANDED_OVER, TAKEOVERS
 from app.tables.actor import TableActor
+from app.tables.ports import Transport
+from app.tables.record import StoredTable, stored_table
+from app.tables.spec import TableStatus
 from app.tables.store import Fenced, TableStore
 from app.tables.takeover_hold import TakeoverHold
-from app.transport import channels
 
 log = logging.getLogger("durak.registry")
 
-LEASE_TTL_S = 3.0  # a dead owner's tables are taken over within about this long plus SUPERVISE_S
-SUPERVISE_S = 1.0
-TAKEOVERS_AT_ONCE = 16  # lapsed tables a supervisor pass takes over concurrently
 RENEW_RETRY_S = 0.25  # a renewal of the leases that failed is tried again after this long
 HANDOVER = "handover"  # broker channel: a stopping process names the tables it has just let go of
 
@@ -45,10 +51,11 @@ class TableHolder(Protocol):
     """What the leases need of the registry that serves this process's tables."""
 
     tables: dict[str, TableActor]
+    transport: Transport
 
     def drop(self, code: str, *, unlist: bool = True) -> None: ...
 
-    async def revive(self, record: dict[str, Any], entries: list[str], token: int) -> TableActor: ...
+    async def revive(self, record: StoredTable, entries: list[str], token: int) -> TableActor: ...
 
 
 class TableLeases:
@@ -62,20 +69,28 @@ class TableLeases:
         holder: TableHolder,
         *,
         shares_tables: bool,
+        settings: LeaseSettings | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.broker, self.store, self.owner, self.holder = broker, store, owner, holder
+        self.settings = settings or LeaseSettings()
         self.sleep = sleep  # how the renewals and the supervisor wait (the registry's clock)
         self.shares_tables = shares_tables  # other processes can serve this process's tables
         self.opening: set[str] = set()  # codes of tables being opened: stored already, not yet served
+        # Codes being taken over here: a lease is this process's again when asked twice (same token),
+        # so a second takeover under way (a handover's and the supervisor's) would serve the table
+        # twice, two actors writing with one token (the soak's matches settled twice, moves lost).
+        self.adopting: set[str] = set()
         self.draining = False  # stopping: no new tables, no takeovers (``hand_over``)
-        self.taking: set[asyncio.Task[Any]] = set()  # takeovers a peer's handover asked for
+        # The takeovers under way or waiting here (a peer's handover's and the supervisor's), a few
+        # at once: hundreds of rebuilds started together made every table wait for all of them.
+        self.queue = TakeoverQueue(self.settings.takeovers_at_once, self._take)
         self.kept = True  # the last renewal of the leases reached the broker
         self.takeover_hold = TakeoverHold()  # no takeover while nobody could renew (a broker stall)
 
     async def acquire(self, code: str) -> int | None:
         """Take the lease of a table (its fencing token), or None: another process holds it."""
-        return await self.broker.acquire_lease(lease_name(code), self.owner, LEASE_TTL_S)
+        return await self.broker.acquire_lease(lease_name(code), self.owner, self.settings.lease_ttl_s)
 
     async def release(self, code: str, token: int) -> None:
         await self.broker.release_lease(lease_name(code), self.owner, token)
@@ -89,7 +104,7 @@ class TableLeases:
         while True:
             # After a failed renewal sooner: once the broker answers again, a lease that lapsed
             # meanwhile is taken back before another process may take the table (``TakeoverHold``).
-            await self.sleep(LEASE_TTL_S / 3 if self.kept else RENEW_RETRY_S)
+            await self.sleep(self.settings.lease_ttl_s / 3 if self.kept else RENEW_RETRY_S)
             await self.renew()
 
     async def renew(self) -> None:
@@ -108,7 +123,7 @@ class TableLeases:
             return
         try:
             kept = await self.broker.renew_leases(
-                self.owner, [(lease_name(code), token) for code, _, token in held], LEASE_TTL_S
+                self.owner, [(lease_name(code), token) for code, _, token in held], self.settings.lease_ttl_s
             )
         except BrokerError:
             self.kept = False
@@ -146,20 +161,21 @@ class TableLeases:
         would go on talking to the old actor's memory otherwise, and their seats' graces would
         run out at the new owner."""
         self.holder.drop(code, unlist=False)
-        self.broker.signal_gap_here(channels.of_table(code), besides=channels.fan(code, self.owner))
+        self.holder.transport.lost(code)
 
     async def supervise_forever(self) -> None:
         while True:
-            await self.sleep(SUPERVISE_S)
+            await self.sleep(self.settings.takeover_sweep_s)
             await self.adopt_orphans()
 
     def _ours(self, code: str) -> bool:
-        return code in self.holder.tables or code in self.opening
+        return code in self.holder.tables or code in self.opening or code in self.adopting
 
     async def adopt_orphans(self) -> None:
-        """Take over every stored table whose lease has lapsed (its process died), unless the broker
-        stalled lately: then nobody could renew, and living owners take their leases back first
-        (``TakeoverHold``, app/tables/takeover_hold.py)."""
+        """Take over every stored table whose lease has lapsed (its process died), playing ones
+        first, through the queue of takeovers (skipping those a handover queued already), unless
+        the broker stalled lately: then nobody could renew, and living owners take their leases back
+        first (``TakeoverHold``, app/tables/takeover_hold.py)."""
         if self.draining:
             return
         started = self.takeover_hold.clock()
@@ -170,7 +186,7 @@ class TableLeases:
             return
         # A table being opened here is stored before it is served: on a busy process its first
         # lease may lapse by then, and taking it over would fence out its own actor.
-        others = [code for code in codes if not self._ours(code)]
+        others = [code for code in codes if not self._ours(code) and not self.queue.has(code)]
         try:  # every other process's tables in one round trip, not one each (docs/performance.md)
             holders = await self.broker.lease_holders([lease_name(code) for code in others])
         except BrokerError:
@@ -178,25 +194,45 @@ class TableLeases:
             return
         if not self.takeover_hold.looked(started):
             return
-        gate = asyncio.Semaphore(TAKEOVERS_AT_ONCE)
-
-        async def adopt(code: str) -> None:
-            async with gate:
-                if self._ours(code):  # again: we awaited
-                    return
-                with contextlib.suppress(BrokerError):
-                    if await self.take_over(code) is not None:
-                        TAKEOVERS.labels("lapsed_lease").inc()
-
-        # A dead process's tables together, not one after another: the last of 40 waited 4 s.
         lapsed = [code for code, holder in zip(others, holders, strict=True) if holder is None]
-        outcomes = await asyncio.gather(*map(adopt, lapsed), return_exceptions=True)
-        for code, outcome in zip(lapsed, outcomes, strict=True):
-            if isinstance(outcome, Exception):
-                log.error("table %s: taking it over failed", code[:8], exc_info=outcome)
+        # The players of a running match wait for its takeover; a waiting or finished table's hardly.
+        asked = [self.queue.ask(code, "lapsed_lease") for code in await self._playing_first(lapsed)]
+        await asyncio.gather(*(done for done in asked if done is not None))
+
+    async def _playing_first(self, codes: list[str]) -> list[str]:
+        """``codes`` with the tables whose stored status is playing first (else as they are)."""
+        if len(codes) < 2:
+            return codes
+        try:
+            statuses = await self.store.statuses(codes)
+        except BrokerError:
+            return codes
+        playing = [code for code, status in zip(codes, statuses, strict=True) if status == TableStatus.PLAYING]
+        first = set(playing)
+        return playing + [code for code in codes if code not in first]
+
+    async def _take(self, code: str, why: str) -> None:
+        """One takeover of the queue (``why``: "handover" or "lapsed_lease", as counted)."""
+        try:
+            if not self.draining and not self._ours(code) and await self.take_over(code) is not None:
+                TAKEOVERS.labels(why).inc()
+        except BrokerError:
+            pass  # the supervisor tries again
+        except Exception:
+            log.exception("table %s: taking it over failed (%s)", code[:8], why)
 
     async def take_over(self, code: str) -> TableActor | None:
-        """Become the owner of a table whose owner is gone; rebuild it from the store."""
+        """Become the owner of a table whose owner is gone; rebuild it from the store. None: not
+        taken (another process holds it, nothing is stored, or it is being taken over here)."""
+        if self._ours(code):
+            return None
+        self.adopting.add(code)
+        try:
+            return await self._take_over(code)
+        finally:
+            self.adopting.discard(code)
+
+    async def _take_over(self, code: str) -> TableActor | None:
         if not await self.store.exists(code):
             # Nothing to rebuild (removed, or lost with a Redis node that restarted empty while its
             # owner lives on and writes it again): claiming it would only fence that owner out.
@@ -216,11 +252,11 @@ class TableLeases:
             await self.release(code, token)
             return None
         record, entries = loaded
-        actor = await self.holder.revive(record, entries, token)
+        actor = await self.holder.revive(stored_table(record), entries, token)
         log.info("table %s: taken over at version %d", code[:8], actor.version)
         return actor
 
-    async def restore(self, record: dict[str, Any], entries: list[str]) -> TableActor:
+    async def restore(self, record: StoredTable, entries: list[str]) -> TableActor:
         """Serve again a table kept while this (one-process) server was stopped (``app.db.live_tables``):
         as a takeover, the same match at the same version, its move timer given the time it had
         at the stop plus the takeover's grace, the idle limits and graces started again."""
@@ -234,39 +270,57 @@ class TableLeases:
 
     async def hand_over(self) -> list[str]:
         """Stop opening and taking over tables, and give each table of this process to a peer at
-        once (``TableRegistry.hand_over``). Returns the codes handed over."""
+        once (``TableRegistry.hand_over``): the live ones first, then the waiting and finished ones,
+        in batches of ``takeovers_at_once``, each batch named on ``handover`` as soon as it is
+        handed. Returns the codes handed over, in that order."""
         self.draining = True
+        self.queue.clear()
+        taking = self.queue.tasks()
+        if taking:  # a table being taken over now is this process's in a moment: hand it over too
+            await asyncio.wait(taking, timeout=self.settings.lease_ttl_s)
         handed: list[str] = []
 
-        async def one(code: str, actor: TableActor) -> None:
+        async def one(code: str, actor: TableActor) -> bool:
+            if self.holder.tables.get(code) is not actor:
+                return False  # closed, or lost to another process, meanwhile
             await actor.hand_over()
             if not self.shares_tables:
-                return
+                return False
             if actor.recorder.fenced:
                 self.holder.drop(code, unlist=False)
-                return
+                return False
             try:
                 await actor.save_now()
             except Exception as exc:  # its lease lapses and a peer takes it over from the last save
                 log.warning("table %s: not saved at handover (%s); a peer takes it after the lease", code[:8], exc)
                 self.holder.drop(code, unlist=False)
-                return
+                return False
             self.holder.drop(code, unlist=False)
             with contextlib.suppress(Exception):
                 await self.release(code, actor.recorder.token)
-            handed.append(code)
             HANDED_OVER.inc()
+            return True
 
-        await asyncio.gather(*(one(code, actor) for code, actor in list(self.holder.tables.items())))
+        tables = list(self.holder.tables.items())
+        live = [(code, actor) for code, actor in tables if is_live(actor)]
+        rest = [(code, actor) for code, actor in tables if not is_live(actor)]
+        size = self.settings.takeovers_at_once
+        batches = [group[start : start + size] for group in (live, rest) for start in range(0, len(group), size)]
+        for batch in batches:
+            outcomes = await asyncio.gather(*(one(code, actor) for code, actor in batch))
+            codes = [code for (code, _), done in zip(batch, outcomes, strict=True) if done]
+            if codes:
+                with contextlib.suppress(Exception):
+                    await self.broker.publish(HANDOVER, orjson.dumps({"from": self.owner, "codes": codes}))
+            handed += codes
         if handed:
-            with contextlib.suppress(Exception):
-                await self.broker.publish(HANDOVER, orjson.dumps({"from": self.owner, "codes": handed}))
-            log.info("handed %d tables over to the other processes", len(handed))
+            log.info("handed %d tables over to the other processes (%d live first, in batches of %d)",
+                     len(handed), len(live), size)  # fmt: skip
         return handed
 
     def on_handover(self, item: Event) -> None:
-        """A stopping peer let go of tables: take them over now (the peers race for each lease; one
-        wins, the others find it held)."""
+        """A stopping peer let go of tables: take them over now, in the order it named them, a few at
+        once (``TakeoverQueue``; the peers race for each lease: one wins, the others find it held)."""
         if isinstance(item, Gap) or self.draining:
             return  # a gap: the supervisor finds lapsed leases within a second anyway
         try:
@@ -278,17 +332,59 @@ class TableLeases:
             log.warning("handover: ignoring a malformed message")
             return
         for code in codes:
-            if self._ours(code):
-                continue
-            task = asyncio.get_running_loop().create_task(self._take_handed(code))
-            self.taking.add(task)
-            task.add_done_callback(self.taking.discard)
+            if not self._ours(code):
+                self.queue.ask(code, "handover")
 
-    async def _take_handed(self, code: str) -> None:
+
+def is_live(actor: TableActor) -> bool:
+    """A match is running at the table, or about to (a staked match's ready check): its players
+    wait for whoever serves it next."""
+    return actor.status == TableStatus.PLAYING or actor.seating.ready is not None
+
+
+class TakeoverQueue:
+    """The tables to take over in this process: at most ``at_once`` at a time, in the order asked
+    for, each code once while it waits or is being taken (a handover's and the supervisor's
+    takeovers of one table would serve it twice)."""
+
+    def __init__(self, at_once: int, take: Callable[[str, str], Awaitable[None]]) -> None:
+        self.at_once, self.take = at_once, take
+        self.waiting: OrderedDict[str, tuple[str, asyncio.Future[None]]] = OrderedDict()  # code -> (why, done)
+        self.running: dict[str, asyncio.Task[None]] = {}
+
+    def has(self, code: str) -> bool:
+        return code in self.waiting or code in self.running
+
+    def ask(self, code: str, why: str) -> asyncio.Future[None] | None:
+        """Take ``code`` over when its turn comes; the future is done when it was tried (None: it is
+        asked for already)."""
+        if self.has(code):
+            return None
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting[code] = (why, done)
+        self._next()
+        return done
+
+    def _next(self) -> None:
+        while self.waiting and len(self.running) < self.at_once:
+            code, (why, done) = self.waiting.popitem(last=False)
+            self.running[code] = asyncio.get_running_loop().create_task(self._run(code, why, done))
+
+    async def _run(self, code: str, why: str, done: asyncio.Future[None]) -> None:
         try:
-            if not self.draining and code not in self.holder.tables and await self.take_over(code) is not None:
-                TAKEOVERS.labels("handover").inc()
-        except BrokerError:
-            pass  # the supervisor tries again
-        except Exception:
-            log.exception("table %s: taking it over after a handover failed", code[:8])
+            await self.take(code, why)
+        finally:
+            self.running.pop(code, None)
+            if not done.done():
+                done.set_result(None)
+            self._next()
+
+    def clear(self) -> None:
+        """Take nothing more over (those under way finish)."""
+        for _, done in self.waiting.values():
+            if not done.done():
+                done.set_result(None)
+        self.waiting.clear()
+
+    def tasks(self) -> Sequence[asyncio.Task[None]]:
+        return list(self.running.values())

@@ -15,29 +15,50 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 import orjson
 
 from app.broker.base import Broker, BrokerError, Event, Gap
 from app.engine import RulesJson
+from app.event_feed import KEEPALIVE_S, EventFeed, sse
 from app.tables.actor import TableActor
 from app.tables.opening import LIVE
+from app.tables.record import StoredTable, stored_table
+from app.tables.spec import PublicSeat, SeatKind, SeatRating, TableStatus
 from app.tables.store import TableStore
-from app.transport import channels
 
 log = logging.getLogger("durak.registry")
 
 LOBBY_COALESCE_S = 0.1  # changes of one table within this long go out as one delta
+LOBBY = "lobby"  # broker channel: the processes' lobby deltas
 
 
-# What the lobby shows of a table (app/api/schemas.py ``LobbyRow`` documents it): no version, timers
-# or results, which change with every move.
-LobbyRow = dict[str, Any]
+class LobbySeat(TypedDict):
+    """A seat as the lobby shows it (app/api/schemas.py ``LobbySeat``)."""
+
+    seat: int
+    kind: SeatKind
+    name: str | None
+    level: str | None
+    guest: bool
+    rating: SeatRating | None
+
+
+class LobbyRow(TypedDict):
+    """What the lobby shows of a table (app/api/schemas.py ``LobbyRow`` documents it): no version,
+    timers or results, which change with every move."""
+
+    code: str
+    name: str
+    status: TableStatus
+    rules: RulesJson
+    seats: list[LobbySeat]
+    free_seats: int
+    spectators: int
+    created: float  # epoch seconds
 
 
 class Upsert(TypedDict):
@@ -53,7 +74,7 @@ class Removed(TypedDict):
 Delta = Upsert | Removed
 
 
-def listed(private: bool, status: str | None) -> bool:
+def listed(private: bool, status: TableStatus | None) -> bool:
     """Whether the lobby lists a table: a public one, waiting for players or playing."""
     return not private and status in LIVE
 
@@ -62,15 +83,15 @@ def build_lobby_row(
     *,
     code: str,
     name: str,
-    status: str,
+    status: TableStatus,
     rules: RulesJson,
-    seats: Iterable[Mapping[str, Any]],
+    seats: Iterable[PublicSeat],
     spectators: int,
     created: float,
 ) -> LobbyRow:
     """The one builder of a lobby row; ``seats``: the public seats (``Seat.public()``, or as the
     stored table facts keep them)."""
-    rows = [
+    rows: list[LobbySeat] = [
         {
             "seat": seat["seat"],
             "kind": seat["kind"],
@@ -106,15 +127,16 @@ def lobby_row(actor: TableActor) -> LobbyRow:
     )
 
 
-def stored_lobby_row(record: Mapping[str, Any]) -> LobbyRow | None:
+def stored_lobby_row(record: StoredTable) -> LobbyRow | None:
     """The lobby row of a stored table record (a table of another process), if it is listed."""
     info = record["info"]
-    if not listed(bool(info.get("private")), info.get("status")):
+    status = TableStatus(info["status"])
+    if not listed(bool(info.get("private")), status):
         return None
     return build_lobby_row(
-        code=info["code"],
+        code=info["code"] or record["spec"]["code"],
         name=info["name"],
-        status=info["status"],
+        status=status,
         rules=info["rules"],
         seats=info["seats"],
         spectators=info.get("spectators", 0),
@@ -122,20 +144,15 @@ def stored_lobby_row(record: Mapping[str, Any]) -> LobbyRow | None:
     )
 
 
-def sse(event: str, data: Any) -> bytes:
-    """One server-sent event, encoded once: every feed sends the same bytes object."""
-    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
-
-
 def newest_first(rows: Iterable[LobbyRow]) -> list[LobbyRow]:
     return sorted(rows, key=lambda row: -row["created"])
 
 
-class LobbyViewer:
-    """One lobby feed's queue of server-sent-event texts. A viewer that falls ``MAX_QUEUED`` behind
-    loses its queue and gets a fresh snapshot instead."""
+class LobbyViewer(EventFeed[bytes]):
+    """One lobby feed's queue of server-sent-event texts (app/event_feed.py). A viewer
+    that falls ``MAX_QUEUED`` behind loses its queue and gets a fresh snapshot instead."""
 
-    MAX_QUEUED = 2000
+    MAX_QUEUED = limit = 2000
 
     def __init__(
         self,
@@ -143,73 +160,13 @@ class LobbyViewer:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        super().__init__(clock, sleep)  # the keep-alive's and the pacing's time (the registry's)
         self.snapshot = snapshot
-        self.clock, self.sleep = clock, sleep  # the keep-alive's and the pacing's time (the registry's)
-        self.queue: deque[bytes] = deque([snapshot()])
-        self.ready = asyncio.Event()
-        self.ready.set()
-        self.quiet_since = clock()  # when the feed last waited for something to send
-        self.keepalive_due = False
-        self._ticker: asyncio.Task[None] | None = None
+        self.push(snapshot())
 
-    def push(self, text: bytes) -> None:
-        if len(self.queue) >= self.MAX_QUEUED:
-            self.queue.clear()
-            text = self.snapshot()
-        self.queue.append(text)
-        self.ready.set()
-
-    async def texts(
-        self, keepalive_s: float, *, joined: bool = False, min_interval_s: float = 0.0
-    ) -> AsyncIterator[bytes]:
-        """The queued texts as they come; a comment line after ``keepalive_s`` of quiet on the
-        viewer's clock (so that a client that is gone is noticed). ``joined``: everything queued
-        since the last write as one text, and at most one write per ``min_interval_s``: the first
-        change after a quiet spell goes out at once, and under a stream of changes (a wave of
-        matches ending) a feed costs a write per ``min_interval_s``, not one per lobby flush."""
-        last_write = -math.inf
-        self._ticker = asyncio.ensure_future(self._keep_alive(keepalive_s))
-        try:
-            while True:
-                self.quiet_since = self.clock()
-                await self.ready.wait()
-                if self.keepalive_due:
-                    self.keepalive_due = False
-                    if not self.queue:
-                        self.ready.clear()
-                        yield b": keep-alive\n\n"
-                        continue
-                if joined:
-                    early = last_write + min_interval_s - self.clock()
-                    if early > 0:
-                        await self.sleep(early)  # what is queued meanwhile goes out with it
-                    self.ready.clear()
-                    if self.queue:
-                        texts = b"".join(self.queue)
-                        self.queue.clear()
-                        last_write = self.clock()
-                        yield texts  # what is queued meanwhile sets ``ready`` again: the next text
-                    continue
-                self.ready.clear()
-                while self.queue:
-                    yield self.queue.popleft()
-        finally:
-            self.close()
-
-    async def _keep_alive(self, keepalive_s: float) -> None:
-        """Wake the feed for a keep-alive once it has waited ``keepalive_s`` with nothing to send."""
-        while True:
-            left = self.quiet_since + keepalive_s - self.clock()
-            if left > 0:
-                await self.sleep(left)
-                continue
-            self.quiet_since = self.clock()
-            self.keepalive_due = True
-            self.ready.set()
-
-    def close(self) -> None:
-        if self._ticker is not None:
-            self._ticker.cancel()
+    def overflow(self, item: bytes) -> bytes:
+        self.queue.clear()
+        return self.snapshot()
 
 
 class LobbyListing:
@@ -294,7 +251,7 @@ class LobbyListing:
             if outgoing:
                 # Lost while the broker is down: the other processes reload when it is back.
                 with contextlib.suppress(Exception):
-                    await self.broker.publish(channels.LOBBY, orjson.dumps({"from": self.owner, "deltas": outgoing}))
+                    await self.broker.publish(LOBBY, orjson.dumps({"from": self.owner, "deltas": outgoing}))
             await self.sleep(LOBBY_COALESCE_S)  # a burst of changes of one table: one delta
 
     def on_event(self, item: Event) -> None:
@@ -323,7 +280,11 @@ class LobbyListing:
             records = []
         rows: dict[str, LobbyRow] = {}
         for record in records:
-            row = stored_lobby_row(record)
+            try:
+                row = stored_lobby_row(stored_table(record))
+            except (KeyError, TypeError, ValueError):
+                log.warning("lobby: ignoring a malformed stored table")
+                continue
             if row is not None and row["code"] not in self.tables:
                 rows[row["code"]] = row
         rows.update(self.published)  # this process's own tables, as they are now
@@ -346,7 +307,7 @@ class LobbyListing:
 
     @contextlib.asynccontextmanager
     async def feed(
-        self, keepalive_s: float = 15.0, *, joined: bool = False, min_interval_s: float = 0.0
+        self, keepalive_s: float = KEEPALIVE_S, *, joined: bool = False, min_interval_s: float = 0.0
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Server-sent events: a ``snapshot`` of the listed tables, then one ``added``, ``changed``
         or ``removed`` event per table change (``joined``: the events queued since the last write in
@@ -355,7 +316,7 @@ class LobbyListing:
         viewer = LobbyViewer(self.snapshot, self.clock, self.sleep)
         self.viewers.add(viewer)
         try:
-            yield viewer.texts(keepalive_s, joined=joined, min_interval_s=min_interval_s)
+            yield viewer.texts(keepalive_s, join=b"".join if joined else None, min_interval_s=min_interval_s)
         finally:
             self.viewers.discard(viewer)
             viewer.close()

@@ -5,7 +5,7 @@ models and docs/protocol.md is generated from them."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,6 +72,26 @@ class Decision(Shape):
     )
 
 
+class RulesInfo(Shape):
+    """The rules of the table and its match (``view.rules``, ``table.rules``): the fields of POST
+    /api/tables (docs/api.md), the parameters of the rule book (§1) and its preset (§11)."""
+
+    deck: Literal[24, 36, 52] = Field(description="Cards in the deck.")
+    seats: int = Field(description="Seats at the table: 2-6 (2-4 with 24 cards).")
+    circle: Literal["neighbours", "all"] = Field(
+        description="Who may throw in: neighbours, the players on both sides of the defender; all, every "
+        "player still in the match."
+    )
+    transfer: bool = Field(description="The defender may pass the attack on (perevodnoy).")
+    draws: bool = Field(
+        description="A final bout that leaves nobody with cards is a draw (else the last defender is the durak)."
+    )
+    timer: int = Field(description="Seconds per decision; 0: no timer.")
+    stake: int = Field(description="Coins each player stakes on a match; 0: a free table.")
+    cheating: bool = Field(description="A cheating table: a move may break the card rules, and be challenged.")
+    preset: Literal["durak_peak", "classic36", "durac1993"] = Field(description="The rule book the table plays by.")
+
+
 class OutcomeView(Shape):
     """How the match ended (``view.outcome``, the ``match_end`` event, ``table.results.outcome``)."""
 
@@ -98,10 +118,7 @@ class View(Shape):
         "passed; over: the match has ended (see outcome)."
     )
     ply: int = Field(description="Actions applied in this match so far.")
-    rules: dict[str, Any] = Field(
-        description="The match's rules: the fields of POST /api/tables (deck, seats, circle, transfer, draws, "
-        "timer, stake, cheating, preset); see docs/api.md."
-    )
+    rules: RulesInfo = Field(description="The match's rules.")
     dealer: Seat
     trump: Literal["c", "d", "h", "s"] = Field(description="The trump suit.")
     trump_card: Card = Field(description="The turned card that set the trump.")
@@ -242,7 +259,7 @@ class TableInfo(Shape):
         description="waiting: seats are filling (a match starts when the last seat fills, or on /start); playing: a "
         "match runs; finished: the match is over and table.results holds it, until a rematch."
     )
-    rules: dict[str, Any] = Field(description="The table's rules (as view.rules).")
+    rules: RulesInfo = Field(description="The table's rules (as view.rules).")
     creator: str = Field(description="The creator's person key (only the creator seats bots and starts early).")
     seats: list[SeatInfo]
     spectators: int = Field(description="Open spectator connections.")

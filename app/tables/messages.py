@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 import orjson
 from pydantic import ConfigDict, Field, TypeAdapter
 
+from app.engine import SeatViewJson
 from app.tables.message_events import (
     BoutEndEvent,
     BoutStartEvent,
@@ -54,6 +55,7 @@ from app.tables.message_parts import (
     ReadyCheckInfo,
     RematchProposalInfo,
     Results,
+    RulesInfo,
     Seat,
     SeatInfo,
     SeatRating,
@@ -90,10 +92,12 @@ class _Message(Shape):
         )
 
     @classmethod
-    def wire(cls, **values: Any) -> dict[str, Any]:
+    def wire(cls, **values: object) -> dict[str, object]:
         """The message as JSON data, in the model's field order: its ``type``, then ``values`` (an
-        optional field whose value is None is left out; a field the model lacks is an error)."""
-        out: dict[str, Any] = {"type": cls.kind}
+        optional field whose value is None is left out; a field the model lacks is an error). Its
+        shape is the model's: answers.py names the shapes of the answers (``AckAnswer`` ...) and
+        chat.py a chat line's (``ChatLine``)."""
+        out: dict[str, object] = {"type": cls.kind}
         taken = 0
         for name, key, optional in cls._order:
             if name in values:
@@ -107,7 +111,7 @@ class _Message(Shape):
         return out
 
     @classmethod
-    def wire_text(cls, **values: Any) -> str:
+    def wire_text(cls, **values: object) -> str:
         """The message's JSON text (:meth:`wire`, encoded)."""
         return dumps(cls.wire(**values))
 
@@ -159,7 +163,7 @@ class Update(_Message):
         )
 
     @staticmethod
-    def joined_view(public: str, seat: int | None, private: dict[str, Any] | None = None) -> str:
+    def joined_view(public: str, seat: int | None, private: SeatViewJson | None = None) -> str:
         """A view's text: the public part every recipient shares (``public``, an object's text without
         its closing brace), the seat, and that seat's own part (its hand, its legal actions)."""
         if seat is None:
@@ -340,6 +344,7 @@ __all__ = [
     "RematchProposalInfo",
     "Results",
     "ResultsEvent",
+    "RulesInfo",
     "Seat",
     "SeatAck",
     "SeatEvent",

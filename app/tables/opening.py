@@ -12,9 +12,8 @@ import contextlib
 import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
 
+from app.config import TableLimits as TableLimits  # the settings group (DURAK_MAX_*_TABLES_*, ...)
 from app.tables.actor import TableActor
 from app.tables.spec import TableStatus
 
@@ -35,43 +34,6 @@ class Draining(TooMany):
 
     def __init__(self) -> None:
         super().__init__("draining", "this server is restarting: try again in a moment (another server takes it)")
-
-
-@dataclass(frozen=True)
-class TableLimits:
-    """The table limits and eviction delays (settings ``DURAK_*``, app/config.py)."""
-
-    waiting_per_account: int = 3
-    waiting_per_ip: int = 10
-    live_per_account: int = 5  # waiting or playing, play-a-bot tables too
-    live_per_ip: int = 30
-    # Tables opened within ``opened_window_s`` (the time a finished table stays in memory): a table
-    # whose match is left at once is live no more, but it stays in memory and in the history.
-    opened_per_account: int = 30
-    opened_per_ip: int = 150
-    opened_window_s: float = 600.0
-    bot_tables_per_account: int = 1
-    bot_table_unwatched_s: float = 60.0
-    bot_match_max_s: float = 1800.0
-    finished_ttl_s: float = 600.0
-    idle_ttl_s: float = 1800.0
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> TableLimits:
-        return cls(
-            waiting_per_account=settings.max_waiting_tables_per_account,
-            waiting_per_ip=settings.max_waiting_tables_per_ip,
-            live_per_account=settings.max_live_tables_per_account,
-            live_per_ip=settings.max_live_tables_per_ip,
-            opened_per_account=settings.max_tables_opened_per_account,
-            opened_per_ip=settings.max_tables_opened_per_ip,
-            opened_window_s=settings.tables_opened_window_s,
-            bot_tables_per_account=settings.max_bot_tables_per_account,
-            bot_table_unwatched_s=settings.bot_table_unwatched_s,
-            bot_match_max_s=settings.bot_match_max_s,
-            finished_ttl_s=settings.finished_table_ttl_s,
-            idle_ttl_s=settings.idle_table_ttl_s,
-        )
 
 
 def minutes(seconds: float) -> str:

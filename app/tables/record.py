@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 import orjson
 
@@ -21,6 +21,7 @@ from app.engine.cards import Card
 from app.tables.answers import Answer, ack
 from app.tables.commands import Refused
 from app.tables.fair import FairDealsJson
+from app.tables.messages import dumps
 from app.tables.spec import (
     Principal,
     PrincipalJson,
@@ -35,7 +36,6 @@ from app.tables.spec import (
 from app.tables.store import Fenced, LogGap, MemoryStore, TableStore
 from app.tables.table_events import MatchResults
 from app.tables.table_facts import TableFacts
-from app.transport.channels import dumps
 
 log = logging.getLogger("durak.table")
 
@@ -88,6 +88,14 @@ class StoredTable(TypedDict):
     saved_at: NotRequired[float]
     started: NotRequired[float | None]
     info: TableFacts  # the public facts (the lobby reads them without the actor)
+
+
+def stored_table(data: object) -> StoredTable:
+    """A record read back from where it was kept (a table store, ``live_tables``): the JSON that
+    :func:`record_json` wrote, so of its shape (a record with no table spec is refused)."""
+    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
+        raise ValueError("not a stored table record")
+    return cast(StoredTable, data)
 
 
 class LoggedMove(TypedDict):

@@ -1,6 +1,7 @@
 """The tables this process serves, composed of its parts: opening within limits (``opening.py``),
 leases, takeover and handover (``leases.py``), idle tables closed (``eviction.py``), the lobby rows
-and feeds (``lobby.py``) and request/reply calls to table actors wherever they run (``calls.py``).
+and feeds (``lobby.py``); request/reply calls to table actors wherever they run go through the
+transport (``Transport.call``, ports.py).
 
 The registry holds the live tables of this process (``tables``, and their spectator codes), builds
 their actors, starts the loops of its parts and tells them of every table it adopts, changes or drops.
@@ -14,31 +15,32 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, cast
 
 from app.broker.base import Broker, BrokerError
+from app.config import LeaseSettings
 from app.engine import RulesJson
+from app.event_feed import KEEPALIVE_S
 from app.tables import chat
 from app.tables.actor import TableActor
+from app.tables.answers import Answer
 from app.tables.bot_runner import BotRunner
-from app.tables.calls import TableClosed, TableGone, call_table
+from app.tables.calls import StoreUnreachable, TableClosed, TableGone
 from app.tables.commands import Body
 from app.tables.eviction import SWEEP_S, IdleTables
 from app.tables.hooks import MatchHooks
-from app.tables.leases import HANDOVER, LEASE_TTL_S, TableLeases, lease_name
-from app.tables.lobby import LobbyListing, LobbyRow, lobby_row
+from app.tables.leases import HANDOVER, TableLeases, lease_name
+from app.tables.lobby import LOBBY, LobbyListing, LobbyRow, lobby_row
 from app.tables.opening import Draining, OpeningLimits, TableLimits, TooMany
-from app.tables.ports import TableTransport
+from app.tables.ports import Transport
 from app.tables.record import StoredTable, TableRecord, read_record
 from app.tables.spec import AbortReason, DecisionLimits, Principal, TableSpec, TableStatus
 from app.tables.store import MemoryStore, TableStore
-from app.transport import channels
-from app.transport.delivery import Delivery, Relay
 
 # What callers import from here: the registry's errors, its limits and the names of its parts.
 __all__ = [
-    "LEASE_TTL_S",
     "Draining",
+    "LeaseSettings",
+    "StoreUnreachable",
     "TableClosed",
     "TableGone",
     "TableLimits",
@@ -63,17 +65,21 @@ class TableRegistry:
         supervise: bool = True,
         limits: DecisionLimits | None = None,
         table_limits: TableLimits | None = None,
+        lease_settings: LeaseSettings | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        transport: Callable[[str, Broker, str], TableTransport] = Delivery,
+        transport: Callable[[Broker, str], Transport],
     ) -> None:
+        """``transport``: makes this process's transport of the tables from the broker and ``owner``
+        (``BrokerTransport``, app/transport/table_transport.py)."""
         self.broker = broker
         self.hooks = hooks
         self.bots = bots or BotRunner()
         self.store: TableStore = store if store is not None else MemoryStore()
         self.owner = owner or uuid.uuid4().hex
-        self.transport = transport  # each table's: where its frames go (app/transport/delivery.py)
-        self.relay = Relay(broker, self.owner)  # frames from tables owned elsewhere, to our connections
+        # Each table's commands come and messages go through it; frames of tables owned elsewhere
+        # reach this process's connections through it; so do request/reply calls (``call``).
+        self.transport = transport(broker, self.owner)
         self.supervise = supervise
         self.limits = limits or DecisionLimits()  # idle limit and disconnect grace of every table
         self.table_limits = table_limits or TableLimits()
@@ -85,7 +91,15 @@ class TableRegistry:
         self.watch_codes: dict[str, str] = {}
         self.opening = OpeningLimits(self.table_limits, clock)
         self.idle = IdleTables(self.table_limits)
-        self.leases = TableLeases(broker, self.store, self.owner, self, shares_tables=self.shares_tables(), sleep=sleep)
+        self.leases = TableLeases(
+            broker,
+            self.store,
+            self.owner,
+            self,
+            shares_tables=self.shares_tables(),
+            settings=lease_settings,  # lease TTL, how often lapsed ones are looked for, takeovers at once
+            sleep=sleep,
+        )
         self.listing = LobbyListing(broker, self.store, self.owner, self.tables, clock=clock, sleep=sleep)
         self._tasks: list[asyncio.Task[None]] = []
         self._supervisor: asyncio.Task[None] | None = None
@@ -100,13 +114,12 @@ class TableRegistry:
                 self.listing.live(after_outage)
             subscribed.set()
 
-        self._tasks.append(
-            asyncio.create_task(self.broker.follow(channels.LOBBY, self.listing.on_event, on_live=lobby_live))
-        )
+        self._tasks.append(asyncio.create_task(self.broker.follow(LOBBY, self.listing.on_event, on_live=lobby_live)))
         # The other processes' tables: from the store once the lobby channel is subscribed (what
         # changes after this comes as deltas). A broker that is down now is not waited for.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(subscribed.wait(), 5)
+            async with asyncio.timeout(5):
+                await subscribed.wait()
         await self.listing.reload()
         self._tasks.append(asyncio.create_task(self._sweep_forever()))
         self._tasks.append(asyncio.create_task(self.leases.renew_forever()))
@@ -122,9 +135,11 @@ class TableRegistry:
     async def close(self, release: bool = True) -> None:
         if self.listing.reloading is not None:
             self._tasks.append(self.listing.reloading)
-        for task in (*self._tasks, *self.leases.taking):
+        self.leases.queue.clear()
+        taking = self.leases.queue.tasks()
+        for task in (*self._tasks, *taking):
             task.cancel()
-        for task in (*self._tasks, *self.leases.taking):
+        for task in (*self._tasks, *taking):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
@@ -177,7 +192,7 @@ class TableRegistry:
     def _new_actor(self, spec: TableSpec, token: int, restored: TableRecord | None = None) -> TableActor:
         return TableActor(
             spec,
-            self.broker,
+            self.transport.table(spec.code),
             self.hooks,
             self.bots,
             on_change=self._on_change,
@@ -185,14 +200,12 @@ class TableRegistry:
             token=token,
             relock=self.leases.relock(spec.code),
             limits=self.limits,
-            process=self.owner,
             restored=restored,
-            transport=self.transport(spec.code, self.broker, self.owner),
         )
 
-    async def revive(self, record: dict[str, Any], entries: list[str], token: int) -> TableActor:
+    async def revive(self, record: StoredTable, entries: list[str], token: int) -> TableActor:
         """Serve a stored table under the lease ``token`` (a takeover): the same match at the same version."""
-        table = read_record(cast(StoredTable, record), entries)  # as ``record_json`` wrote it
+        table = read_record(record, entries)
         actor = self._new_actor(table.spec, token, restored=table)
         if actor.status == TableStatus.PLAYING:
             self.bots.reset(actor.code, {s.seat: s.level or "normal" for s in actor.seats if s.kind == "bot"})
@@ -245,7 +258,7 @@ class TableRegistry:
                 return code, False
             found = await self.store.resolve_watch(code)
         except BrokerError as exc:
-            raise TableGone(code) from exc
+            raise StoreUnreachable(code) from exc
         if found is not None:
             return found, True
         raise TableGone(code)
@@ -270,7 +283,7 @@ class TableRegistry:
     async def take_over(self, code: str) -> TableActor | None:
         return await self.leases.take_over(code)
 
-    async def restore(self, record: dict[str, Any], entries: list[str]) -> TableActor:
+    async def restore(self, record: StoredTable, entries: list[str]) -> TableActor:
         return await self.leases.restore(record, entries)
 
     def shares_tables(self) -> bool:
@@ -280,12 +293,14 @@ class TableRegistry:
 
     async def hand_over(self) -> list[str]:
         """This process is stopping (SIGTERM; docs/operations.md, "Drain"): it opens no table and
-        takes none over from now on, and gives each of its tables to a peer at once: the table
-        handles the commands it has queued, refuses later ones with ``moved`` (retryable), is saved
-        whole (its deadline as of now: the next owner adds its grace), its lease released and its
-        code published on ``handover``, where every peer takes it over without waiting for the
-        lease's TTL. Returns the codes handed over. With the embedded default (nobody to hand to)
-        only the first part happens; its tables are kept by ``app.db.live_tables``."""
+        takes none over from now on, and gives each of its tables to a peer at once, the live ones
+        first, in batches each published as soon as it is handed (``TableLeases.hand_over``): the
+        table handles the commands it has queued, refuses later ones with ``moved`` (retryable), is
+        saved whole (its deadline as of now: the next owner adds its grace), its lease released and
+        its code published on ``handover``, where every peer takes it over without waiting for the
+        lease's TTL, a few at once in the order published. Returns the codes handed over. With the
+        embedded default (nobody to hand to) only the first part happens; its tables are kept by
+        ``app.db.live_tables``."""
         if self._supervisor is not None:
             self._supervisor.cancel()
         return await self.leases.hand_over()
@@ -342,15 +357,15 @@ class TableRegistry:
         return self.listing.snapshot()
 
     def lobby_feed(
-        self, keepalive_s: float = 15.0, *, joined: bool = False, min_interval_s: float = 0.0
+        self, keepalive_s: float = KEEPALIVE_S, *, joined: bool = False, min_interval_s: float = 0.0
     ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[bytes]]:
         """Server-sent events of the lobby (``LobbyListing.feed``)."""
         return self.listing.feed(keepalive_s, joined=joined, min_interval_s=min_interval_s)
 
-    # ------------------------------------------------------------------ calls (calls.py)
+    # ------------------------------------------------------------------ calls (the transport's)
 
     async def call(
         self, code: str, body: Body, principal: Principal, *, id: str | None = None, conn: str | None = None
-    ) -> dict[str, Any]:
-        """Send a command to the table's actor, wherever it runs, and wait for its answer (``call_table``)."""
-        return await call_table(self.broker, code, body, principal, id=id, conn=conn)
+    ) -> Answer:
+        """Send a command to the table's actor, wherever it runs, and wait for its answer (``Transport.call``)."""
+        return await self.transport.call(code, body, principal, id=id, conn=conn)

@@ -9,13 +9,21 @@ connection. Its methods make the seat changes a command asks for, or refuse them
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.engine import Rules, RulesError
 from app.tables.commands import Refused
-from app.tables.spec import BOT_LEVELS, Principal, ReadyCheck, RematchProposal, Seat, TableSpec, TableStatus
+from app.tables.spec import (
+    BOT_LEVELS,
+    Principal,
+    ReadyCheck,
+    RematchProposal,
+    Seat,
+    SeatRating,
+    TableSpec,
+    TableStatus,
+)
 
 
 def require_creator(spec: TableSpec, principal: Principal) -> None:
@@ -89,7 +97,7 @@ class Seating:
 
     # ------------------------------------------------------------------ taking and leaving seats
 
-    def may_sit(self, principal: Principal, status: str, stake: int) -> None:
+    def may_sit(self, principal: Principal, status: TableStatus, stake: int) -> None:
         """Refuse a player who cannot sit down at this table now."""
         if self.seat_of(principal) is not None:
             raise Refused("already_seated", "you already have a seat at this table")
@@ -98,15 +106,14 @@ class Seating:
         if stake > 0 and principal.is_guest:
             raise Refused("guests_free_tables_only", "guests can sit only at free tables; sign up to play for coins")
 
-    def sit(self, principal: Principal, wanted: Any, rating: Mapping[str, Any] | None) -> Seat:
+    def sit(self, principal: Principal, wanted: Any, rating: SeatRating | None) -> Seat:
         """Seat a player (``may_sit`` said yes) in the seat he asked for or the first free one; his
-        connections stop watching. ``rating`` (``{"rating", "provisional"}`` as the command carried
-        it, unchecked) is kept for accounts only."""
+        connections stop watching. ``rating`` (as the command carried it) is kept for accounts only."""
         seat = self.free_seat(wanted)
         self.ready = None  # a seat changed: a ready check open now is over (a new one may open)
         seat.kind, seat.principal, seat.level = "human", principal, None
         seat.rating = None
-        if isinstance(rating, dict) and principal.account_id is not None:
+        if rating is not None and principal.account_id is not None:
             seat.rating = {"rating": rating["rating"]}
             if "provisional" in rating:
                 seat.rating["provisional"] = bool(rating["provisional"])
@@ -137,7 +144,7 @@ class Seating:
         self.away_since.pop(seat.seat, None)
         return bool(moved)
 
-    def seat_bot(self, level: Any, wanted: Any, status: str, stake: int) -> Seat:
+    def seat_bot(self, level: Any, wanted: Any, status: TableStatus, stake: int) -> Seat:
         if status == TableStatus.PLAYING:
             raise Refused("match_running", "bots can be seated only between matches")
         if level not in BOT_LEVELS:
@@ -149,7 +156,7 @@ class Seating:
         seat.kind, seat.principal, seat.level = "bot", None, str(level)
         return seat
 
-    def unseat_bot(self, wanted: Any, status: str) -> int:
+    def unseat_bot(self, wanted: Any, status: TableStatus) -> int:
         if status == TableStatus.PLAYING:
             raise Refused("match_running", "bots can be removed only between matches")
         if not isinstance(wanted, int) or not 0 <= wanted < len(self.seats) or self.seats[wanted].kind != "bot":

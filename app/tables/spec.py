@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, NotRequired, TypedDict
 
+from app.config import DecisionLimits as DecisionLimits  # the settings group (DURAK_IDLE_LIMIT_S, ...)
 from app.engine import Rules, RulesJson
 
 SeatKind = Literal["empty", "human", "bot"]
@@ -33,6 +34,14 @@ class TableStatus(StrEnum):
     WAITING = "waiting"
     PLAYING = "playing"
     FINISHED = "finished"
+
+
+class DeadlineKind(StrEnum):
+    """Why a seat's decision is due when it is (``table.seats[].deadline_kind``, §8)."""
+
+    TIMER = "timer"  # the move timer
+    IDLE = "idle"  # a connected player's idle limit
+    GRACE = "grace"  # the disconnect grace of a player who is not connected
 
 
 def new_code() -> str:
@@ -66,7 +75,7 @@ class PublicSeat(TypedDict):
     connected: bool
     rating: SeatRating | None
     deadline_ms: NotRequired[int | None]  # the table facts add when its decision is due...
-    deadline_kind: NotRequired[str | None]  # ... and why ("timer", "idle", "grace")
+    deadline_kind: NotRequired[DeadlineKind | None]  # ... and why
 
 
 class TableSpecJson(TypedDict):
@@ -128,24 +137,6 @@ class Seat:
             "connected": self.kind == "bot" or bool(self.connections),
             "rating": self.rating,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionLimits:
-    """How long a seat may hold a decision besides the table's move timer (RULES §8): a player
-    who is not connected has ``disconnect_grace_s`` to come back, a connected one may take at most
-    ``idle_limit_s``; at a cheating table a played-out bout waits ``challenge_window_s`` for
-    challenges (§9). Server settings (``DURAK_DISCONNECT_GRACE_S``, ``DURAK_IDLE_LIMIT_S``,
-    ``DURAK_CHALLENGE_WINDOW_S``)."""
-
-    disconnect_grace_s: float = 60.0
-    idle_limit_s: float = 300.0
-    challenge_window_s: float = 5.0
-    # Between matches (§8): how long a staked match's ready check waits for every seated player's
-    # confirmation, and how long a seated player may be away from a waiting table (no connection)
-    # before his seat is freed (``DURAK_READY_CHECK_S``, ``DURAK_WAITING_SEAT_AWAY_S``).
-    ready_check_s: float = 30.0
-    waiting_seat_away_s: float = 180.0
 
 
 @dataclass(slots=True)

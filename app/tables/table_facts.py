@@ -3,11 +3,11 @@ replies and the stored record) and of a connection's snapshot; ``facts.py`` buil
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
-from app.engine import RulesJson
+from app.engine import RulesJson, ViewJson
 from app.tables.fair import FairnessInfo
-from app.tables.spec import PublicSeat
+from app.tables.spec import PublicSeat, TableStatus
 from app.tables.table_events import MatchResults
 
 __all__ = ["FairnessInfo", "ReadyCheckFacts", "RematchFacts", "Snapshot", "TableFacts"]
@@ -30,7 +30,7 @@ class TableFacts(TypedDict):
     name: str
     private: bool
     chat: bool
-    status: str
+    status: TableStatus
     rules: RulesJson
     creator: str
     seats: list[PublicSeat]
@@ -52,5 +52,5 @@ class Snapshot(TypedDict):
 
     version: int
     seat: int | None
-    view: dict[str, Any] | None  # the engine's ``view`` for the seat (or a spectator)
+    view: ViewJson | None  # the engine's ``view`` for the seat (or a spectator)
     table: TableFacts

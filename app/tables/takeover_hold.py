@@ -10,12 +10,13 @@ through the old owner would be cut off from them until he said hello again.
 So the supervisor (``TableLeases.adopt_orphans``, app/tables/leases.py) takes a lapsed lease over only when the broker
 has answered it promptly since long enough for a living owner to have renewed it: a look at the
 leases whose broker calls took longer than ``STALL_S``, or failed, starts a hold of ``HOLD_S``
-from the first prompt answer after it. A living owner renews every ``LEASE_TTL_S / 3`` and, when a
-renewal finds its lease gone, takes it again at once (``TableLeases.renew``): within the
-hold. A dead owner's tables are taken over as soon as the hold ends; without a stall, at once.
+from the first prompt answer after it. A living owner renews every third of the lease's TTL
+(``LeaseSettings``) and, when a renewal finds its lease gone, takes it again at once
+(``TableLeases.renew``): within the hold. A dead owner's tables are taken over as soon as the
+hold ends; without a stall, at once.
 
 Which stalls are seen: a lease lapses in a stall only when the stall outlasts the TTL less the
-time since its last renewal (at least 2 s of 3 s), and the supervisor looks every ``SUPERVISE_S``
+time since its last renewal (at least 2 s of 3 s), and the supervisor looks every ``takeover_sweep_s``
 (1 s), so one of its looks is held up by the stall for about the stall less 1 s: a stall of over 2 s
 holds takeovers (a look waited 2.2 and 2.7 s in the soak's 3 s pause). ``STALL_S`` is 1 s
 so that a busy process's own slowness (its loop late by a few hundred ms while a peer's players

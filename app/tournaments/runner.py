@@ -16,19 +16,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from app import arena
+from app.config import TournamentSettings
 from app.db import integrity, ratings
 from app.db import tournaments as store
 from app.db.models import Tournament
 from app.db.session import Database
 from app.engine import Rules
+from app.event_feed import KEEPALIVE_S, EventFeed, sse
 from app.integrity_policy import IntegrityRules, utc_day
 from app.tables.commands import AddBot, Join
 from app.tables.hooks import DealtMatch, FinishedMatch, MatchHooks, RatingChange
@@ -43,21 +44,6 @@ LEASE_S = 30.0  # a runner that stops passing loses its tournaments to another p
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class ArenaSettings:
-    tick_s: float = 1.0  # how often the runner looks at every live tournament
-    notice_s: float = 300.0  # the "about to start" notice goes out this long before the start
-    default_bot_after_s: float = 30.0  # DURAK_TOURNAMENT_BOT_AFTER_S
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> ArenaSettings:
-        return cls(
-            tick_s=float(getattr(settings, "tournament_tick_s", 1.0)),
-            notice_s=float(getattr(settings, "tournament_notice_s", 300.0)),
-            default_bot_after_s=float(getattr(settings, "tournament_bot_after_s", 30.0)),
-        )
 
 
 class ArenaHooks:
@@ -90,24 +76,20 @@ class ArenaHooks:
         await self.inner.match_abandoned(match_id=match_id)
 
 
-class Viewer:
+class Viewer(EventFeed[bytes]):
     """One event-stream reader of one tournament (``account_id``: his own next table too)."""
 
+    limit = 101
+
     def __init__(self, account_id: int | None) -> None:
+        super().__init__()
         self.account_id = account_id
-        self.queue: list[bytes] = []
-        self.ready = asyncio.Event()
 
-    def push(self, text: bytes) -> None:
-        if len(self.queue) > 100:  # a reader that fell behind: the standings are whole each time,
-            # so the older ones go; his latest table never does
-            self.queue = [t for t in self.queue if t.startswith(b"event: table")][-1:]
-        self.queue.append(text)
-        self.ready.set()
-
-
-def sse(event: str, data: Any) -> bytes:
-    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+    def overflow(self, item: bytes) -> bytes:
+        # A reader that fell behind: the standings are whole each time, so the older ones go; his
+        # latest table never does.
+        self.queue = deque([t for t in self.queue if t.startswith(b"event: table")][-1:])
+        return item
 
 
 @dataclass
@@ -126,18 +108,20 @@ class ArenaRunner:
         self,
         db: Database,
         registry: TableRegistry,
-        settings: ArenaSettings | None = None,
+        settings: TournamentSettings | None = None,
         *,
         integrity_rules: IntegrityRules | None = None,
         clock: Callable[[], datetime] = _utc_now,
         notify: Callable[[int, Tournament, int], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.db = db
         self.registry = registry
-        self.settings = settings or ArenaSettings()
+        self.settings = settings or TournamentSettings()
         self.integrity_rules = integrity_rules or IntegrityRules()
         self.clock = clock
         self.notify = notify  # (account id, tournament, minutes) -> the "about to start" notice
+        self.sleep = sleep  # waits between passes (tests pass a fake clock's)
         self.live: dict[int, Live] = {}
         self.viewers: dict[int, set[Viewer]] = {}
         self.wake = asyncio.Event()
@@ -181,14 +165,19 @@ class ArenaRunner:
     # ------------------------------------------------------------------ the loop
 
     async def run_forever(self) -> None:
+        """A pass every ``tick_s`` on ``sleep``'s clock, and at once when a match ends (``wake``)."""
         while True:
             try:
                 await self.step()
             except Exception:
                 log.exception("tournament runner: a pass failed; trying again")
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.tick_s):
-                    await self.wake.wait()
+            woken = asyncio.ensure_future(self.wake.wait())
+            ticked = asyncio.ensure_future(self.sleep(self.settings.tick_s))
+            try:
+                await asyncio.wait((woken, ticked), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                woken.cancel()
+                ticked.cancel()
             self.wake.clear()
 
     async def step(self) -> None:
@@ -429,7 +418,7 @@ class ArenaRunner:
 
     @contextlib.asynccontextmanager
     async def feed(
-        self, tid: int, account_id: int | None, keepalive_s: float = 15.0
+        self, tid: int, account_id: int | None, keepalive_s: float = KEEPALIVE_S
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Server-sent events of one tournament: ``standings`` (the whole page state) now and at every
         change, and ``table`` (``{code}``) to an entrant when his next table is ready."""
@@ -439,23 +428,11 @@ class ArenaRunner:
             viewer.push(sse("table", {"code": code}))
         self.viewers.setdefault(tid, set()).add(viewer)
 
-        async def texts() -> AsyncIterator[bytes]:
-            while True:
-                try:
-                    async with asyncio.timeout(keepalive_s):
-                        await viewer.ready.wait()
-                except TimeoutError:
-                    yield b": keep-alive\n\n"
-                    continue
-                viewer.ready.clear()
-                queued, viewer.queue = viewer.queue, []
-                for text in queued:
-                    yield text
-
         try:
-            yield texts()
+            yield viewer.texts(keepalive_s)
         finally:
             self.viewers.get(tid, set()).discard(viewer)
+            viewer.close()
 
 
 def describe(t: Tournament, players: int | None = None) -> dict[str, Any]:

@@ -26,6 +26,11 @@ def person(code: str, principal_key: str) -> str:
     return f"{of_table(code)}p:{principal_key}"
 
 
+def persons(code: str) -> str:
+    """What every person channel of the table starts with (``person`` is this and the key)."""
+    return f"{of_table(code)}p:"
+
+
 def watch(code: str) -> str:
     return f"{of_table(code)}watch"
 
@@ -37,7 +42,10 @@ def fan(code: str, process: str) -> str:
     return f"{of_table(code)}fan:{process}"
 
 
-LOBBY = "lobby"
+def chat(code: str) -> str:
+    """The table's chat channel (both chats: each line says which one it belongs to; app/tables/chat.py)."""
+    return f"{of_table(code)}chat"
+
 
 _ITEM_HEAD = struct.Struct(">HI")  # a bundled item: its channel's length, its message's length
 
@@ -103,7 +111,7 @@ def frame_text(
     kind: str, text: str, *, conn: str | None = None, version: int = -1, seat: int | None = None, cmd_id: str = ""
 ) -> str:
     """A frame around JSON text that is already encoded."""
-    clean_id = cmd_id.replace("|", "").replace("\n", "")
+    clean_id = cmd_id.replace("|", "").replace("\n", "") if cmd_id else ""  # (most frames have none)
     return f"{kind}|{conn or ''}|{version}|{'' if seat is None else seat}|{clean_id}\n{text}"
 
 

@@ -1,8 +1,8 @@
 """Where a table's frames go: this process's connections, or another process's, through the broker.
 
-The table says what goes to whom (its outbox: each frame on a person's, the spectators' or a REST
-caller's channel); :class:`Delivery` (one per table, the actor's ``TableTransport``,
-``app/tables/ports.py``) knows where each channel's connections live and routes the frames: to this
+A table's messages become frames (its outbox: each frame on a person's, the spectators' or a REST
+caller's channel, ``frames.py``); :class:`Delivery` (one per table, inside its transport,
+``table_transport.py``) knows where each channel's connections live and routes the frames: to this
 process's subscribers at once, to each other process in one bundle on its fan channel, and REST
 replies on their own channels (docs/architecture.md, "Local delivery" and "One bundle per process
 and command"). :class:`Relay` is the receiving end of the bundles in every process.

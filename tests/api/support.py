@@ -66,7 +66,7 @@ class Api:
 def cheap_hashing() -> None:
     """argon2id at its cheapest, so that tests sign people up quickly: the whole suite hashes so
     (tests/conftest.py sets ``DURAK_PASSWORD_HASHING=test``); this says so where a fixture relies on it."""
-    assert get_settings().password_hashing == "test", "tests/conftest.py sets DURAK_PASSWORD_HASHING=test"
+    assert get_settings().security.password_hashing == "test", "tests/conftest.py sets DURAK_PASSWORD_HASHING=test"
 
 
 @pytest.fixture

@@ -195,7 +195,7 @@ async def test_another_sites_page_cannot_start_an_analysis_for_a_player(api: Api
 
 
 async def test_an_account_computes_one_analysis_at_a_time_and_the_server_a_few(api: Api, gated: GatedExecutor) -> None:
-    api.settings.coach_max_running = 2
+    api.settings.coach = api.settings.coach.model_copy(update={"coach_max_running": 2})
     ann, ann_id = await signed_up(api, "ann")
     bob, bob_id = await signed_up(api, "bob")
     cat, cat_id = await signed_up(api, "cat")
@@ -218,7 +218,7 @@ async def test_an_account_computes_one_analysis_at_a_time_and_the_server_a_few(a
 
 
 async def test_an_account_starts_only_so_many_analyses_an_hour(api: Api, gated: GatedExecutor) -> None:
-    api.settings.coach_starts_per_account = 2
+    api.settings.coach = api.settings.coach.model_copy(update={"coach_starts_per_account": 2})
     ann, ann_id = await signed_up(api, "ann")
     await record(api, "m-quota", 30, player=ann_id)
     gated.open.set()
@@ -240,7 +240,7 @@ async def test_an_analysis_nobody_asks_about_is_cancelled(
     total = sum(1 for action in actions if action["seat"] == 0)
     assert total > 3
     assert (await ann.get("/api/matches/m-left/analysis", params={"seat": 0})).status_code == 202
-    long_ago = datetime.now(UTC) - timedelta(seconds=api.settings.coach_unpolled_s + 1)
+    long_ago = datetime.now(UTC) - timedelta(seconds=api.settings.coach.coach_unpolled_s + 1)
 
     async def forgotten(session: Any) -> None:  # the page was closed: nobody has asked since long ago
         await session.execute(update(MatchAnalysis).values(polled_at=long_ago))

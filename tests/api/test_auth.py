@@ -108,7 +108,7 @@ async def test_forged_expired_and_foreign_cookies_are_rejected(api: Api) -> None
     expired, _ = make_cookie(
         api.settings, account_id=account_id, session_id=session_id, name="erin", now=time.time() - 15 * 24 * 3600
     )
-    other_key = Settings(database_url=api.settings.database_url, secret_key="another-secret-key-0123456789")
+    other_key = Settings(database_url=api.settings.storage.database_url, secret_key="another-secret-key-0123456789")
     foreign, _ = make_cookie(other_key, account_id=account_id, session_id=session_id, name="erin")
     tampered = good[:-2] + ("AA" if not good.endswith("AA") else "BB")
     for value in (expired, foreign, tampered, "garbage", good.replace(".", "", 1)):
@@ -123,7 +123,7 @@ async def test_forged_expired_and_foreign_cookies_are_rejected(api: Api) -> None
     # under another account's id, or an account cookie from before login sessions (no session id).
     made_up, _ = make_cookie(api.settings, account_id=account_id, session_id="0" * 32, name="erin")
     borrowed, _ = make_cookie(api.settings, account_id=account_id + 1, session_id=session_id, name="erin")
-    legacy = URLSafeTimedSerializer(api.settings.secret_key, salt="durak-session-v1").dumps(
+    legacy = URLSafeTimedSerializer(api.settings.security.secret_key, salt="durak-session-v1").dumps(
         {"n": "erin", "exp": int(time.time()) + 3600, "a": account_id}
     )
     await (await api.signed_up("frank")).aclose()  # account_id + 1 exists
@@ -212,7 +212,10 @@ async def test_a_guest_sign_out_outlasts_every_cookie_of_the_guest(api: Api, mon
     info = account_from_cookie(newer, api.settings)
     assert info is not None and info.guest_id is not None
     older, _ = make_cookie(
-        api.settings, name="visitor", guest_id=info.guest_id, now=time.time() - api.settings.session_max_age_s + 86400
+        api.settings,
+        name="visitor",
+        guest_id=info.guest_id,
+        now=time.time() - api.settings.security.session_max_age_s + 86400,
     )
     async with api.client() as old_browser, api.client() as thief:
         old_browser.cookies.set(COOKIE_NAME, older)

@@ -184,7 +184,7 @@ async def test_declined_cancelled_and_expired_challenges(social: Api) -> None:
     closed = await alice.get(f"/api/tables/{second['code']}")  # nobody left at it: closed
     assert closed.status_code == 410 and closed.json()["detail"].startswith("table_closed")
     third = (await alice.post("/api/friends/bob/challenge", json={})).json()
-    social.app.state.clock.now += timedelta(seconds=social.settings.challenge_ttl_s + 1)
+    social.app.state.clock.now += timedelta(seconds=social.settings.friends.challenge_ttl_s + 1)
     assert (await bob.get("/api/challenges")).json()["incoming"] == []
     expired = await bob.post(f"/api/challenges/{third['id']}/accept")
     assert expired.status_code == 409 and "expired" in expired.json()["detail"]

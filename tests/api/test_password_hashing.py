@@ -43,8 +43,8 @@ async def _stored_hash(api: Api, name: str) -> str:
 
 def test_the_default_is_the_strong_cost(use_hashing: UseHashing) -> None:
     use_hashing(None)
-    assert Settings(_env_file=None).password_hashing == "strong"
-    assert get_settings().password_hashing == "strong"
+    assert Settings(_env_file=None).security.password_hashing == "strong"
+    assert get_settings().security.password_hashing == "strong"
     strong = passwords.hasher_for("strong")
     assert (strong.memory_cost, strong.time_cost, strong.parallelism) == (64 * 1024, 3, 4)
     assert extract_parameters(strong.hash("x" * 8)) == profiles.RFC_9106_LOW_MEMORY
@@ -98,7 +98,7 @@ async def test_a_strong_server_rehashes_a_cheap_hash_at_the_next_log_in(api: Api
 
 
 def test_the_suite_runs_cheap_but_benchmarks_do_not_inherit_it(tmp_path: Path) -> None:
-    assert get_settings().password_hashing == "test"  # tests/conftest.py
+    assert get_settings().security.password_hashing == "test"  # tests/conftest.py
     server = durak_server(tmp_path)  # not started: only its environment is looked at
     assert "DURAK_PASSWORD_HASHING" not in server.env
     asked = durak_server(tmp_path, extra_env={"DURAK_PASSWORD_HASHING": "test"})

@@ -68,7 +68,7 @@ async def test_wrong_current_passwords_are_limited_like_wrong_log_ins(api: Api) 
     """A stolen cookie does not let its holder guess the password at leisure."""
     alice = await api.signed_up("alice")
     body = {"current_password": "guess-guess", "new_password": NEW_PASSWORD}
-    for _ in range(api.settings.login_failures):
+    for _ in range(api.settings.throttle.login_failures):
         assert (await alice.post("/api/auth/password", json=body)).status_code == 403
     locked = await alice.post("/api/auth/password", json={**body, "current_password": PASSWORD})
     assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
@@ -97,7 +97,8 @@ async def test_concurrent_wrong_passwords_are_limited(api: Api, monkeypatch: pyt
 
     answers = await asyncio.gather(*(guess(number) for number in range(12)))
     wrong = 403 if route == "change" else 401
-    assert sorted(answers) == [wrong] * api.settings.login_failures + [429] * (12 - api.settings.login_failures)
+    failures = api.settings.throttle.login_failures
+    assert sorted(answers) == [wrong] * failures + [429] * (12 - failures)
     # The right password is locked out too until the window passes, as after guesses in a row.
     assert (await _log_in(api, "alice", PASSWORD)).status_code == 429
 
@@ -140,7 +141,7 @@ async def test_another_admins_password_is_not_reset_by_an_admin(api: Api) -> Non
 
 async def test_the_operator_resets_any_password_from_the_command_line(api: Api) -> None:
     admin = await api.admin("root")
-    message = await reset_password(api.settings.database_url, "memory://", "root", NEW_PASSWORD)
+    message = await reset_password(api.settings.storage.database_url, "memory://", "root", NEW_PASSWORD)
     assert "root" in message
     assert (await admin.get("/api/me")).status_code == 401
     assert (await _log_in(api, "root", NEW_PASSWORD)).status_code == 200

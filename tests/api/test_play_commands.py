@@ -9,12 +9,13 @@ from typing import Any
 
 import orjson
 
-from app.api.table_connection import Connection
+from app.api.table_connection import HOLD_LIMIT_S, MOVED_RETRY_S, RESEND_S, Connection
 from app.broker import BrokerUnavailable, Gap, GapReason, Message
 from app.tables import commands as cmd
 from app.tables.commands import Command
 from app.tables.spec import Principal
 from app.transport import channels
+from tests.support.clock import FakeClock
 
 
 class DownBroker:
@@ -131,33 +132,82 @@ async def test_a_command_the_table_never_got_is_sent_again_when_a_new_owner_asks
     assert [m["type"] for m in broker.published[3:]] == ["hello"]
 
 
-async def test_a_command_no_table_answers_in_time_gets_unavailable_and_a_moved_one_goes_to_the_new_owner(
-    monkeypatch,
-) -> None:
-    broker = DownBroker()
-    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")
-    sent: list[str] = []
+def _connection(broker: DownBroker, sent: list[str], clock: FakeClock) -> Connection:
+    registry = SimpleNamespace(broker=broker, tables={}, owner="proc-here")  # the actor is not in this process
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message["text"])
 
-    conn = Connection(SimpleNamespace(scope={}), None, send, registry, "T", Principal("a:1", "alice", 1), "c1")  # type: ignore[arg-type]
-    monkeypatch.setattr("app.api.table_connection.MOVED_RETRY_S", 0)
+    principal = Principal("a:1", "alice", 1)
+    return Connection(SimpleNamespace(scope={}), None, send, registry, "T", principal, "c1", timers=clock)  # type: ignore[arg-type]
+
+
+async def test_a_command_no_table_answers_in_time_gets_unavailable_and_a_moved_one_goes_to_the_new_owner() -> None:
+    broker, sent, clock = DownBroker(), [], FakeClock()
+    conn = _connection(broker, sent, clock)
     conn.handle('{"type": "pass", "id": "m1"}')
-    # A fenced-out owner refuses it with ``moved``: not shown, sent again (to the new owner).
+    # A fenced-out owner refuses it with ``moved``: not shown, sent again (to the new owner) shortly.
     conn.on_personal(_frame({"type": "error", "id": "m1", "code": "moved", "message": "reconnect"}))
-    await asyncio.sleep(0.01)
+    assert [m["id"] for m in broker.published] == ["m1"]
+    await clock.advance(MOVED_RETRY_S)
     assert [m["id"] for m in broker.published] == ["m1", "m1"]
     assert sent == []
     conn.handle('{"type": "pass", "id": "m2"}')
-    monkeypatch.setattr("app.api.table_connection.HOLD_LIMIT_S", 0.0)
-    conn._hold_expired()  # nobody answered within the limit (as its timer would find)
+    await clock.advance(HOLD_LIMIT_S - MOVED_RETRY_S - 0.01)
+    await conn.out.flush()
+    assert sent == []  # still held (and sent again meanwhile, every RESEND_S)
+    assert [m["id"] for m in broker.published].count("m2") == 1 + int((HOLD_LIMIT_S - 0.01) // RESEND_S)
+    await clock.advance(0.01)  # nobody answered m1 within the limit
+    await conn.out.flush()
+    assert [(e["type"], e["id"], e["code"]) for e in map(orjson.loads, sent)] == [("error", "m1", "unavailable")]
+    await clock.advance(MOVED_RETRY_S)  # nor m2
     await conn.out.flush()
     errors = [orjson.loads(text) for text in sent]
     assert [(e["type"], e["id"], e["code"]) for e in errors] == [
         ("error", "m1", "unavailable"),
         ("error", "m2", "unavailable"),
     ]
+    assert clock.due_times() == []  # nothing owed: no timer
+    published = len(broker.published)
     conn.on_personal(_frame({"type": "ack", "id": "m1", "version": 5}))  # too late: the client was answered
+    await clock.advance(HOLD_LIMIT_S)
     await conn.out.flush()
-    assert len(sent) == 2
+    assert len(sent) == 2 and len(broker.published) == published
+
+
+async def test_a_command_the_table_has_not_answered_for_a_while_is_sent_again() -> None:
+    """Lost with no gap seen by this connection (published while the owner's own subscription was
+    down, in a Redis restart): sent again, same id, until an answer comes; the client gets one."""
+    broker, sent, clock = DownBroker(), [], FakeClock()
+    conn = _connection(broker, sent, clock)
+    conn.handle('{"type": "pass", "id": "m1"}')
+    await clock.advance(RESEND_S - 0.01)  # too early: not yet
+    assert [m["id"] for m in broker.published] == ["m1"]
+    await clock.advance(0.01)
+    assert [(m["type"], m["id"]) for m in broker.published] == [("pass", "m1"), ("pass", "m1")]
+    conn.on_personal(_frame({"type": "ack", "id": "m1", "version": 5}))
+    conn.on_personal(_frame({"type": "ack", "id": "m1", "version": 5, "duplicate": True}))  # both got there
+    await clock.advance(RESEND_S)  # answered: not sent again, and the timer stops
+    await conn.out.flush()
+    assert [orjson.loads(text) for text in sent] == [{"type": "ack", "id": "m1", "version": 5}]
+    assert len(broker.published) == 2
+    assert clock.due_times() == []
+
+
+async def test_one_timer_per_connection_however_many_commands_wait() -> None:
+    """Each command is sent again RESEND_S after it last went out, on the connection's one timer."""
+    broker, sent, clock = DownBroker(), [], FakeClock()
+    conn = _connection(broker, sent, clock)
+    for n in range(10):  # one every 0.25 s
+        conn.handle(f'{{"type": "pass", "id": "m{n}"}}')
+        await clock.advance(0.25)
+    assert len(broker.published) == 10 and len(clock.due_times()) == 1
+    await clock.advance(RESEND_S - 2.5)  # m0 went out 3 s ago, the others later
+    assert [m["id"] for m in broker.published[10:]] == ["m0"]
+    await clock.advance(2.5)  # each one 3 s after it went out, once
+    assert [m["id"] for m in broker.published[10:]] == [f"m{n}" for n in range(10)]
+    assert len(clock.due_times()) == 1
+    for n in range(10):
+        conn.on_personal(_frame({"type": "ack", "id": f"m{n}", "version": n}))
+    await clock.advance(RESEND_S)
+    assert clock.due_times() == [] and len(broker.published) == 20

@@ -5,7 +5,6 @@ subscriptions are checked before the server would ever POST to them."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
@@ -26,6 +25,7 @@ from py_vapid import Vapid02
 from sqlalchemy import func, select
 
 from app import push
+from app.api.turn_push import AwayTurns
 from app.config import Settings
 from app.db.models import PushSubscription
 from app.main import create_app
@@ -227,12 +227,17 @@ async def test_your_turn_is_pushed_once_when_the_grace_starts(social: Api, servi
     await eventually(lambda: bool(service.to(f"/{away}")), timeout=10, what="the push arrived", every=0.02)
     notice = devices[away].decrypt(service.to(f"/{away}")[0].body)
     assert notice["kind"] == "your_turn" and notice["params"]["table"] == "Night game"
-    assert notice["url"] == f"/t/{code}" and 0 < notice["params"]["seconds"] <= social.settings.disconnect_grace_s
+    grace_s = social.settings.decisions.disconnect_grace_s
+    assert notice["url"] == f"/t/{code}" and 0 < notice["params"]["seconds"] <= grace_s
     other = "bob" if away == "alice" else "alice"
-    # more changes of the table (a spectator's presence) tell nobody again
-    watcher = social.client()
-    await watcher.get(f"/api/tables/{code}")
-    await asyncio.sleep(0.2)
+    # more changes of the same decision tell nobody again: the watcher, called as after any change,
+    # starts no push (one would be a task of the sender's at once)
+    sender: push.PushSender = social.app.state.push
+    await eventually(lambda: not sender._tasks, what="the first push is done")
+    registry = social.app.state.tables
+    [away_turns] = [watch for watch in registry.change_watchers if isinstance(watch, AwayTurns)]
+    away_turns(registry.tables[code])
+    assert not sender._tasks
     assert len(service.to(f"/{away}")) == 1 and service.to(f"/{other}") == []
 
 

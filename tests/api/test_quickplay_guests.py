@@ -138,7 +138,7 @@ async def test_the_bot_offer_delay_is_a_setting_the_client_reads(api: Api) -> No
     async with api.client() as anyone:
         response = await anyone.get("/api/quickplay/settings")
     assert response.status_code == 200 and response.json() == {"bot_offer_after_s": 20.0}
-    api.settings.quickplay_bot_offer_s = 7.5
+    api.settings.client = api.settings.client.model_copy(update={"quickplay_bot_offer_s": 7.5})
     async with api.client() as anyone:
         assert (await anyone.get("/api/quickplay/settings")).json() == {"bot_offer_after_s": 7.5}
 

@@ -115,7 +115,7 @@ async def test_reports_are_limited_per_person_and_per_address(database_url: str,
     settings = Settings(
         database_url=database_url, secret_key=SECRET, **{**RELAXED_LIMITS, "reports_per_ip": 8}
     )
-    assert (settings.reports_per_person, settings.report_window_s) == (5, 3600)  # the defaults
+    assert (settings.throttle.reports_per_person, settings.throttle.report_window_s) == (5, 3600)  # the defaults
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         api = Api(app=app, settings=settings)

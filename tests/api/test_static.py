@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from app.main import WEB_DIR, _accepts_gzip
+from app.web_pages import build_pages
 from tests.api.support import Api
 
 GZIP = {"Accept-Encoding": "gzip"}
@@ -15,19 +16,20 @@ IDENTITY = {"Accept-Encoding": "identity"}
 
 async def test_text_files_are_gzipped_when_the_browser_accepts_it(api: Api) -> None:
     client = api.client()
-    for path, file in (
-        ("/", "index.html"),
-        ("/js/main.js", "js/main.js"),
-        ("/css/app.css", "css/app.css"),
-        ("/i18n/ru.json", "i18n/ru.json"),
-        ("/t/abcdef", "index.html"),
-        ("/w/abcdef", "index.html"),
+    pages = build_pages(WEB_DIR)
+    for path, served in (
+        ("/", pages.lobby.body),
+        ("/js/main.js", (WEB_DIR / "js/main.js").read_bytes()),
+        ("/css/app.css", (WEB_DIR / "css/app.css").read_bytes()),
+        ("/i18n/ru.json", (WEB_DIR / "i18n/ru.json").read_bytes()),
+        ("/t/abcdef", pages.table.body),
+        ("/w/abcdef", pages.table.body),
     ):
         response = await client.get(path, headers=GZIP)
         assert response.status_code == 200, path
         assert response.headers["content-encoding"] == "gzip", path
         assert response.headers["vary"] == "Accept-Encoding", path
-        original = (WEB_DIR / file).read_bytes()
+        original = served
         assert response.content == original, path  # httpx decoded it
         assert int(response.headers["content-length"]) < len(original) * 0.7, path
         assert response.headers["content-security-policy"].startswith("default-src 'self'"), path

@@ -98,14 +98,14 @@ async def test_clearing_and_sweeping(api: Api) -> None:
 async def test_wrong_passwords_lock_a_name_at_one_address_only(api: Api) -> None:
     """Before: five wrong passwords from anywhere locked the name for everyone."""
     await (await api.signed_up("carol")).aclose()
-    limit = api.settings.login_failures
+    limit = api.settings.throttle.login_failures
     async with api.client("198.51.100.7") as stranger, api.client("203.0.113.20") as carol:
         for _ in range(limit):
             wrong = await stranger.post("/api/auth/login", json={"name": "carol", "password": "guess"})
             assert wrong.status_code == 401
         locked = await stranger.post("/api/auth/login", json={"name": "Carol", "password": PASSWORD})
         assert locked.status_code == 429  # even the right password waits, at that address
-        assert 0 < int(locked.headers["retry-after"]) <= api.settings.login_window_s
+        assert 0 < int(locked.headers["retry-after"]) <= api.settings.throttle.login_window_s
         assert "too many wrong passwords" in locked.json()["detail"]
         assert (await stranger.get("/api/me")).status_code == 401
         other = await stranger.post("/api/auth/login", json={"name": "nobody", "password": "guess"})
@@ -127,7 +127,7 @@ async def test_every_server_process_counts_the_same_failures(api: Api) -> None:
     async with second.router.lifespan_context(second):
         other = Api(app=second, settings=api.settings)
         apps = [api, other]
-        for attempt in range(api.settings.login_failures):
+        for attempt in range(api.settings.throttle.login_failures):
             async with apps[attempt % 2].client() as client:
                 wrong = await client.post("/api/auth/login", json={"name": "dora", "password": "guess"})
                 assert wrong.status_code == 401
@@ -140,14 +140,14 @@ async def test_every_server_process_counts_the_same_failures(api: Api) -> None:
             count = await session.scalar(
                 select(func.count()).where(ThrottleHit.bucket == "wrong-password:127.0.0.1:dora")
             )
-        assert count == api.settings.login_failures
+        assert count == api.settings.throttle.login_failures
 
 
 async def test_names_postgres_cannot_store_are_refused_before_the_throttle_or_database(api: Api) -> None:
     """A NUL in the name (PostgreSQL text refuses it) is a 422 naming the field, never a 500, and
     neither reaches the database nor counts as a log-in attempt."""
     async with api.client() as client:
-        for _ in range(api.settings.login_failures + 1):
+        for _ in range(api.settings.throttle.login_failures + 1):
             refused = await client.post("/api/auth/login", json={"name": "eve\x00", "password": "guess"})
             assert refused.status_code == 422, refused.text
             assert [error["loc"] for error in refused.json()["detail"]] == [["body", "name"]]
@@ -157,7 +157,7 @@ async def test_names_postgres_cannot_store_are_refused_before_the_throttle_or_da
 
 async def test_sign_ups_per_address_are_limited_and_grant_the_configured_coins(strict: Api) -> None:
     """Before: any number of sign-ups, each granting 1,000 coins."""
-    limit, window = strict.settings.signups_per_ip, strict.settings.signup_window_s
+    limit, window = strict.settings.throttle.signups_per_ip, strict.settings.throttle.signup_window_s
     assert (limit, window) == (5, 3600)  # the defaults
     async with strict.client("192.0.2.1") as farm, strict.client("192.0.2.2") as neighbour:
         for i in range(limit):
@@ -175,8 +175,8 @@ async def test_sign_ups_per_address_are_limited_and_grant_the_configured_coins(s
 
 
 async def test_guest_sessions_per_address_are_limited(strict: Api) -> None:
-    limit = strict.settings.guests_per_ip
-    assert (limit, strict.settings.guest_window_s) == (30, 3600)
+    limit = strict.settings.throttle.guests_per_ip
+    assert (limit, strict.settings.throttle.guest_window_s) == (30, 3600)
     async with strict.client("192.0.2.3") as client, strict.client("192.0.2.4") as other:
         for i in range(limit):
             assert (await client.post("/api/auth/guest", json={"name": f"g{i}"})).status_code == 200
@@ -194,8 +194,8 @@ async def test_guest_sessions_per_address_are_limited(strict: Api) -> None:
 async def test_log_ins_per_address_are_limited(strict: Api) -> None:
     """Guessing many names' passwords from one address: the address runs out of attempts."""
     await (await strict.signed_up("gina")).aclose()
-    limit = strict.settings.logins_per_ip
-    assert (limit, strict.settings.login_ip_window_s) == (20, 60)
+    limit = strict.settings.throttle.logins_per_ip
+    assert (limit, strict.settings.throttle.login_ip_window_s) == (20, 60)
     async with strict.client("192.0.2.5") as sprayer, strict.client("192.0.2.6") as gina:
         for i in range(limit):
             wrong = await sprayer.post("/api/auth/login", json={"name": f"name{i}", "password": "guess"})
@@ -210,7 +210,7 @@ async def test_x_forwarded_for_counts_only_from_a_trusted_proxy(strict: Api) -> 
     """As served (uvicorn's proxy headers, FORWARDED_ALLOW_IPS): behind the trusted proxy each
     client has its own budget; anyone else's X-Forwarded-For is ignored."""
     proxied = ProxyHeadersMiddleware(strict.app, trusted_hosts="10.0.0.1")  # type: ignore[arg-type]
-    limit = strict.settings.signups_per_ip
+    limit = strict.settings.throttle.signups_per_ip
 
     async def sign_ups(peer: str) -> list[int]:
         transport = httpx.ASGITransport(app=proxied, client=(peer, 50000))  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from app.broker.redis import RedisBroker
 from app.broker.redis_cluster import ClusterTarget, slot_of
 from app.store.redis import RedisStore
 from app.tables import chat
+from app.tables.lobby import LOBBY
 from app.tables.registry import lease_name
 from app.tables.store import Fenced, LogGap
 from app.transport import channels
@@ -77,7 +78,7 @@ def test_a_table_lives_in_one_slot() -> None:
         f"{prefix}ch:{channels.inbox(code)}",
         f"{prefix}ch:{channels.person(code, 'a:1')}",
         f"{prefix}ch:{channels.watch(code)}",
-        f"{prefix}ch:{chat.channel(code)}",
+        f"{prefix}ch:{channels.chat(code)}",
         f"{prefix}kv:{chat.history_key(code)}",
     ]
     broker = RedisBroker("redis://127.0.0.1:1/0", BrokerOptions(prefix=prefix))  # not started: names only
@@ -86,7 +87,7 @@ def test_a_table_lives_in_one_slot() -> None:
     names += store._table_keys(code)
     assert {slot_of(name) for name in names} == {slot_of(code)}
     # The global channels and the store's indexes each hash on their own.
-    assert slot_of(f"{prefix}ch:{channels.LOBBY}") != slot_of(f"{prefix}ch:signouts")
+    assert slot_of(f"{prefix}ch:{LOBBY}") != slot_of(f"{prefix}ch:signouts")
     assert len({slot_of(key) for key in store._index_keys()}) == 1
 
 
@@ -123,12 +124,12 @@ async def test_sharded_pub_sub_reaches_every_master(redis_cluster: RedisClusterS
 async def test_lobby_and_signouts_reach_every_process(redis_cluster: RedisClusterServers) -> None:
     prefix = _prefix()
     async with brokers(redis_cluster.url, 3, prefix) as (one, two, three), AsyncExitStack() as stack:
-        lobbies = [await stack.enter_async_context(b.subscribe(channels.LOBBY)) for b in (two, three)]
+        lobbies = [await stack.enter_async_context(b.subscribe(LOBBY)) for b in (two, three)]
         signouts = [await stack.enter_async_context(b.subscribe("signouts")) for b in (two, three)]
-        await one.publish(channels.LOBBY, b'{"deltas": []}')
+        await one.publish(LOBBY, b'{"deltas": []}')
         await one.publish("signouts", b'{"account": 1}')
         for sub in lobbies:
-            assert await next_event(sub) == Message(channels.LOBBY, b'{"deltas": []}')
+            assert await next_event(sub) == Message(LOBBY, b'{"deltas": []}')
         for sub in signouts:
             assert await next_event(sub) == Message("signouts", b'{"account": 1}')
 

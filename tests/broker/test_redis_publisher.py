@@ -143,3 +143,39 @@ async def test_publish_nowait_works_as_soon_as_the_broker_is_healthy_again(own_r
         assert await next_event(sub, timeout=5) == Gap("c", GapReason.RECONNECT, None)
         broker.publish_nowait([("c", "right after the gap")])  # no waiting for the publisher's own attempt
         assert await next_event(sub) == Message("c", b"right after the gap")
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_cancel_that_meets_the_end_of_an_attempt_is_not_swallowed() -> None:
+    """The broker closing cancels a caller of ``ensure_up`` that may be waiting for an attempt to
+    connect; when the attempt ends in the same turn of the loop, the cancel must still stop the
+    caller. (On 3.11 ``asyncio.wait_for`` swallowed it: the caller went on trying until its deadline,
+    and a broker's supervisor looped for ever, hanging the test that closed it.)"""
+    publisher = Publisher(
+        RedisTarget.from_url(f"redis://127.0.0.1:{closed_port()}"),
+        connect_timeout_s=0.2,
+        health_interval_s=1.0,
+        reconnect_initial_s=10.0,
+        reconnect_max_s=10.0,
+    )
+    await publisher.start()  # the first attempt is refused; the next waits 10 s or a kick
+    try:
+        waiting = asyncio.create_task(publisher.ensure_up(5.0))
+        while not publisher._tried:  # ensure_up has asked for an attempt and waits for its end
+            await asyncio.sleep(0)
+        attempt = publisher._tried[0]
+        attempt.set_result(None)  # the attempt ends ...
+        waiting.cancel()  # ... in the turn the caller is cancelled
+        with pytest.raises(asyncio.CancelledError):
+            async with asyncio.timeout(2):
+                await waiting
+    finally:
+        await publisher.aclose()

@@ -19,7 +19,7 @@ from tests.broker.conftest import OwnRedis
 
 def test_settings_and_factories_accept_a_unix_socket_url() -> None:
     url = "unix:///run/redis/redis.sock?db=0"
-    assert Settings(broker_url=url).broker_url == url
+    assert Settings(broker_url=url).storage.broker_url == url
     assert isinstance(open_broker(url), RedisBroker)
     assert isinstance(open_store(url), RedisStore)
     with pytest.raises(ValidationError, match=r"unix:///path/redis\.sock"):

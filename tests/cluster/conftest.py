@@ -3,9 +3,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests.cluster.harness import cluster, cluster_on_redis_cluster
+from tests.db.support import postgres_server, postgres_template
 from tests.support.redis_cluster import RedisClusterServers, shared_cluster, stop_shared_cluster
 
-__all__ = ["cluster", "cluster_on_redis_cluster", "redis_cluster"]
+__all__ = ["cluster", "cluster_on_redis_cluster", "postgres_server", "postgres_template", "redis_cluster"]
 
 
 @pytest.hookimpl(hookwrapper=True)

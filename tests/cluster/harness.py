@@ -20,16 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 import websockets
-from sqlalchemy.engine import make_url
 
-from app.db import migrate
 from app.tables.registry import lease_name
 from bench._client import PlayerCore
+from tests.db.support import PostgresServer
 from tests.limits import RELAXED_LIMITS_ENV
-from tests.services import require_postgres, require_redis
+from tests.services import require_redis
 from tests.support.redis_cluster import RedisClusterServers
 from tests.support.wait import wait_until
 
@@ -184,16 +182,14 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def servers(tmp_path: Path, redis_cluster: RedisClusterServers | None = None) -> Iterator[Cluster]:
-    """A database of their own for the processes, and a redis-server of their own or, given one, the
-    session's Redis Cluster (emptied first: what earlier tests left there is no table of ours)."""
-    url = make_url(require_postgres())
-    name = f"durak_cluster_{uuid.uuid4().hex[:10]}"
-    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    database_url = url.set(database=name).render_as_string(hide_password=False)
-    migrate.upgrade_sync(database_url)
+def servers(
+    tmp_path: Path, postgres: PostgresServer, template: str, redis_cluster: RedisClusterServers | None = None
+) -> Iterator[Cluster]:
+    """A database of their own for the processes (a copy of the session's migrated template), and a
+    redis-server of their own or, given one, the session's Redis Cluster (emptied first: what
+    earlier tests left there is no table of ours)."""
+    name = postgres.copy_of(template)
+    database_url = postgres.url_for(name)
     redis_server: RedisServer | None = None
     if redis_cluster is None:
         redis_server = RedisServer()
@@ -209,20 +205,21 @@ def servers(tmp_path: Path, redis_cluster: RedisClusterServers | None = None) ->
         cluster.stop()
         if redis_server is not None:
             redis_server.stop()
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        postgres.discard(name)  # dropped WITH (FORCE) on the worker's thread
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    with servers(tmp_path) as cluster:
+def cluster(tmp_path: Path, postgres_server: PostgresServer, postgres_template: str) -> Iterator[Cluster]:
+    with servers(tmp_path, postgres_server, postgres_template) as cluster:
         yield cluster
 
 
 @pytest.fixture
-def cluster_on_redis_cluster(tmp_path: Path, redis_cluster: RedisClusterServers) -> Iterator[Cluster]:
+def cluster_on_redis_cluster(
+    tmp_path: Path, postgres_server: PostgresServer, postgres_template: str, redis_cluster: RedisClusterServers
+) -> Iterator[Cluster]:
     """Server processes whose broker is ``redis+cluster://`` on the session's 3-master Redis Cluster."""
-    with servers(tmp_path, redis_cluster) as cluster:
+    with servers(tmp_path, postgres_server, postgres_template, redis_cluster) as cluster:
         yield cluster
 
 

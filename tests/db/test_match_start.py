@@ -23,6 +23,7 @@ from app.tables.actor import TableActor
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.db.helpers import make_player
 from tests.db.test_integrity import Clock
 from tests.support.wait import eventually
@@ -37,7 +38,7 @@ async def table_of(
     people = [Principal(f"a:{i}", f"P{i}", i) for i in ids]
     name = f"memory://start-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False, transport=BrokerTransport)
         async with registry:
             actor = await registry.create(TableSpec(Rules(deck=24, timer=0, stake=stake), people[0], bot_delay_ms=0))
             for person in people:  # at the table (a staked match starts once both are there and ready)
@@ -109,8 +110,12 @@ async def test_the_start_of_a_free_match_survives_a_takeover(db: Database) -> No
     name = f"memory://takeover-{uuid.uuid4().hex}"
     dealt = time.time()
     async with open_broker(name) as broker_a, open_broker(name) as broker_b:
-        first = TableRegistry(broker_a, DbHooks(db, rules), store=MemoryStore(name), owner="a", supervise=False)
-        second = TableRegistry(broker_b, DbHooks(db, rules), store=MemoryStore(name), owner="b", supervise=False)
+        first = TableRegistry(
+            broker_a, DbHooks(db, rules), store=MemoryStore(name), owner="a", supervise=False, transport=BrokerTransport
+        )
+        second = TableRegistry(
+            broker_b, DbHooks(db, rules), store=MemoryStore(name), owner="b", supervise=False, transport=BrokerTransport
+        )
         async with second:
             await first.__aenter__()
             actor = await first.create(TableSpec(Rules(deck=24, timer=0), people[0], bot_delay_ms=0))

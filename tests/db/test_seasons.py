@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from app.api.social import ROLL_OVER_EVERY_S, roll_over_forever
 from app.db import matches, seasons
 from app.db.models import Rating, Season, SeasonRating, SeasonRatingChange, SeasonStanding
 from app.db.ratings import START_MU, START_SIGMA, display
 from app.db.session import Database
 from app.db.stakes import MatchRecord
 from tests.db.helpers import make_player
+from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 
 RULES = seasons.SeasonRules()  # calendar months, mu kept by half, sigma widened halfway
 DEC = datetime(2026, 12, 10, 20, 0, tzinfo=UTC)
@@ -181,6 +184,32 @@ async def test_the_rollover_archives_final_standings_once(db: Database) -> None:
         )
         january = await seasons.season_containing(session, JAN)
     assert january is not None and late == january.id
+
+
+async def test_the_rollover_loop_looks_once_a_minute_on_its_clock(db: Database) -> None:
+    """The server's loop: it opens the season at once, then archives it within a minute of its end
+    and does nothing in between (its wait is on the fake clock, so "nothing" needs no real sleep)."""
+    end = datetime(2027, 1, 1, tzinfo=UTC)
+    clock = FakeClock(start=(end - timedelta(seconds=30)).timestamp())
+
+    def now() -> datetime:
+        return datetime.fromtimestamp(clock.now, UTC)
+
+    task = asyncio.create_task(roll_over_forever(db, RULES, now, clock.sleep))
+
+    async def archived() -> list[bool]:
+        return [season.archived_at is not None for season in await season_rows(db)]
+
+    try:
+        await eventually(lambda: clock.sleeping() == 1, what="the first pass is done")
+        assert await archived() == [False]  # December, opened
+        await clock.advance(ROLL_OVER_EVERY_S - 1)  # past the end of December, not yet a minute
+        assert clock.sleeping() == 1 and await archived() == [False]
+        await clock.advance(1)
+        await eventually(lambda: clock.sleeping() == 1, what="the second pass is done")
+        assert await archived() == [True, False]  # December archived, January opened
+    finally:
+        task.cancel()
 
 
 async def test_players_with_fewer_than_five_matches_are_not_ranked(db: Database) -> None:

@@ -73,6 +73,13 @@ def test_states_round_trip_through_json() -> None:
         assert state_to_json(restored) == data
 
 
+def test_a_stored_state_with_an_unknown_phase_is_refused() -> None:
+    data = _through_json(state_to_json(STATES[0]))
+    data["phase"] = "dealing"
+    with pytest.raises(ValueError, match="unknown phase 'dealing'"):
+        state_from_json(data)
+
+
 def test_cheat_notes_survive_the_state_codec() -> None:
     state = new_match(Rules(deck=36, seats=2, cheating=True), 4)
     state, _ = apply(state, legal_actions(state, state.attacker)[0])

@@ -17,6 +17,7 @@ from app.tables.hooks import MatchHooks, MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.support.clock import FakeClock
 
 ALICE = Principal("a:1", "alice", 1)
@@ -54,7 +55,12 @@ async def seated_table(
     name = name or f"memory://table-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
         registry = TableRegistry(
-            broker, hooks or MemoryHooks(), store=store or MemoryStore(name), supervise=False, limits=limits
+            broker,
+            hooks or MemoryHooks(),
+            store=store or MemoryStore(name),
+            supervise=False,
+            limits=limits,
+            transport=BrokerTransport,
         )
         async with registry:
             actor = await registry.create(TableSpec(rules=rules, creator=ALICE, bot_delay_ms=0))
@@ -117,8 +123,12 @@ async def two_processes() -> AsyncIterator[tuple[TableRegistry, TableRegistry]]:
     name = f"memory://two-{uuid.uuid4().hex}"
     hooks = MemoryHooks()
     async with open_broker(name) as broker_a, open_broker(name) as broker_b:
-        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", supervise=False)
-        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False)
+        first = TableRegistry(
+            broker_a, hooks, store=MemoryStore(name), owner="proc-a", supervise=False, transport=BrokerTransport
+        )
+        second = TableRegistry(
+            broker_b, hooks, store=MemoryStore(name), owner="proc-b", supervise=False, transport=BrokerTransport
+        )
         async with first, second:
             yield first, second
 

@@ -24,6 +24,7 @@ from app.tables.hooks import DealtMatch, MemoryHooks
 from app.tables.registry import TableLimits, TableRegistry
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.limits import RELAXED_LIMITS
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually, wait_until
@@ -50,6 +51,7 @@ async def test_a_match_of_bots_closed_midway_is_recorded_aborted_with_its_deal_r
             supervise=False,
             table_limits=TableLimits(bot_table_unwatched_s=60),
             clock=clock,
+            transport=BrokerTransport,
         )
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES, creator=ALICE, bot_delay_ms=5000))
@@ -174,7 +176,7 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
     hooks = KeepsNoDeal(balances={1: 500, 2: 500})
     name = f"memory://nodeal-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False, transport=BrokerTransport)
         async with registry:
             actor = await registry.create(TableSpec(rules=RULES.with_changes(stake=100), creator=ALICE))
             for who in (ALICE, BOB):  # both at the table: the ready check can pass (§8)
@@ -187,6 +189,55 @@ async def test_a_match_whose_deal_cannot_be_kept_is_not_dealt() -> None:
             assert actor.seating.ready is None  # a new start opens a new ready check
     assert hooks.balances == {1: 500, 2: 500}  # the stakes taken for it went back
     assert not hooks.finished and hooks.refunded
+
+
+class KeepsNoDealAtFirst(MemoryHooks):
+    """Storage that is down for the first ``down`` deals, then answers."""
+
+    def __init__(self, down: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.down = down
+
+    async def match_dealt(self, deal: DealtMatch) -> None:
+        if self.down > 0:
+            self.down -= 1
+            raise OSError("the database is restarting")
+        await super().match_dealt(deal)
+
+
+@pytest.mark.parametrize("stake", [0, 100])
+async def test_a_full_table_whose_deal_was_not_kept_is_dealt_again_once_storage_answers(stake: int) -> None:
+    """A deal refused by storage (a database restart) is tried again by the table itself every
+    START_AGAIN_S: a table of bots, or of players who confirmed the ready check, does not stand
+    still for ever waiting for someone to ask again."""
+    clock = FakeClock()
+    hooks = KeepsNoDealAtFirst(down=2, balances={1: 500, 2: 500})
+    name = f"memory://dealagain-{uuid.uuid4().hex}"
+    async with open_broker(name) as broker:
+        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False, transport=BrokerTransport)
+        async with registry:
+            actor = await registry.create(TableSpec(rules=RULES.with_changes(stake=stake), creator=ALICE))
+            actor.clock = clock
+            if stake:
+                for who in (ALICE, BOB):  # both at the table and ready: the deal is tried, and fails
+                    await registry.call(actor.code, cmd.Hello(), who, conn=f"conn-{who.key}")
+                    await registry.call(actor.code, cmd.Join(), who)
+                await registry.call(actor.code, cmd.Ready(), ALICE)
+            else:
+                for _ in range(2):
+                    await registry.call(actor.code, cmd.AddBot(level="easy"), ALICE)
+            assert actor.status == "waiting" and actor.match_id is None and hooks.down == 1
+            clock.now += 1.0  # not yet
+            await registry.call(actor.code, cmd.Info(), ALICE)
+            assert actor.status == "waiting" and hooks.down == 1
+            clock.now += 1.0  # tried again: storage still down
+            await registry.call(actor.code, cmd.Info(), ALICE)
+            assert actor.status == "waiting" and hooks.down == 0
+            clock.now += 2.0  # and again: dealt
+            await registry.call(actor.code, cmd.Info(), ALICE)
+            assert actor.status == "playing" and actor.match_id in hooks.dealt
+    if stake:
+        assert hooks.balances == {1: 400, 2: 400}  # the failed deals' stakes went back; this one's are in escrow
 
 
 def test_a_sealed_deal_opens_only_with_the_key_it_was_sealed_with() -> None:

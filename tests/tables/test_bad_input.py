@@ -149,6 +149,27 @@ def test_unknown_table_closes_with_4004(client: TestClient) -> None:
         assert closed.value.code == 4004
 
 
+def test_a_table_store_that_does_not_answer_is_no_404(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the table store (Redis) does not answer, a code that is not open here cannot be looked
+    up: REST answers 503 with Retry-After and a socket closes 1013, which the client retries --
+    not 404 / 4004, after which the web client shows "no table" and stops reconnecting."""
+    from app.broker.base import BrokerUnavailable
+
+    registry = client.app.state.tables
+
+    async def unreachable(code: str) -> None:
+        raise BrokerUnavailable("redis is unreachable: connection refused")
+
+    monkeypatch.setattr(registry.store, "load", unreachable)
+    answer = client.get("/api/tables/ABCDEFGH")
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "1", answer.text
+    assert answer.json()["detail"].startswith("unavailable:")
+    with client.websocket_connect("/ws/tables/ABCDEFGH", headers={"origin": ORIGIN}) as ws:
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 1013
+
+
 def test_spectators_without_a_session_can_watch_but_not_play(client: TestClient) -> None:
     code, _, _ = started_table(client)
     with client.websocket_connect(f"/ws/tables/{code}", headers={"origin": ORIGIN}) as ws:

@@ -11,8 +11,9 @@ import random
 import orjson
 
 from app.engine import Rules, apply, legal_actions, new_match
-from app.tables.fanout import Change, update_frames
+from app.tables.fanout import Change
 from app.transport import channels
+from app.transport.frames import update_frames
 from bench.capacity import _FINISHED, _NO_LEGAL, _TABLE, _UPDATE, Scheduler, _deciding, _view_of
 
 

@@ -42,7 +42,7 @@ async def _until_window(registry, actor) -> None:  # type: ignore[no-untyped-def
 async def test_the_window_closes_on_the_actors_clock_and_resolves_the_bout() -> None:
     async with seated_table(Rules(timer=0, cheating=True)) as (_, registry, actor):
         clock = actor.clock = FakeClock(actor.clock())
-        assert actor.limits.challenge_window_s == get_settings().challenge_window_s == 5.0
+        assert actor.limits.challenge_window_s == get_settings().decisions.challenge_window_s == 5.0
         await _until_window(registry, actor)
         opened = clock.now
         assert actor.timers.deadline == opened + 5.0  # even without a move timer

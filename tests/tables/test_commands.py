@@ -3,6 +3,8 @@ the protocol's play models are the tables' list of play commands."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import orjson
 import pytest
 
@@ -68,6 +70,27 @@ def test_the_broker_wire_round_trips_a_command_and_marks_it_remote() -> None:
     for bad in ("", "a b", "x" * 129, "t:{other}:p", 7):
         raw = orjson.dumps({"type": "hello", "via": bad})
         assert command_from_json(raw).via is None
+
+
+def test_every_body_with_every_field_set_crosses_the_broker_wire_unchanged() -> None:
+    seven, nine = Card.parse("7h"), Card.parse("9h")
+    bodies = [
+        cmd.LeadMove((seven,)),
+        cmd.ThrowInMove((seven, nine)),
+        cmd.CoverMove(1, nine),
+        cmd.TransferMove((seven,)),
+        cmd.ChallengeMove(3),
+        cmd.Join(seat=1, rating={"rating": 1500, "provisional": True}, client_seed="ab" * 16, commitment="0" * 64),
+        cmd.ClientSeed("ab" * 16, "0" * 64),
+        cmd.AddBot(level="hard", seat=2),
+        cmd.RemoveBot(seat=2),
+        cmd.Hello(last_version=7),
+        cmd.BotMove(1, 9, Cover(1, 0, nine)),
+        cmd.Rated("m-1", {0: {"rating": 1510, "change": 10}}),
+    ]
+    assert {type(body) for body in bodies} == {cls for cls in cmd.BODIES.values() if dataclasses.fields(cls)}
+    for body in bodies:
+        assert command_from_json(command_to_json(Command(body))).body == body
 
 
 @pytest.mark.parametrize(

@@ -10,19 +10,11 @@ import orjson
 from app.engine import Card, Rules, new_match
 from app.tables import commands as cmd
 from app.tables.commands import Command
-from app.tables.fanout import (
-    Change,
-    History,
-    answer_frames,
-    events_since,
-    presence_frames,
-    rehello_frames,
-    reply_frame,
-    update_frames,
-)
+from app.tables.fanout import Change, History, events_since
 from app.tables.spec import Principal, Seat
 from app.transport import channels
 from app.transport.delivery import Delivery, Route
+from app.transport.frames import answer_frames, presence_frames, rehello_frames, reply_frame, update_frames
 
 CODE = "tbl"
 TABLE = {"code": CODE, "status": "playing", "seats": [], "version": 3}

@@ -27,6 +27,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableClosed, TableLimits, TableRegistry, TooMany
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.support.clock import FakeClock
 from tests.tables.actors import ALICE, BOB
 from tests.tables.harness import ORIGIN, Player, create_table, signup
@@ -48,6 +49,7 @@ async def registry_with(limits: TableLimits, clock: FakeClock | None = None) -> 
             table_limits=limits,
             clock=clock,
             sleep=clock.sleep,
+            transport=BrokerTransport,
         )
         async with registry:
             yield registry
@@ -473,3 +475,30 @@ async def test_table_sockets_are_counted_per_ipv6_64(strict_app: Any) -> None:
     assert (await other.answers())[0]["type"] == "websocket.accept"
     for socket in (first, second, third, other):
         await socket.close()
+
+
+async def test_a_finished_table_leaves_memory_a_minute_after_its_match_unless_a_player_is_there() -> None:
+    """The default limits: a finished table nobody is connected to goes 60 s after its match ended;
+    one a player is still at stays, and its players can agree a rematch long after."""
+    clock = FakeClock()
+    async with registry_with(TableLimits(), clock) as registry:
+        left = await registry.create(spec(ALICE))
+        stayed = await registry.create(spec(BOB))
+        for actor in (left, stayed):
+            await registry.call(actor.code, cmd.Join(), ALICE)
+            await registry.call(actor.code, cmd.Join(), BOB)
+        await registry.call(stayed.code, cmd.Hello(), ALICE, conn="alice-1")
+        for actor in (left, stayed):
+            await registry.call(actor.code, cmd.Leave(), BOB)  # a forfeit ends it
+            assert actor.status == "finished"
+        clock.now += 59
+        assert await registry.sweep() == []
+        clock.now += 1
+        assert await registry.sweep() == [left.code]
+        with pytest.raises(TableClosed, match="nobody was at the table for 60 s"):
+            await registry.resolve(left.code)
+        clock.now += 3600
+        assert await registry.sweep() == []
+        for who in (ALICE, BOB):
+            assert (await registry.call(stayed.code, cmd.Rematch(), who))["type"] == "ack"
+        assert stayed.status == "playing"

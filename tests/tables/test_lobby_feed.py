@@ -23,6 +23,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.support.clock import FakeClock
 from tests.tables.actors import ALICE, BOB, play_moves, two_processes
 from tests.tables.harness import create_table, signup
@@ -43,7 +44,9 @@ async def test_the_feed_sends_a_snapshot_then_one_delta_per_table_change() -> No
 
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(
+            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, transport=BrokerTransport
+        )
         async with registry:
             old = await registry.create(TableSpec(rules=Rules(deck=36, seats=3), creator=BOB, name="old one"))
             async with registry.lobby_feed(keepalive_s=60) as feed:
@@ -83,7 +86,13 @@ async def let_run(turns: int = 20) -> None:
 def fake_time_registry(broker: Any, name: str, clock: FakeClock) -> TableRegistry:
     """A registry whose loops (lobby flushes, sweeps, leases, the feeds' pacing) wait on ``clock``."""
     return TableRegistry(
-        broker, MemoryHooks(), store=MemoryStore(name), supervise=False, clock=clock, sleep=clock.sleep
+        broker,
+        MemoryHooks(),
+        store=MemoryStore(name),
+        supervise=False,
+        clock=clock,
+        sleep=clock.sleep,
+        transport=BrokerTransport,
     )
 
 
@@ -206,7 +215,9 @@ async def test_a_quiet_feed_gets_a_keep_alive_after_the_interval_on_the_registry
 async def test_private_tables_never_reach_the_feed() -> None:
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(
+            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, transport=BrokerTransport
+        )
         async with registry, registry.lobby_feed(keepalive_s=60) as feed:
             assert await next_event(feed) == ("snapshot", {"tables": []})
             await registry.create(TableSpec(rules=Rules(deck=36, seats=2), creator=ALICE, private=True))
@@ -233,7 +244,9 @@ async def test_another_process_lists_the_table_and_forwards_its_deltas() -> None
 async def test_a_viewer_that_falls_far_behind_gets_a_fresh_snapshot() -> None:
     name = f"memory://lobby-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(
+            broker, MemoryHooks(), store=MemoryStore(name), supervise=False, transport=BrokerTransport
+        )
         async with registry, registry.lobby_feed(keepalive_s=60) as feed:
             viewer = next(iter(registry.listing.viewers))
             for index in range(viewer.MAX_QUEUED + 5):
@@ -362,3 +375,16 @@ async def test_the_stream_carries_deltas_on_the_wire(lobby_app: Any) -> None:
     event, row = await stream.event()
     assert (event, row["code"]) == ("added", actor.code)
     await stream.close()
+
+
+async def test_a_stored_table_that_cannot_be_read_stays_out_of_the_lobby_and_the_others_are_listed() -> None:
+    async with two_processes() as (first, second):
+        actor = await first.create(TableSpec(rules=Rules(deck=36, seats=2), creator=ALICE))
+        store = second.store
+        assert isinstance(store, MemoryStore)
+        # Records no version of the server wrote (the store's own data, as only a test may touch it).
+        records = store._data.records
+        records["nameless"] = {"spec": {"code": "nameless", "private": False}, "info": {"status": "playing"}}
+        records["lost"] = {"spec": {"code": "lost", "private": False}, "info": {"status": "lost"}}
+        await second.listing.reload()
+        assert list(second.listing.rows) == [actor.code]

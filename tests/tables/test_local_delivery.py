@@ -19,6 +19,7 @@ from app.tables.spec import Principal, TableSpec
 from app.tables.store import MemoryStore
 from app.transport import channels
 from app.transport.delivery import Relay
+from app.transport.table_transport import BrokerTransport
 from tests.tables.actors import ALICE, BOB
 
 
@@ -54,7 +55,9 @@ async def test_local_frames_skip_the_broker_and_remote_players_get_theirs_throug
 
         owner_broker.publish_many = spy_many  # type: ignore[method-assign]
         owner_broker.publish_nowait = spy_nowait  # type: ignore[method-assign]
-        registry = TableRegistry(owner_broker, MemoryHooks(), store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(
+            owner_broker, MemoryHooks(), store=MemoryStore(name), supervise=False, transport=BrokerTransport
+        )
         async with registry:
             spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
             actor = await registry.create(spec)
@@ -103,7 +106,14 @@ async def test_a_player_whose_process_died_is_served_by_the_owners_process_when_
     reconnect to the owner's own process A. Their frames must reach them there, not go on to B."""
     name = f"memory://moved-{uuid.uuid4().hex}"
     async with open_broker(name) as owner_broker, open_broker(name) as other_broker:
-        registry = TableRegistry(owner_broker, MemoryHooks(), store=MemoryStore(name), owner="proc-a", supervise=False)
+        registry = TableRegistry(
+            owner_broker,
+            MemoryHooks(),
+            store=MemoryStore(name),
+            owner="proc-a",
+            supervise=False,
+            transport=BrokerTransport,
+        )
         async with registry:
             spec = TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0)
             actor = await registry.create(spec)

@@ -19,8 +19,8 @@ from tests.tables.harness import Player, started_table
 
 def _strict_limit(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """Far below the pace of a scripted match: 3 messages at once, 1 per second; the limit's clock."""
-    client.app.state.settings.ws_burst = 3
-    client.app.state.settings.ws_rate_per_s = 1.0
+    settings = client.app.state.settings
+    settings.throttle = settings.throttle.model_copy(update={"ws_burst": 3, "ws_rate_per_s": 1.0})
     clock = FakeClock()
     monkeypatch.setattr(table_connection, "rate_clock", clock)
     return clock

@@ -19,6 +19,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import DecisionLimits, Principal, TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.tables.actors import ALICE, BOB, CAROL, FakeClock, two_processes
 
 LIMITS = DecisionLimits(ready_check_s=30, waiting_seat_away_s=180)
@@ -31,7 +32,9 @@ async def table(stake: int, seats: int = 2) -> AsyncIterator[tuple[TableRegistry
     hooks = MemoryHooks(balances={1: 1000, 2: 1000, 3: 1000})
     clock = FakeClock()
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False, limits=LIMITS)
+        registry = TableRegistry(
+            broker, hooks, store=MemoryStore(name), supervise=False, limits=LIMITS, transport=BrokerTransport
+        )
         async with registry:
             rules = Rules(deck=36, seats=seats, timer=0, stake=stake)
             actor = await registry.create(TableSpec(rules=rules, creator=ALICE, bot_delay_ms=0))
@@ -209,3 +212,25 @@ async def test_after_a_takeover_the_seats_of_a_waiting_table_count_as_away_until
         assert set(successor.seating.away_since) == {0, 1}  # nobody is connected to the new owner yet
         await second.call(actor.code, cmd.Hello(), BOB, conn="bob-back")
         assert set(successor.seating.away_since) == {0}
+
+
+async def test_a_full_staked_table_taken_over_before_its_match_started_opens_its_ready_check_again() -> None:
+    """The ready check is not in the stored record: the new owner opens a new one, else the table,
+    every seat taken, would wait for a start that nothing makes (the soak's stuck table)."""
+    async with two_processes() as (first, second):
+        assert isinstance(first.hooks, MemoryHooks)
+        first.hooks.balances.update({1: 1000, 2: 1000})  # the two processes' hooks are one
+        actor = await first.create(TableSpec(rules=Rules(deck=36, seats=2, timer=0, stake=100), creator=ALICE,
+                                             bot_delay_ms=0))  # fmt: skip
+        await first.call(actor.code, cmd.Join(), ALICE)
+        await first.call(actor.code, cmd.Join(), BOB)
+        assert actor.seating.ready is not None
+        await first.close()  # its process stops: actor stopped, lease released
+        successor = await second.take_over(actor.code)
+        assert successor is not None and successor.status == "waiting"
+        assert successor.seating.ready is not None and successor.seating.ready.ready == set()
+        for who in (ALICE, BOB):
+            await second.call(actor.code, cmd.Hello(), who, conn=f"{who.name}-back")
+            answer = await second.call(actor.code, cmd.Ready(), who, conn=f"{who.name}-back")
+            assert answer["type"] == "ack", answer
+        assert successor.status == "playing"

@@ -17,6 +17,7 @@ from app.tables import commands as cmd
 from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
+from app.transport.table_transport import BrokerTransport
 from tests.broker.conftest import OwnRedis, redis_server_binary, running
 from tests.support.wait import eventually
 from tests.tables.actors import ALICE, BOB, play_moves
@@ -35,7 +36,9 @@ async def test_a_table_comes_back_at_its_version_after_redis_restarts_from_its_a
     with running(server):
         store = open_store(server.url)
         async with open_broker(server.url) as broker:
-            first = TableRegistry(broker, hooks, store=store, owner="proc-a", supervise=False)
+            first = TableRegistry(
+                broker, hooks, store=store, owner="proc-a", supervise=False, transport=BrokerTransport
+            )
             await first.__aenter__()
             actor = await first.create(TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0))
             code = actor.code
@@ -54,7 +57,9 @@ async def test_a_table_comes_back_at_its_version_after_redis_restarts_from_its_a
         try:
             async with (
                 open_broker(server.url) as broker,
-                TableRegistry(broker, hooks, store=store, owner="proc-b", supervise=False) as second,
+                TableRegistry(
+                    broker, hooks, store=store, owner="proc-b", supervise=False, transport=BrokerTransport
+                ) as second,
             ):
                 # The dead owner's lease came back too, and runs out as it would have.
                 assert await broker.lease_holder(lease_name(code)) == LeaseHolder("proc-a", token)

@@ -13,6 +13,7 @@ from app.tables.hooks import MemoryHooks
 from app.tables.registry import TableRegistry
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.tables.actors import ALICE, BOB, CAROL
 
 
@@ -20,7 +21,7 @@ async def test_a_refused_seat_stays_free_and_others_may_take_it() -> None:
     name = f"memory://seats-{uuid.uuid4().hex}"
     hooks = MemoryHooks(balances={1: 100, 2: 100, 3: 100}, related={frozenset((1, 2))})
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False)
+        registry = TableRegistry(broker, hooks, store=MemoryStore(name), supervise=False, transport=BrokerTransport)
         async with registry:
             staked = await registry.create(TableSpec(rules=Rules(timer=0, stake=10), creator=ALICE))
             for who in (ALICE, CAROL):  # at the table: a staked match starts once all are there and ready

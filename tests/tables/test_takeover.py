@@ -13,30 +13,51 @@ import pytest
 
 from app.broker import open_broker
 from app.broker.memory import MemoryBroker
+from app.config import LeaseSettings
 from app.engine import Rules, fairness, legal_actions, state_to_json
 from app.engine.views import decision
 from app.tables import commands as cmd
 from app.tables.actor import Refused, TableActor
 from app.tables.hooks import MemoryHooks
-from app.tables.leases import LEASE_TTL_S, SUPERVISE_S
 from app.tables.record import TAKEOVER_GRACE_S
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
+from app.transport.table_transport import BrokerTransport
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
 from tests.tables.actors import ALICE, BOB, CAROL, forget_table, play_moves, seated_table, two_processes
 
 
-async def test_a_dead_owners_table_is_taken_over_and_finishes_once() -> None:
+@pytest.mark.parametrize("leases", [LeaseSettings(), LeaseSettings(lease_ttl_s=6, takeover_sweep_s=2)])
+async def test_a_dead_owners_table_is_taken_over_and_finishes_once(leases: LeaseSettings) -> None:
     """On one fake clock (the leases' expiry, the renewals and the supervisors): the table is taken
-    over once its lease has lapsed and the next supervision comes, not a moment before."""
+    over once its lease has lapsed and the next supervision comes, not a moment before (with the
+    default timings and others set)."""
     name, clock = f"memory://takeover-{uuid.uuid4().hex}", FakeClock()
     hooks = MemoryHooks(balances={1: 500, 2: 500})
     rng = random.Random(5)
     async with MemoryBroker(name, clock=clock) as broker_a, MemoryBroker(name, clock=clock) as broker_b:
-        first = TableRegistry(broker_a, hooks, store=MemoryStore(name), owner="proc-a", clock=clock, sleep=clock.sleep)
-        second = TableRegistry(broker_b, hooks, store=MemoryStore(name), owner="proc-b", clock=clock, sleep=clock.sleep)
+        first = TableRegistry(
+            broker_a,
+            hooks,
+            store=MemoryStore(name),
+            owner="proc-a",
+            lease_settings=leases,
+            clock=clock,
+            sleep=clock.sleep,
+            transport=BrokerTransport,
+        )
+        second = TableRegistry(
+            broker_b,
+            hooks,
+            store=MemoryStore(name),
+            owner="proc-b",
+            lease_settings=leases,
+            clock=clock,
+            sleep=clock.sleep,
+            transport=BrokerTransport,
+        )
         await first.__aenter__()
         await second.__aenter__()
         try:
@@ -53,12 +74,13 @@ async def test_a_dead_owners_table_is_taken_over_and_finishes_once() -> None:
             remaining = actor.timers.deadline - actor.clock()
             # The owner dies: its actors stop, its lease is not released.
             await first.close(release=False)
-            for _ in range(int(LEASE_TTL_S / SUPERVISE_S)):  # supervisions while the dead owner's lease holds
-                await clock.advance(SUPERVISE_S * 0.99)
+            ttl_s, sweep_s = leases.lease_ttl_s, leases.takeover_sweep_s
+            for _ in range(int(ttl_s / sweep_s)):  # supervisions while the dead owner's lease holds
+                await clock.advance(sweep_s * 0.99)
                 for _ in range(20):
                     await asyncio.sleep(0)
             assert spec.code not in second.tables
-            await clock.advance(SUPERVISE_S)  # lapsed: the next supervision takes it over
+            await clock.advance(sweep_s)  # lapsed: the next supervision takes it over
             await eventually(lambda: spec.code in second.tables, what="the other process took the table over")
             successor = second.tables[spec.code]
             assert successor.version == version
@@ -180,7 +202,7 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
         assert await second.take_over(spec.code) is None
         assert await second.broker.lease_holder(lease_name(spec.code)) is None
 
-        async def written_again() -> bool:  # by the owner's lease keeper (every LEASE_TTL_S / 3)
+        async def written_again() -> bool:  # by the owner's lease keeper (every lease_ttl_s / 3)
             loaded = await second.store.load(spec.code)
             return loaded is not None and loaded[1] == actor.log
 
@@ -193,7 +215,9 @@ async def test_a_table_the_store_lost_is_not_taken_from_its_living_owner() -> No
 async def test_a_table_whose_first_lease_lapsed_while_it_opened_stays_with_its_process(monkeypatch) -> None:
     name = f"memory://opening-{uuid.uuid4().hex}"
     async with open_broker(name) as broker:
-        registry = TableRegistry(broker, MemoryHooks(), store=MemoryStore(name), owner="proc-a", supervise=False)
+        registry = TableRegistry(
+            broker, MemoryHooks(), store=MemoryStore(name), owner="proc-a", supervise=False, transport=BrokerTransport
+        )
         async with registry:
             start = TableActor.start
             opened: list[TableActor] = []
@@ -329,3 +353,52 @@ async def test_a_match_whose_owner_died_after_its_last_move_is_ended_by_the_new_
         await taken._settle_task
         hooks = second.hooks
         assert isinstance(hooks, MemoryHooks) and list(hooks.finished) == [actor.match_id]
+
+
+async def test_two_takeovers_of_one_table_at_once_in_one_process_serve_it_once() -> None:
+    """A handover's takeover and the supervisor's, under way together: the lease is the process's
+    for both (same token), so both would rebuild the table, two actors writing with one token."""
+    async with two_processes() as (first, second):
+        actor = await first.create(TableSpec(rules=Rules(deck=36, seats=2, timer=0), creator=ALICE, bot_delay_ms=0))
+        await first.call(actor.code, cmd.Join(), ALICE)
+        await first.close()  # its process stops: lease released
+        taken = await asyncio.gather(second.take_over(actor.code), second.take_over(actor.code))
+        assert len([t for t in taken if t is not None]) == 1
+        assert second.tables[actor.code] in taken
+
+
+async def test_after_a_kill_the_playing_tables_are_taken_over_first() -> None:
+    """A killed process's lapsed tables: its running matches are taken over before its waiting and
+    finished tables, whatever order the store lists them in."""
+    async with two_processes() as (first, second):
+        others = [await first.create(TableSpec(rules=Rules(timer=0), creator=ALICE)) for _ in range(2)]
+        ended = await first.create(TableSpec(rules=Rules(timer=0), creator=ALICE, bot_delay_ms=0))
+        playing = [ended]
+        for _ in range(3):
+            playing.append(await first.create(TableSpec(rules=Rules(timer=0), creator=BOB, bot_delay_ms=0)))
+        for actor in playing:
+            await first.call(actor.code, cmd.Join(), ALICE)
+            await first.call(actor.code, cmd.Join(), BOB)
+        await first.call(ended.code, cmd.Leave(), BOB)  # a forfeit ends it
+        playing.remove(ended)
+        others.append(ended)
+        tokens = {code: actor.recorder.token for code, actor in first.tables.items()}
+        await first.close(release=False)  # killed: its leases run out
+        for code, token in tokens.items():
+            await first.broker.release_lease(lease_name(code), "proc-a", token)
+
+        async def codes() -> list[str]:  # the waiting and finished tables listed first
+            return [actor.code for actor in others + playing]
+
+        second.store.codes = codes  # type: ignore[method-assign]
+        started: list[str] = []
+        take_over = second.leases.take_over
+
+        async def spy(code: str) -> TableActor | None:
+            started.append(code)
+            return await take_over(code)
+
+        second.leases.take_over = spy  # type: ignore[method-assign]
+        await second.adopt_orphans()
+        assert set(started[:3]) == {actor.code for actor in playing}
+        assert set(started) == set(second.tables) == set(tokens)

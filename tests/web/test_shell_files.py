@@ -1,6 +1,7 @@
 """The service worker's install list holds every module the lobby needs: a module missing from it
 stops main.js from running offline (a player who installed the app and went offline before the
-page's own files were kept saw an empty page)."""
+page's own files were kept saw an empty page). The lobby preloads main.js's whole graph (the
+table pages load one joined script: tests/api/test_web_pages.py)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,15 @@ def test_the_shell_holds_every_module_the_lobby_needs_offline() -> None:
         assert path == "/" or (WEB / path.lstrip("/")).is_file(), f"SHELL names a file that does not exist: {path}"
 
 
+PRELOAD = re.compile(r'\s*<link rel="modulepreload" href="([^"]+)">')
+
+
+def preloads(page: str) -> list[str]:
+    return PRELOAD.findall((WEB / page).read_text())
+
+
 def test_the_page_preloads_every_module_main_js_imports() -> None:
     """index.html names main.js's whole static graph as modulepreload: one round trip, not one per level."""
-    html = (WEB / "index.html").read_text()
-    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)">', html))
-    assert preloaded == static_imports("/js/main.js") - {"/js/main.js"}
+    preloaded = preloads("index.html")
+    assert len(preloaded) == len(set(preloaded))
+    assert set(preloaded) == static_imports("/js/main.js") - {"/js/main.js"}

@@ -8,9 +8,45 @@ import { currentUser, logOut, onUserChange } from './session.js';
 import { icon } from './icons.js';
 
 let activeRoute = 'lobby';
-let menuOpen = false; // kept over a redraw of the same page (the balance refreshes every 20 s)
+let menuOpen = false; // kept over a redraw (a new language); a navigation closes it when it starts
 let closeMenu = () => {};
+let setMenu = () => {};
+// What the drawn header shows: who is signed in and the language. The same again (a session refresh,
+// a move to another page) keeps every element (a tap on the menu is never lost to a rebuilt node):
+// only the marked link and the coins change in place.
+let drawn = null;
 onUserChange(() => renderHeader(activeRoute));
+
+function signInKey(me) {
+  return me ? JSON.stringify([me.kind, me.id, me.name, Boolean(me.is_admin)]) : '';
+}
+
+/** A page change begins (the address changed): the menu, opened on the page left, closes now; a menu
+ * opened while the next page loads stays open once it is shown. */
+export function navigationStarted() {
+  menuOpen = false;
+  setMenu(false);
+}
+
+/** The navigation's mark on the current page's link. */
+function markActive(nav, route) {
+  // The integrity review is a part of the admin pages: the Admin link stays marked there.
+  const current = route === 'integrity' ? 'admin' : route;
+  for (const link of nav.querySelectorAll('a[data-route]')) {
+    const here = link.dataset.route === current;
+    link.classList.toggle('active', here);
+    if (here) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+/** The coins in the header's row, updated in place. */
+function showBalance(status, me) {
+  const coins = formatNumber(me.balance ?? 0);
+  status.setAttribute('aria-label', t('header.balance_label', { coins }));
+  status.dataset.balance = String(me.balance ?? 0);
+  status.querySelector('.balance-figure').textContent = coins;
+}
 
 function languageName(code) {
   switch (code) {
@@ -28,15 +64,17 @@ function languageName(code) {
 }
 
 export function renderHeader(route) {
-  if (route !== activeRoute) menuOpen = false;
   activeRoute = route;
-  closeMenu();
   const header = document.getElementById('site-header');
   const me = currentUser();
-  // The integrity review is a part of the admin pages: the Admin link stays marked there.
-  const current = route === 'integrity' ? 'admin' : route;
-  const link = (href, name, text) =>
-    h('a', { href, class: ['nav-link', current === name && 'active'], 'aria-current': current === name ? 'page' : null, text });
+  const key = signInKey(me);
+  if (drawn && drawn.key === key && drawn.lang === language() && header.contains(drawn.nav)) {
+    markActive(drawn.nav, route);
+    if (drawn.balance && me) showBalance(drawn.balance, me);
+    return;
+  }
+  closeMenu();
+  const link = (href, name, text) => h('a', { href, class: 'nav-link', dataset: { route: name }, text });
   const nav = h(
     'nav',
     { class: 'site-nav', 'aria-label': t('nav.label') },
@@ -48,6 +86,7 @@ export function renderHeader(route) {
     me && me.kind === 'account' ? link('/#/friends', 'friends', t('nav.friends')) : null,
     me && me.is_admin ? link('/#/admin', 'admin', t('nav.admin')) : null,
   );
+  markActive(nav, route);
   const select = h(
     'select',
     {
@@ -71,7 +110,7 @@ export function renderHeader(route) {
       'span',
       { class: 'balance', id: 'balance', 'aria-label': t('header.balance_label', { coins: formatNumber(me.balance ?? 0) }), dataset: { balance: String(me.balance ?? 0) } },
       h('span', { class: 'coin', 'aria-hidden': 'true' }),
-      h('span', { text: formatNumber(me.balance ?? 0) }),
+      h('span', { class: 'balance-figure', text: formatNumber(me.balance ?? 0) }),
     );
   } else {
     status = h('span', { class: 'badge guest', id: 'guest-badge', text: t('header.guest') });
@@ -130,7 +169,9 @@ export function renderHeader(route) {
     document.removeEventListener('pointerdown', outside, true);
     document.removeEventListener('keydown', escape);
   };
+  setMenu = open;
   open(menuOpen);
+  drawn = { key, lang: language(), nav, balance: me && me.kind === 'account' ? status : null };
   header.replaceChildren(
     h(
       'div',

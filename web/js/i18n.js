@@ -72,14 +72,28 @@ export function t(key, params) {
   }
   if (typeof text === 'object') {
     const count = params && typeof params.count === 'number' ? params.count : 0;
-    text = text[new Intl.PluralRules(current).select(count)] ?? text.other;
+    text = text[formatter('plural', (lang) => new Intl.PluralRules(lang)).select(count)] ?? text.other;
   }
   if (params) text = text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
   return text;
 }
 
+// Each Intl formatter is made once per language and kind: making one costs far more than using it
+// (the table formats a count or a number for every seat at every update).
+const formatters = new Map();
+
+function formatter(kind, make) {
+  const key = `${kind} ${current}`;
+  let made = formatters.get(key);
+  if (!made) {
+    made = make(current);
+    formatters.set(key, made);
+  }
+  return made;
+}
+
 export function formatNumber(value) {
-  return new Intl.NumberFormat(current).format(value);
+  return formatter('number', (lang) => new Intl.NumberFormat(lang)).format(value);
 }
 
 /** +10 / −10 / 0 with a real minus sign. */
@@ -90,12 +104,12 @@ export function formatSigned(value) {
 }
 
 export function formatDate(value) {
-  return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(value));
+  return formatter('date-time', (lang) => new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' })).format(new Date(value));
 }
 
 /** A calendar day ("2026-12-02", a UTC day as the server counts them) in the page's language. */
 export function formatDay(day) {
   const date = new Date(`${day}T00:00:00Z`);
   if (Number.isNaN(date.getTime())) return String(day);
-  return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeZone: 'UTC' }).format(date);
+  return formatter('day', (lang) => new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeZone: 'UTC' })).format(date);
 }

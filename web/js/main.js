@@ -8,7 +8,7 @@
 import { h } from './dom.js';
 import { icon } from './icons.js';
 import { initI18n, onLanguageChange, t } from './i18n.js';
-import { renderHeader } from './header.js';
+import { navigationStarted, renderHeader } from './header.js';
 import { followNotices } from './notices.js';
 import { currentUser, onUserChange, refreshMe } from './session.js';
 import { toast } from './toast.js';
@@ -69,6 +69,7 @@ let shown = 0;
 
 async function show() {
   const ticket = ++mounting;
+  navigationStarted(); // the menu of the page left closes now, not once the next page has loaded
   const route = currentRoute();
   const main = document.getElementById('main');
   let module;
@@ -90,7 +91,7 @@ async function show() {
   main.dataset.page = route.name;
   mounted = module.mount(main, route.params) || {};
   renderHeader(route.name);
-  if (shown++) refreshMe(); // every navigation brings the balance up to date
+  if (shown++) refreshMe(); // every navigation brings the balance up to date (redrawing only what changed)
 }
 
 /** Go to an in-app route ('#/history') or a table path ('/t/<code>'). */
@@ -140,7 +141,7 @@ function registerServiceWorker() {
           .getEntriesByType('resource')
           .map((entry) => new URL(entry.name))
           .filter((url) => url.origin === location.origin)
-          .map((url) => url.pathname);
+          .map((url) => url.pathname + url.search); // hashed URLs (?v=) as the page asked for them
         if (registration.active) registration.active.postMessage({ type: 'keep', paths: ['/', ...new Set(paths)] });
       })
       .catch(() => {});
@@ -154,14 +155,19 @@ async function boot() {
   // The first page's module (and its imports) loads while the words and the session do; show()
   // imports it again and gets the same module.
   PAGES[currentRoute().name]().catch(() => {});
-  await initI18n();
+  // The session is asked for beside the words (its listeners draw with them, so it is taken after).
+  const words = initI18n();
+  const session = refreshMe(words);
+  await words;
   watchConnection();
   document.getElementById('skip-link').textContent = t('nav.skip');
-  await refreshMe();
+  await session;
   onUserChange(followNotices); // challenges and friend requests on every page (web/js/notices.js)
   followNotices(currentUser());
   window.addEventListener('hashchange', show);
-  window.addEventListener('popstate', show);
+  // After every listener has run: a page may take a step back for itself (the table's leave guard
+  // asks first and marks the event), and the order of the listeners is not the router's to choose.
+  window.addEventListener('popstate', (event) => setTimeout(() => event.takenByPage || show(), 0));
   window.addEventListener('focus', () => refreshMe());
   setInterval(() => {
     if (document.visibilityState === 'visible') refreshMe();

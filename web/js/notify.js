@@ -52,9 +52,12 @@ function beep(kind) {
   }
 }
 
+/** Write the tab title only when it changes: a write (even of the same text) costs the browser work
+ * on every update of a match, right on the path from a tap to its card on the table. */
 function showTitle() {
   const base = pageTitle ?? t('app.title');
-  document.title = missed.length ? `(!) ${missed.join(' · ')} — ${base}` : base;
+  const title = missed.length ? `(!) ${missed.join(' · ')} — ${base}` : base;
+  if (document.title !== title) document.title = title;
 }
 
 /** The page's own tab title; what was missed while the tab was hidden stays in front of it. */

@@ -165,12 +165,13 @@ async def get_analysis(
 async def _start(request: Request, db: Database, match: Match, seat: int, total: int, user: SessionInfo) -> None:
     """Claim the computation within the limits (else 429 or 503 with Retry-After) and start it."""
     settings: Settings = request.app.state.settings
-    quota = Throttle("coach", settings.coach_starts_per_account, settings.coach_window_s)
+    quota = Throttle("coach", settings.coach.coach_starts_per_account, settings.coach.coach_window_s)
     who = user.key
     wait = await quota.retry_after(db, who)
     if wait is not None:
         raise _refused(429, "coach_quota", "you have started as many analyses as you may for now", wait)
-    limits = analyses.Limits(per_account=settings.coach_runs_per_account, running=settings.coach_max_running)
+    coach = settings.coach
+    limits = analyses.Limits(per_account=coach.coach_runs_per_account, running=coach.coach_max_running)
     match_id = match.id
     claimed = await db.write(
         lambda s: analyses.claim(s, match_id, seat, total, account_id=user.account_id, limits=limits)
@@ -186,7 +187,7 @@ async def _start(request: Request, db: Database, match: Match, seat: int, total:
     worlds = getattr(request.app.state, "coach_worlds", DEFAULT_WORLDS)  # tests: fewer deals
     _polled[(match_id, seat)] = time.monotonic()
     _jobs[(match_id, seat)] = asyncio.create_task(
-        _compute(db, executor, worlds, match_input(match), match_id, seat, settings.coach_unpolled_s)
+        _compute(db, executor, worlds, match_input(match), match_id, seat, settings.coach.coach_unpolled_s)
     )
 
 

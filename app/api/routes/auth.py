@@ -67,7 +67,7 @@ async def signup(body: SignupIn, request: Request, response: Response, db: Datab
 
     async def create(session: AsyncSession) -> tuple[int, int | None, str]:
         account = await accounts.create_account(
-            session, name=body.name, password_hash=password_hash, starting_balance=settings.starting_balance
+            session, name=body.name, password_hash=password_hash, starting_balance=settings.security.starting_balance
         )
         # docs/integrity.md: accounts of one device, or of one address within a day, are related.
         await integrity.record_signup_address(session, account_id=account.id, address=address)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from app.api import blocks, notices
 from app.api.deps import CurrentAccount, DatabaseDep, SessionInfo
 from app.api.errors import responses
+from app.api.event_stream import event_stream
 from app.api.limits import PerAddress, address_of
 from app.api.season_clock import clock_of
 from app.api.table_entry import TableCreate, open_table, take_seat
@@ -30,13 +31,14 @@ from app.broker import Broker, BrokerError, Event, Gap
 from app.db import accounts, friends
 from app.db.models import Challenge
 from app.db.session import Database
+from app.event_feed import EventFeed
+from app.tables.answers import facts_of
 from app.tables.commands import Info, Leave
 from app.tables.registry import TableGone, TableRegistry
-from app.tables.spec import Principal
+from app.tables.spec import Principal, TableStatus
 
 router = APIRouter(prefix="/api", tags=["friends"])
 
-NOTICE_KEEPALIVE_S = 15.0
 PRESENCE_EVERY_S = 30.0
 
 PlayerName = Annotated[
@@ -138,8 +140,8 @@ async def _other(db: Database, name: str, me: SessionInfo) -> tuple[int, str]:
 def _throttle(request: Request, kind: str) -> Throttle:
     settings = request.app.state.settings
     if kind == "friend":
-        return Throttle("friend-request", settings.friend_requests_per_hour, 3600.0)
-    return Throttle("challenge", settings.challenges_per_hour, 3600.0)
+        return Throttle("friend-request", settings.friends.friend_requests_per_hour, 3600.0)
+    return Throttle("challenge", settings.friends.challenges_per_hour, 3600.0)
 
 
 async def _admit(request: Request, db: Database, kind: str, me: SessionInfo) -> None:
@@ -190,22 +192,27 @@ async def where_is(registry: TableRegistry, code: str, friend_id: int, viewer: S
     """The live table the friend sits at, as the viewer may see it: a private table's code and name
     only for those seated there and its creator."""
     try:
-        reply = await asyncio.wait_for(
-            registry.call(code, Info(), Principal(key=viewer.key, name=viewer.name, account_id=viewer.account_id)), 2
-        )
+        async with asyncio.timeout(2):
+            reply = await registry.call(
+                code, Info(), Principal(key=viewer.key, name=viewer.name, account_id=viewer.account_id)
+            )
     except (TableGone, TimeoutError, BrokerError):
         return None
-    table = reply.get("table") or {}
-    players = {seat.get("player") for seat in table.get("seats", ())}
+    table = facts_of(reply)
+    if table is None:
+        return None
+    players = {seat["player"] for seat in table["seats"]}
     if f"a:{friend_id}" not in players:
         return None
-    private = bool(table.get("private"))
-    visible = not private or viewer.key in players or table.get("creator") == viewer.key
-    return TableWhere(
-        code=code if visible else None,
-        name=table.get("name") if visible else None,
-        private=private,
-        status=table.get("status", "waiting"),
+    private = table["private"]
+    visible = not private or viewer.key in players or table["creator"] == viewer.key
+    return TableWhere.model_validate(
+        {
+            "code": code if visible else None,
+            "name": table["name"] if visible else None,
+            "private": private,
+            "status": table["status"],
+        }
     )
 
 
@@ -216,7 +223,7 @@ async def close_challenge_table(registry: TableRegistry, row: Challenge) -> None
     with contextlib.suppress(TableGone, TimeoutError, BrokerError):
         await registry.call(row.table_code, Leave(), challenger)
     actor = registry.tables.get(row.table_code)
-    if actor is not None and actor.status == "waiting" and all(seat.kind == "empty" for seat in actor.seats):
+    if actor is not None and actor.status == TableStatus.WAITING and all(seat.kind == "empty" for seat in actor.seats):
         await registry.close_table(row.table_code, "its challenge was declined or withdrawn")
 
 
@@ -364,13 +371,13 @@ async def challenge(
     spec = body.model_copy(update={"private": True})
     created = await open_table(spec, request, user, registry, db)  # checks the balance first
     await take_seat(created.code, request, user, registry, db, None)
-    ttl = timedelta(seconds=request.app.state.settings.challenge_ttl_s)
+    ttl = timedelta(seconds=request.app.state.settings.friends.challenge_ttl_s)
     row = Challenge(
         from_id=me,
         to_id=other,
         table_code=created.code,
         table_name=created.table.name or "",
-        rules=created.table.rules,
+        rules=created.table.rules.model_dump(),
         status="pending",
         created_at=now,
         expires_at=now + ttl,
@@ -450,7 +457,7 @@ async def accept(
     await db.write(lambda session: friends.seen(session, row.to_id, None, table_code=row.table_code))
     out = await _challenge_out(db, accepted, now)
     await notices.tell(registry.broker, row.from_id, "challenge_answered", out.model_dump(by_alias=True, mode="json"))
-    return ChallengeAccepted(challenge=out, code=row.table_code, seat=int(ack.get("seat", 0)))
+    return ChallengeAccepted(challenge=out, code=row.table_code, seat=ack.get("seat", 0) if ack["type"] == "ack" else 0)
 
 
 @router.post(
@@ -531,7 +538,7 @@ async def notice_stream(request: Request, user: CurrentAccount, db: DatabaseDep)
     me = user.account_id
     state = request.app.state
     if not hasattr(state, "notice_streams"):
-        state.notice_streams = PerAddress(state.settings.max_lobby_streams_per_ip)
+        state.notice_streams = PerAddress(state.settings.throttle.max_lobby_streams_per_ip)
     streams: PerAddress = state.notice_streams
     address = address_of(request.client)
     if not streams.take(address):
@@ -546,37 +553,36 @@ async def notice_stream(request: Request, user: CurrentAccount, db: DatabaseDep)
         data = await notice_snapshot(db, user, clock())
         return notices.sse("snapshot", data.model_dump(by_alias=True, mode="json"))
 
-    async def events() -> AsyncIterator[bytes]:
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=256)
+    @contextlib.asynccontextmanager
+    async def feed() -> AsyncIterator[AsyncIterator[bytes]]:
+        reader: EventFeed[bytes | None] = EventFeed()  # None: a fresh snapshot (the broker lost some)
 
         def heard(item: Event) -> None:
             if isinstance(item, Gap):
-                with contextlib.suppress(asyncio.QueueFull):
-                    queue.put_nowait(None)  # resync: a fresh snapshot
+                reader.push(None)
                 return
-            with contextlib.suppress(asyncio.QueueFull, ValueError, KeyError):
+            with contextlib.suppress(ValueError, KeyError):
                 message = orjson.loads(item.data)
-                queue.put_nowait(notices.sse(message["event"], message["data"]))
+                reader.push(notices.sse(message["event"], message["data"]))
+
+        async def texts() -> AsyncIterator[bytes]:
+            await db.write(lambda session: friends.seen(session, me, clock()))
+            yield await snapshot()
+            last_seen = asyncio.get_running_loop().time()
+            async for text in reader.texts():
+                yield await snapshot() if text is None else text
+                loop_now = asyncio.get_running_loop().time()
+                if loop_now - last_seen >= PRESENCE_EVERY_S:
+                    last_seen = loop_now
+                    await db.write(lambda session: friends.seen(session, me, clock()))
 
         try:
             async with broker.subscribe(notices.channel(me)) as sub:
                 sub.set_sink(heard)
-                await db.write(lambda session: friends.seen(session, me, clock()))
-                yield await snapshot()
-                last_seen = asyncio.get_running_loop().time()
-                while True:
-                    try:
-                        text = await asyncio.wait_for(queue.get(), NOTICE_KEEPALIVE_S)
-                    except TimeoutError:
-                        text = b": keep-alive\n\n"
-                    yield await snapshot() if text is None else text
-                    loop_now = asyncio.get_running_loop().time()
-                    if loop_now - last_seen >= PRESENCE_EVERY_S:
-                        last_seen = loop_now
-                        await db.write(lambda session: friends.seen(session, me, clock()))
+                yield texts()
         finally:
-            streams.give_back(address)
+            reader.close()
             with contextlib.suppress(Exception):
                 await asyncio.shield(db.write(lambda session: friends.seen(session, me, None)))
 
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    return event_stream(feed, streams, address)

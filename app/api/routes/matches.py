@@ -8,7 +8,7 @@ in it and admins (everyone else sees ``coin_change`` null and places only).
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, status
 
@@ -18,6 +18,9 @@ from app.api.schemas import FairnessOut, MatchDetail, MatchPage, MatchSummary, R
 from app.db import accounts, ratings
 from app.db import matches as history
 from app.db.models import Match
+
+if TYPE_CHECKING:  # the engine is imported lazily where it runs
+    from app.engine.replay import ReplayViewJson
 
 router = APIRouter(prefix="/api/matches", tags=["matches"])
 
@@ -157,7 +160,7 @@ async def get_match(match_id: MatchId, session: SessionDep, user: OptionalUser) 
     )
 
 
-def build_replay(match: Match) -> list[dict[str, Any]]:
+def build_replay(match: Match) -> list[ReplayViewJson]:
     """The spectator view after the deal and after every action, each with every hand face up (the
     match is over); the final entry also has the hands as dealt and as left at the end."""
     from app.engine import Card, Rules, action_from_json, new_match, replay, replay_views  # lazy: optional
@@ -168,12 +171,9 @@ def build_replay(match: Match) -> list[dict[str, Any]]:
         rules = Rules.from_json(match.rules)
         dealt = new_match(rules, int(match.seed), match.dealer, order)
         final = replay(rules, int(match.seed), match.dealer, [action_from_json(a) for a in match.actions], order)
-        views[-1] = {
-            **views[-1],
-            "revealed_hands": {
-                "dealt": [[str(card) for card in hand] for hand in dealt.hands],
-                "final": [[str(card) for card in hand] for hand in final.hands],
-            },
+        views[-1]["revealed_hands"] = {
+            "dealt": [[str(card) for card in hand] for hand in dealt.hands],
+            "final": [[str(card) for card in hand] for hand in final.hands],
         }
     return views
 
@@ -192,7 +192,7 @@ def build_replay(match: Match) -> list[dict[str, Any]]:
         ),
     },
 )
-async def get_replay(match_id: MatchId, session: SessionDep, user: OptionalUser) -> list[dict[str, Any]]:
+async def get_replay(match_id: MatchId, session: SessionDep, user: OptionalUser) -> list[ReplayViewJson]:
     match = await _load(session, match_id, user)
     try:
         return await asyncio.to_thread(build_replay, match)

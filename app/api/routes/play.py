@@ -25,7 +25,7 @@ from app.api.table_calls import principal_of
 from app.api.table_connection import Connection
 from app.api.token_bucket import TokenBucket
 from app.metrics import CONNECTIONS
-from app.tables.registry import TableClosed, TableGone, TableRegistry
+from app.tables.registry import StoreUnreachable, TableClosed, TableGone, TableRegistry
 from app.tables.spec import Principal
 
 log = logging.getLogger("durak.play")
@@ -73,6 +73,8 @@ async def table_socket(websocket: WebSocket, code: str, receive: Receive, send: 
             await websocket.accept()
             if isinstance(gone, TableClosed):
                 await websocket.close(code=4010, reason="table closed (idle or finished); see the match history")
+            elif isinstance(gone, StoreUnreachable):  # the client reconnects (backoff), as after 1012
+                await websocket.close(code=1013, reason="the table store does not answer; try again shortly")
             else:
                 await websocket.close(code=4004, reason="no table with that code")
             return
@@ -110,7 +112,8 @@ async def _serve(
     state = websocket.app.state
     settings = state.settings
     connection = Connection(websocket, receive, send, registry, table_code, principal, conn)
-    connection.bucket = TokenBucket(settings.ws_burst, settings.ws_rate_per_s, table_connection.rate_clock)
+    throttle = settings.throttle
+    connection.bucket = TokenBucket(throttle.ws_burst, throttle.ws_rate_per_s, table_connection.rate_clock)
     connections: set[Connection] = state.connections
     connections.add(connection)
     CONNECTIONS.inc()

@@ -73,7 +73,7 @@ async def push_key(request: Request) -> PushKey:
 async def add_subscription(body: SubscriptionIn, request: Request, user: CurrentAccount, db: DatabaseDep) -> Subscribed:
     sender = _sender(request)
     settings = request.app.state.settings
-    why = endpoint_refusal(body.endpoint, settings.push_hosts, settings.push_allow_http)
+    why = endpoint_refusal(body.endpoint, settings.push.push_hosts, settings.push.push_allow_http)
     if why is not None:
         raise _invalid("endpoint", why)
     why = key_refusal(body.keys.p256dh.rstrip("="), body.keys.auth.rstrip("="))

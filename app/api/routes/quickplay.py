@@ -37,9 +37,11 @@ from app.db.accounts import name_problem
 from app.db.session import Database
 from app.engine import Rules, RulesError
 from app.tables.actor import TableActor
+from app.tables.answers import AckAnswer, Answer, facts_of
 from app.tables.commands import AddBot, Info, Join
+from app.tables.opening import LIVE
 from app.tables.registry import TableGone, TableRegistry, TooMany
-from app.tables.spec import Principal, TableSpec
+from app.tables.spec import Principal, SeatRating, TableSpec, TableStatus
 
 router = APIRouter(prefix="/api/quickplay", tags=["quickplay"])
 
@@ -145,7 +147,7 @@ def _lock_for(registry: TableRegistry, key: PreferenceKey) -> asyncio.Lock:
     return lock
 
 
-async def _rating_of(db: Database, user: SessionInfo) -> dict[str, Any] | None:
+async def _rating_of(db: Database, user: SessionInfo) -> SeatRating | None:
     if user.account_id is None:
         return None
     async with db.session() as session:
@@ -192,16 +194,16 @@ async def _join(
     registry: TableRegistry,
     code: str,
     user: SessionInfo,
-    rating: dict[str, Any] | None,
+    rating: SeatRating | None,
     client_seed: str | None = None,
-) -> dict[str, Any]:
+) -> Answer:
     """Sit down at ``code``; with ``client_seed``, as the seed for the table's current commitment
     (drawn before this request: the table was open and waiting already)."""
     try:
         if client_seed is None:
             return await registry.call(code, Join(seat=None, rating=rating), principal_of(user))
-        facts = (await registry.call(code, Info(), principal_of(user))).get("table") or {}
-        commitment = (facts.get("fairness") or {}).get("commitment")
+        facts = facts_of(await registry.call(code, Info(), principal_of(user)))
+        commitment = facts["fairness"]["commitment"] if facts is not None else None
         join = Join(None, rating, client_seed=client_seed.lower(), commitment=commitment)
         return await registry.call(code, join, principal_of(user))
     except (TimeoutError, TableGone):
@@ -215,7 +217,9 @@ async def _answer(
         reply = await registry.call(code, Info(), principal_of(user))
     except (TimeoutError, TableGone):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time") from None
-    table = reply["table"]
+    table = facts_of(reply)
+    if table is None:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer its info")
     seat = next((row["seat"] for row in table["seats"] if row["player"] == user.key), None)
     if seat is None:  # left again in the meantime
         raise HTTPException(status.HTTP_409_CONFLICT, detail="not_seated: you left the table meanwhile")
@@ -256,11 +260,11 @@ async def quickplay(
         # carry no player keys; at a waiting table of another process the join below answers
         # already_seated.)
         for actor in sorted(registry.tables.values(), key=lambda actor: actor.created):
-            listed = not actor.spec.private and actor.status in ("waiting", "playing")
+            listed = not actor.spec.private and actor.status in LIVE
             if listed and actor.seating.seat_of(me) is not None and body.matches(actor.rules.to_json()):
                 return await _answer(registry, actor.code, user, False, db, made_guest)
         for row in lobby:
-            if row["status"] != "waiting" or row["free_seats"] <= 0 or not body.matches(row["rules"]):
+            if row["status"] != TableStatus.WAITING or row["free_seats"] <= 0 or not body.matches(row["rules"]):
                 continue
             reply = await _join(registry, row["code"], user, rating, body.client_seed)
             if reply.get("type") == "ack" or reply.get("code") == "already_seated":
@@ -330,7 +334,7 @@ async def play_a_bot(
 
 @router.get("/settings", responses={200: {"description": "What the web client's searching state needs."}})
 async def quickplay_settings(settings: SettingsDep) -> QuickPlaySettings:
-    return QuickPlaySettings(bot_offer_after_s=settings.quickplay_bot_offer_s)
+    return QuickPlaySettings(bot_offer_after_s=settings.client.quickplay_bot_offer_s)
 
 
 @router.post(
@@ -345,20 +349,19 @@ async def quickplay_settings(settings: SettingsDep) -> QuickPlaySettings:
         422: {"description": "Bad level."},
     },
 )
-async def fill_with_bots(
-    code: str, user: CurrentUser, registry: RegistryDep, body: BotFill | None = None
-) -> dict[str, Any]:
+async def fill_with_bots(code: str, user: CurrentUser, registry: RegistryDep, body: BotFill | None = None) -> AckAnswer:
     """Nobody came: fill the empty seats of the table the caller waits at with bots. For a player
     seated at a waiting free table who opened it or sits there without another person (a table he
     found empty); bots join as the creator's (rule book: the creator seats bots). A person who sits
     down meanwhile keeps his seat: the bots take what is left."""
     body = body or BotFill()
-    reply = await table_call(registry, code, Info(), user)
-    table: dict[str, Any] = reply["table"]
+    table = facts_of(await table_call(registry, code, Info(), user))
+    if table is None:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer its info")
     mine = [row for row in table["seats"] if row["player"] == user.key]
     if not mine:
         raise HTTPException(status.HTTP_409_CONFLICT, detail="not_seated: you are not seated at this table")
-    if table["status"] != "waiting":
+    if table["status"] != TableStatus.WAITING:
         raise HTTPException(status.HTTP_409_CONFLICT, detail="match_running: the table is not waiting for players")
     if int(table["rules"]["stake"]) > 0:
         raise HTTPException(status.HTTP_409_CONFLICT, detail="bots_free_tables_only: bots play free tables only")
@@ -368,17 +371,17 @@ async def fill_with_bots(
             status.HTTP_403_FORBIDDEN, detail="not_creator: other players sit here; only the creator seats bots"
         )
     creator = Principal(key=table["creator"], name=user.name)
-    last: dict[str, Any] = {"type": "ack", "version": table["version"]}
+    last: AckAnswer = {"type": "ack", "version": table["version"]}
     for row in table["seats"]:
         if row["kind"] != "empty":
             continue
         try:
-            answer = await registry.call(table["code"], AddBot(seat=row["seat"], level=body.level), creator)
+            answer = await registry.call(table["code"] or code, AddBot(seat=row["seat"], level=body.level), creator)
         except (TimeoutError, TableGone):
             raise HTTPException(
                 status.HTTP_503_SERVICE_UNAVAILABLE, detail="the table did not answer in time"
             ) from None
-        if answer.get("type") == "ack":
+        if answer["type"] == "ack":
             last = {"type": "ack", "version": answer["version"]}
         elif answer.get("code") not in ("seat_taken", "table_full", "match_running"):
             raise HTTPException(status.HTTP_409_CONFLICT, detail=f"{answer.get('code')}: {answer.get('message')}")

@@ -3,8 +3,7 @@ feed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 from fastapi.responses import StreamingResponse
@@ -14,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.deps import CurrentUser, DatabaseDep, RegistryDep
 from app.api.errors import responses
+from app.api.event_stream import event_stream
 from app.api.limits import PerAddress, address_of
 from app.api.schemas import (
     LobbyPage,
@@ -36,16 +36,19 @@ from app.api.throttle import AuthThrottles, client_address, retry_later
 from app.broker import BrokerError
 from app.db.models import ChatReport
 from app.engine import PRESET_LABELS
+from app.event_feed import KEEPALIVE_S
 from app.tables import chat
+from app.tables.answers import Answer
 from app.tables.commands import AddBot, Leave, Ready, Rematch, RemoveBot, Start
+from app.tables.opening import LIVE
 from app.tables.registry import TableGone, lobby_row
+from app.tables.spec import TableStatus
 
 router = APIRouter(prefix="/api", tags=["tables"])
 
 BOT_TABLES = "`too_many_bot_tables`: you have the limit of matches of bots only running."
 LOBBY_PAGE_MAX = 100  # tables in one page of GET /api/tables
 MAX_LIVE_TABLES = 10_000_000  # far more tables than one server holds: the lobby's largest offset
-LOBBY_KEEPALIVE_S = 15.0  # a comment line on a quiet lobby feed (finds clients that are gone)
 # At most two writes a second per lobby feed: the first change after a quiet spell goes out at once,
 # a wave of changes (many matches ending) in one text per half second (docs/performance.md).
 LOBBY_FEED_INTERVAL_S = 0.5
@@ -131,17 +134,11 @@ async def my_tables(user: CurrentUser, registry: RegistryDep) -> MyTables:
     for actor in sorted(registry.tables.values(), key=lambda actor: -actor.created):
         seat = actor.seating.seat_of(principal_of(user))
         mine = actor.spec.creator.key == user.key
-        if actor.status not in ("waiting", "playing") or (seat is None and not mine):
+        if actor.status not in LIVE or (seat is None and not mine):
             continue
         row = lobby_row(actor)
-        rows.append(
-            MyTable(
-                **row,
-                private=actor.spec.private,
-                creator=mine,
-                seat=None if seat is None else seat.seat,
-            )
-        )
+        yours = {"private": actor.spec.private, "creator": mine, "seat": None if seat is None else seat.seat}
+        rows.append(MyTable.model_validate({**row, **yours}))
     return MyTables(tables=rows, waiting_limit=registry.table_limits.waiting_per_account)
 
 
@@ -169,7 +166,7 @@ async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> No
         )
     if actor.spec.creator.key != user.key:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="not_creator: only the table's creator may close it")
-    if actor.status != "waiting":
+    if actor.status != TableStatus.WAITING:
         raise HTTPException(
             status.HTTP_409_CONFLICT, detail="match_running: only a table waiting for players can be closed"
         )
@@ -182,15 +179,14 @@ async def close_table(code: str, user: CurrentUser, registry: RegistryDep) -> No
     response_model_exclude_unset=True,
     responses=responses(404, 410, 503),
 )
-async def table_info(code: str, registry: RegistryDep) -> dict[str, Any]:
+async def table_info(code: str, registry: RegistryDep) -> dict[str, object]:
     reply = await info_reply(registry, code, None)
-    table: dict[str, Any] = reply["table"]
     _, watch_only = await registry.resolve(code)
-    table["watch_only"] = watch_only
+    table: dict[str, object] = {**reply["table"], "watch_only": watch_only}  # as TableWithLinks
     if watch_only:
         table["code"] = None  # a spectator link never reveals the invite code
     else:
-        table["watch_code"] = reply.get("watch_code")
+        table["watch_code"] = reply["watch_code"]
     return table
 
 
@@ -210,12 +206,12 @@ async def join_table(
     registry: RegistryDep,
     db: DatabaseDep,
     body: SeatRequest | None = None,
-) -> dict[str, Any]:
+) -> Answer:
     return await take_seat(code, request, user, registry, db, body)
 
 
 @router.post("/tables/{code}/leave", response_model=TableAck, responses=responses(401, 403, 404, 409, 410, 503))
-async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> Answer:
     return await table_call(registry, code, Leave(), user)
 
 
@@ -228,7 +224,7 @@ async def leave_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
         422: {"description": "Bad seat or level."},
     },
 )
-async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def add_bot(code: str, body: BotRequest, user: CurrentUser, registry: RegistryDep) -> Answer:
     check_bot_table(registry, code, user)
     return await table_call(registry, code, AddBot(body.level, body.seat), user)
 
@@ -243,7 +239,7 @@ async def remove_bot(
     seat: Annotated[int, Path(ge=0, le=5, description="The bot's seat.")],
     user: CurrentUser,
     registry: RegistryDep,
-) -> dict[str, Any]:
+) -> Answer:
     return await table_call(registry, code, RemoveBot(seat), user)
 
 
@@ -255,7 +251,7 @@ async def remove_bot(
         **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
     },
 )
-async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> Answer:
     check_bot_table(registry, code, user)
     return await table_call(registry, code, Start(), user)
 
@@ -268,7 +264,7 @@ async def start_table(code: str, user: CurrentUser, registry: RegistryDep) -> di
         **responses(401, 403, 404, 409, 410, 429, 503, r429=BOT_TABLES),
     },
 )
-async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> Answer:
     check_bot_table(registry, code, user)
     return await table_call(registry, code, Rematch(), user)
 
@@ -281,7 +277,7 @@ async def rematch(code: str, user: CurrentUser, registry: RegistryDep) -> dict[s
         **responses(401, 403, 404, 409, 410, 503),
     },
 )
-async def ready(code: str, user: CurrentUser, registry: RegistryDep) -> dict[str, Any]:
+async def ready(code: str, user: CurrentUser, registry: RegistryDep) -> Answer:
     """Before a staked match (docs/protocol.md, "Ready check"): the match starts once every human
     seated is connected to the table and has confirmed. 409 `no_ready_check`, `not_connected`
     (no open connection to the table), `not_seated`."""
@@ -309,19 +305,13 @@ async def lobby_stream(request: Request, registry: RegistryDep) -> StreamingResp
             detail=f"too_many_streams: your address has {streams.limit} lobby feeds open already; close one",
         )
 
-    async def events() -> AsyncIterator[bytes]:
-        try:
-            # The events since the last write in one text: a viewer costs the server at most two
-            # writes a second, not one per lobby flush (ten a second) or per table that changed.
-            async with registry.lobby_feed(
-                keepalive_s=LOBBY_KEEPALIVE_S, joined=True, min_interval_s=LOBBY_FEED_INTERVAL_S
-            ) as feed:
-                async for text in feed:
-                    yield text
-        finally:
-            streams.give_back(address)
-
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    # The events since the last write in one text: a viewer costs the server at most two writes a
+    # second, not one per lobby flush (ten a second) or per table that changed.
+    return event_stream(
+        lambda: registry.lobby_feed(keepalive_s=KEEPALIVE_S, joined=True, min_interval_s=LOBBY_FEED_INTERVAL_S),
+        streams,
+        address,
+    )
 
 
 @router.post(
@@ -348,7 +338,7 @@ async def report_player(
     """Report a player at the table (by invite or spectator code): a seated player, or anyone whose
     line is among the table's recent chat lines."""
     reply = await info_reply(registry, code, user)
-    table: dict[str, Any] = reply["table"]
+    table = reply["table"]
     table_code, _ = await registry.resolve(code)
     reporter = principal_of(user)
     if body.player == reporter.key:
@@ -357,8 +347,8 @@ async def report_player(
         lines = [chat.public(line) for line in await chat.history(registry.broker, table_code)]
     except (BrokerError, OSError):
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail="the chat is unreachable right now") from None
-    names = {line["from"]["player"]: line["from"]["name"] for line in lines}
-    names |= {seat["player"]: seat["name"] for seat in table["seats"] if seat.get("player")}
+    names: dict[str, str | None] = {line["from"]["player"]: line["from"]["name"] for line in lines}
+    names |= {player: seat["name"] for seat in table["seats"] if (player := seat["player"])}
     if body.player not in names:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail="nobody with that key plays or chats at this table")
     reported = select(ChatReport.id).where(

@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from app import push
 from app.api.deps import CurrentAccount, CurrentUser, DatabaseDep, OptionalUser, SettingsDep
 from app.api.errors import responses
+from app.api.event_stream import event_stream
 from app.api.limits import PerAddress, address_of
 from app.api.schemas import RequestBody
 from app.db import integrity
@@ -26,9 +27,8 @@ from app.db import tournaments as store
 from app.db.errors import InsufficientFunds, NoWallet
 from app.db.models import Account, Tournament
 from app.engine import Rules, RulesError
-from app.integrity_policy import IntegrityRules
 from app.tables.registry import TableRegistry
-from app.tournaments.runner import ArenaHooks, ArenaRunner, ArenaSettings, describe
+from app.tournaments.runner import ArenaHooks, ArenaRunner, describe
 
 router = APIRouter(prefix="/api/tournaments", tags=["tournaments"])
 
@@ -67,8 +67,8 @@ async def arena_running(app: FastAPI, registry: TableRegistry, hooks: ArenaHooks
     runner = ArenaRunner(
         state.db,
         registry,
-        ArenaSettings.from_settings(settings),
-        integrity_rules=IntegrityRules.from_settings(settings),
+        settings.tournaments,
+        integrity_rules=settings.integrity,
         clock=clock,
         notify=notify,
     )
@@ -232,7 +232,7 @@ async def create_tournament(
         entry_fee=body.entry_fee,
         starts_at=body.start(),
         duration_s=body.duration_min * 60,
-        bot_after_s=settings.tournament_bot_after_s if body.bot_after_s is None else body.bot_after_s,
+        bot_after_s=settings.tournaments.default_bot_after_s if body.bot_after_s is None else body.bot_after_s,
         created_by=user.account_id,
         official=user.is_admin,
     )
@@ -244,10 +244,11 @@ async def create_tournament(
                 .select_from(Tournament)
                 .where(Tournament.created_by == user.account_id, Tournament.status.in_(("scheduled", "running")))
             )
-            if int(mine or 0) >= settings.tournaments_per_player:
+            if int(mine or 0) >= settings.tournaments.tournaments_per_player:
                 raise store.TournamentError(
                     "too_many_tournaments",
-                    f"you have {mine} tournaments scheduled or running; at most {settings.tournaments_per_player}",
+                    f"you have {mine} tournaments scheduled or running; "
+                    f"at most {settings.tournaments.tournaments_per_player}",
                     429,
                 )
         return await store.create(session, new)
@@ -343,7 +344,7 @@ async def join_tournament(
                 account_id=account_id,
                 others=[],
                 stake=tournament.entry_fee,
-                rules=IntegrityRules.from_settings(settings),
+                rules=settings.integrity,
                 now=now,
             )
             if refusal is not None:
@@ -445,16 +446,7 @@ async def tournament_events(
     if not streams.take(address):
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail="too_many_streams: close a feed first")
     account_id = user.account_id if user is not None else None
-
-    async def events() -> AsyncIterator[bytes]:
-        try:
-            async with runner.feed(tournament_id, account_id) as feed:
-                async for text in feed:
-                    yield text
-        finally:
-            streams.give_back(address)
-
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    return event_stream(lambda: runner.feed(tournament_id, account_id), streams, address)
 
 
 class ArenaMatchOut(BaseModel):

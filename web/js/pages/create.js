@@ -47,11 +47,16 @@ export function mount(root) {
   let created = null;
   let busy = false;
   let tooMany = false; // the last try was refused for too many waiting tables: a way to them
+  let gone = false; // another page took the screen: a late answer draws nothing
 
   get('/api/presets')
     .then((list) => {
+      if (gone) return;
       presets = list;
-      render();
+      // Only the presets' picker: the rest of the form stays as it is being filled.
+      const picker = root.querySelector('#create-form .presets');
+      if (picker) picker.replaceWith(presetPicker());
+      else render();
     })
     .catch(() => {});
 
@@ -280,6 +285,7 @@ export function mount(root) {
 
   /** Re-render keeping keyboard focus on the same control (by name, and value for radios). */
   function render() {
+    if (gone) return;
     const active = document.activeElement;
     const name = active && root.contains(active) ? active.getAttribute('name') : null;
     const value = name && active.type === 'radio' ? active.value : null;
@@ -333,6 +339,9 @@ export function mount(root) {
       'aria-labelledby': 'label-stake',
       'aria-describedby': 'err-stake',
       max: me && me.kind === 'account' ? String(me.balance ?? 0) : null,
+      oninput: (event) => {
+        state.stake = Math.max(0, Math.floor(Number(event.target.value) || 0)); // kept over a redraw
+      },
       onchange: (event) => {
         set({ stake: Math.max(0, Math.floor(Number(event.target.value) || 0)) });
         const problem = stakeProblem(); // said at once, not only when the form is sent
@@ -401,7 +410,22 @@ export function mount(root) {
     );
   }
 
+  /** The same player's coins changed: the stake's limit and hint, in place (the form stays as typed). */
+  function coinsChanged(me) {
+    const stake = root.querySelector('input[name=stake]');
+    if (!stake || !me || me.kind !== 'account') return;
+    stake.max = String(me.balance ?? 0);
+    const hint = root.querySelector('[data-field=stake] .hint');
+    if (hint) hint.textContent = `${t('create.stake_hint')} ${t('create.balance_hint', { coins: formatNumber(me.balance ?? 0) })}`;
+  }
+
   render();
-  const off = onUserChange(() => render());
-  return { relabel: render, unmount: off };
+  const off = onUserChange((me, change) => (change.signIn ? render() : coinsChanged(me)));
+  return {
+    relabel: render,
+    unmount: () => {
+      gone = true;
+      off();
+    },
+  };
 }

@@ -19,6 +19,7 @@ export function mount(root) {
   let push = 'off';
   let outgoing = [];
   let timer = null;
+  let gone = false; // another page took the screen: a late answer draws nothing
   const stopNotices = onNotices(() => render());
 
   async function load() {
@@ -69,7 +70,15 @@ export function mount(root) {
     );
   }
 
+  let challengeEl = null; // {name, form}: the open challenge form, kept across redraws (its choices stay)
+
   function challengeForm(friend) {
+    if (challengeEl && challengeEl.name === friend.name) return challengeEl.form;
+    challengeEl = { name: friend.name, form: newChallengeForm(friend) };
+    return challengeEl.form;
+  }
+
+  function newChallengeForm(friend) {
     const field = (label, control) => h('label', { class: 'field' }, h('span', { text: label }), control);
     const select = (name, options, value) => h('select', { name }, options.map(([v, text]) => h('option', { value: String(v), selected: String(v) === String(value), text })));
     const me = currentUser();
@@ -172,7 +181,14 @@ export function mount(root) {
     return h('section', { class: 'panel' }, h('h2', { text: title }), items.length ? h('ul', { class: 'friend-list', id }, items) : h('p', { class: 'muted', text: empty }));
   }
 
+  let drawnKey = null; // what the page shows: the same again draws nothing (a tap is never lost to a rebuilt row)
+
   function render() {
+    if (gone) return; // another page took the screen: a late answer draws nothing
+    const me = currentUser();
+    const key = JSON.stringify([openChallenges(), error, data, push, challenging, me && me.balance]);
+    if (key === drawnKey && root.querySelector('.friends-page')) return;
+    drawnKey = key;
     const body = [];
     const incoming = openChallenges();
     if (incoming.length) {
@@ -219,7 +235,12 @@ export function mount(root) {
   const me = currentUser();
   if (!me || me.kind !== 'account') {
     root.replaceChildren(h('div', { class: 'page friends-page' }, h('h1', { text: t('friends.title') }), h('p', { class: 'panel muted', text: t('friends.accounts_only') }), h('a', { class: 'btn primary', href: '/#/login', text: t('header.login') })));
-    return { unmount: stopNotices };
+    return {
+      unmount: () => {
+        gone = true;
+        stopNotices();
+      },
+    };
   }
   render();
   load();
@@ -227,8 +248,18 @@ export function mount(root) {
   pushState().then((state) => { push = state; render(); }).catch(() => {});
   timer = setInterval(() => { if (document.visibilityState === 'visible') load(); }, REFRESH_MS);
   return {
-    relabel: render,
+    relabel: () => {
+      addFormEl = null; // new words: built again (a name being typed is carried over)
+      const typed = root.querySelector('#friend-name');
+      const value = typed ? typed.value : '';
+      challengeEl = null;
+      drawnKey = null;
+      render();
+      const again = root.querySelector('#friend-name');
+      if (again) again.value = value;
+    },
     unmount: () => {
+      gone = true;
       clearInterval(timer);
       stopNotices();
       setTimeout(renderBox, 0); // the corner box again on the other pages

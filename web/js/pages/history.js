@@ -5,7 +5,7 @@ import { formatDate, formatSigned, t } from '../i18n.js';
 import { pager } from '../pager.js';
 import { rulesChips } from '../rules.js';
 import { namesWithBadges } from '../table/render.js';
-import { currentUser, onUserChange } from '../session.js';
+import { currentUser, onSignInChange } from '../session.js';
 
 const PAGE_SIZE = 20;
 
@@ -68,6 +68,7 @@ export function mount(root) {
   }
 
   function render() {
+    if (gone) return; // another page took the screen: a late answer draws nothing
     const me = currentUser();
     const body = [];
     if (!me || me.kind !== 'account') {
@@ -98,8 +99,15 @@ export function mount(root) {
     root.replaceChildren(h('div', { class: 'page' }, h('h1', { text: t('history.title') }), h('section', { class: 'panel' }, body)));
   }
 
+  let gone = false;
   render();
   load();
-  const off = onUserChange(() => load());
-  return { relabel: render, unmount: off };
+  const off = onSignInChange(() => load());
+  return {
+    relabel: render,
+    unmount: () => {
+      gone = true;
+      off();
+    },
+  };
 }

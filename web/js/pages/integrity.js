@@ -10,7 +10,7 @@ import { ApiError, errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, formatSigned, t } from '../i18n.js';
 import { pager } from '../pager.js';
-import { currentUser, onUserChange, refreshMe } from '../session.js';
+import { currentUser, onSignInChange, refreshMe } from '../session.js';
 import { toast } from '../toast.js';
 
 const PAGE_SIZE = 10;
@@ -485,6 +485,7 @@ export function mount(root, params = {}) {
   }
 
   function render() {
+    if (gone) return; // another page took the screen: a late answer draws nothing
     const me = currentUser();
     if (!me || !me.is_admin) {
       root.replaceChildren(h('div', { class: 'page narrow' }, h('h1', { text: t('admin.title') }), h('p', { class: 'notice', text: t('admin.only') })));
@@ -512,12 +513,13 @@ export function mount(root, params = {}) {
     );
   }
 
+  let gone = false;
   render();
   load();
   // The session is looked at again every 20 s: redraw only when being an admin changed (a redraw
   // would take the focus from a note being typed).
   let admin = Boolean(currentUser() && currentUser().is_admin);
-  const off = onUserChange((me) => {
+  const off = onSignInChange((me) => {
     const now = Boolean(me && me.is_admin);
     if (now === admin) return;
     admin = now;
@@ -526,5 +528,11 @@ export function mount(root, params = {}) {
     render();
     load();
   });
-  return { relabel: render, unmount: off };
+  return {
+    relabel: render,
+    unmount: () => {
+      gone = true;
+      off();
+    },
+  };
 }

@@ -108,6 +108,7 @@ export function mount(root, params = {}) {
   }
 
   function render() {
+    if (gone) return; // another page took the screen: a late answer draws nothing
     const body = [];
     if (error) body.push(h('p', { class: 'form-error', role: 'alert', text: error }));
     else if (!data) body.push(h('p', { class: 'muted', text: t('common.loading') }));
@@ -126,7 +127,8 @@ export function mount(root, params = {}) {
     );
   }
 
+  let gone = false;
   render();
   load();
-  return { relabel: render };
+  return { relabel: render, unmount: () => { gone = true; } };
 }

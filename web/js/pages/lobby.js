@@ -13,7 +13,7 @@ import { ratingText } from '../rating.js';
 import { rulesChips } from '../rules.js';
 import { namesWithBadges } from '../table/render.js';
 import { tableTitle } from '../table/describe.js';
-import { currentUser, onUserChange, refreshMe, suggestedGuestName } from '../session.js';
+import { currentUser, onSignInChange, onUserChange, signInChanged, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { joinRefusal, startSearch } from '../playflow.js';
 
@@ -257,9 +257,14 @@ export function mount(root) {
   const mine = myTables();
   render();
   connect();
-  const off = onUserChange(() => {
+  // Another player: the whole page (his tables, his forms). His coins only: the Join buttons he can
+  // afford; the forms (the sign-in panel, the preferences, the filters) keep what was typed.
+  const offSignIn = onSignInChange(() => {
     mine.reload();
     render();
+  });
+  const offCoins = onUserChange((me, change) => {
+    if (!change.signIn) renderList();
   });
   return {
     relabel() {
@@ -267,7 +272,8 @@ export function mount(root) {
       render();
     },
     unmount() {
-      off();
+      offSignIn();
+      offCoins();
       mine.stop();
       clearTimeout(retry);
       if (source) source.close();
@@ -456,7 +462,7 @@ function playNowSection({ onTooMany }) {
     try {
       // Signed out: the server makes a guest on the spot, named in the page's language.
       const answer = await post(path, signedOut ? { ...body, guest_name: suggestedGuestName(t('auth.guest_name_prefix')) } : body);
-      if (answer.guest) refreshMe(); // the header shows the new guest
+      if (answer.guest) signInChanged(); // the header shows the new guest
       if (path === '/api/quickplay' && answer.table.status === 'waiting') startSearch(answer.code);
       await page.catch(() => null);
       navigate(`/t/${encodeURIComponent(answer.code)}`);
@@ -568,7 +574,7 @@ function guestLine(me) {
         error.textContent = '';
         try {
           await post('/api/auth/guest/name', { name: input.value.trim() });
-          await refreshMe(); // the lobby and the header redraw with the new name
+          await signInChanged(); // the lobby and the header redraw with the new name
         } catch (failure) {
           const fields = failure.fieldErrors ? failure.fieldErrors() : {};
           error.textContent = fields.name ? t('auth.bad_name') : failure.status === 409 ? t('auth.name_taken') : errorText(failure);

@@ -122,6 +122,7 @@ export function mount(root, params) {
   }
 
   function render() {
+    if (gone) return; // another page took the screen: a late answer draws nothing
     const body = [];
     if (error) body.push(h('p', { class: 'form-error', role: 'alert', text: error }));
     else if (!data) body.push(h('p', { class: 'muted', text: t('common.loading') }));
@@ -195,11 +196,21 @@ export function mount(root, params) {
     const me = currentUser();
     const mine = Boolean(me && me.kind === 'account' && me.name === (data ? data.name : name));
     root.replaceChildren(
-      h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), mine ? integritySlot() : null, body, mine && data ? passwordPanel() : null),
+      h('div', { class: 'page profile' }, h('h1', { id: 'profile-name', text: data ? data.name : name }), mine ? integritySlot() : null, body, mine && data ? (password = password || passwordPanel()) : null),
     );
   }
 
+  let gone = false;
+  let password = null; // the change-password form, built once: a late answer keeps what was typed
   render();
   load();
-  return { relabel: render };
+  return {
+    relabel: () => {
+      password = null;
+      render();
+    },
+    unmount: () => {
+      gone = true;
+    },
+  };
 }

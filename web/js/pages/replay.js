@@ -258,6 +258,7 @@ export function mount(root, { id, verify = false }) {
   }
 
   function render() {
+    if (gone) return; // another page took the screen: a late answer draws nothing
     const page = h('div', { class: 'page replay-page', id: 'replay' });
     if (error) append(page, [h('h1', { text: t('replay.title') }), h('p', { class: 'form-error', role: 'alert', text: error })]);
     else if (!views) append(page, [h('h1', { text: t('replay.title') }), h('p', { class: 'muted', text: t('common.loading') })]);
@@ -323,10 +324,12 @@ export function mount(root, { id, verify = false }) {
     if (event.key === 'ArrowLeft') go(step - 1);
   };
   document.addEventListener('keydown', keys);
+  let gone = false;
   render();
   return {
     relabel: render,
     unmount() {
+      gone = true;
       document.removeEventListener('keydown', keys);
       clearInterval(playing);
       clearTimeout(coach.timer);

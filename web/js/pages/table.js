@@ -12,7 +12,7 @@ import { setSlimHeader } from '../header.js';
 import { formatNumber, t } from '../i18n.js';
 import { refusalText } from '../integrity.js';
 import { navigate } from '../main.js';
-import { currentUser, onUserChange, playAsGuest, refreshMe, suggestedGuestName } from '../session.js';
+import { currentUser, onSignInChange, playAsGuest, refreshMe, signInChanged, suggestedGuestName } from '../session.js';
 import { toast } from '../toast.js';
 import { deadlineNoteText, infoLine, pairsArea, pilesRow } from '../table/area.js';
 import { fairnessLine, newSeedState, seedFor, sendClientSeed } from '../table/fairline.js';
@@ -191,14 +191,15 @@ export function mount(root, { code, watch }) {
     (before, keys) => {
       feltAttributes();
       if (keys.has('busy') || keys.has('conn')) busyButtons();
-      // A new drawing of the log shows its newest line (only then: reading its height lays the page out).
-      if (log.el.dataset.draws !== logDrawn) {
+      tick(); // before anything reads the layout: the page is laid out once, with the clocks set
+      // A new drawing of the open log shows its newest line (only then: reading its height lays the
+      // page out; a folded log is drawn again when it opens).
+      if (log.el.dataset.draws !== logDrawn && st.logOpen) {
         logDrawn = log.el.dataset.draws;
         const logList = container.querySelector('#log');
         if (logList) logList.scrollTop = logList.scrollHeight;
       }
       if (before) container.dataset.flights = String(animateChange(container, before, st.events, st.seat));
-      tick();
     },
   );
 
@@ -295,7 +296,7 @@ export function mount(root, { code, watch }) {
       case 'bye':
         if (message.code === 'signed_out') {
           toast(t('table.signed_out'), 'info');
-          refreshMe(); // the header then shows the signed-out state
+          signInChanged(); // the header then shows the signed-out state
         } else if (message.code === 'shutdown') {
           toast(t('table.server_restarting'), 'info');
         } else {
@@ -636,7 +637,7 @@ export function mount(root, { code, watch }) {
     return me ? `${me.kind}:${me.name}` : '';
   };
   let lastUser = userKey();
-  const offUser = onUserChange(() => {
+  const offUser = onSignInChange(() => {
     const key = userKey();
     if (key === lastUser) return;
     lastUser = key;

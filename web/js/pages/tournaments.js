@@ -6,7 +6,7 @@ import { errorText, get, post } from '../api.js';
 import { h } from '../dom.js';
 import { formatDate, formatNumber, t } from '../i18n.js';
 import { rulesChips } from '../rules.js';
-import { currentUser } from '../session.js';
+import { currentUser, onSignInChange } from '../session.js';
 import { toast } from '../toast.js';
 
 function clockText(ms) {
@@ -41,14 +41,19 @@ function mountList(root) {
   let error = '';
   let skew = 0; // server clock - this clock
   let formOpen = false;
+  let form = null; // the schedule form, built once when opened: a refresh of the list keeps what was typed
+  let gone = false; // another page took the screen: a late answer draws nothing
   const ticker = setInterval(() => tick(), 1000);
 
   async function load() {
     try {
-      data = await get('/api/tournaments');
+      const answer = await get('/api/tournaments');
+      if (gone) return;
+      data = answer;
       skew = Date.parse(data.server_time) - Date.now();
       error = '';
     } catch (failure) {
+      if (gone) return;
       error = errorText(failure);
     }
     render();
@@ -82,14 +87,14 @@ function mountList(root) {
     const soon = new Date(Date.now() + 10 * 60000);
     soon.setSeconds(0, 0);
     const local = new Date(soon.getTime() - soon.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-    const form = h(
+    const made = h(
       'form',
       {
         class: 'panel tournament-form',
         id: 'tournament-form',
         onsubmit: async (event) => {
           event.preventDefault();
-          const f = new FormData(form);
+          const f = new FormData(made);
           const body = {
             name: String(f.get('name')).trim(),
             seats: Number(f.get('seats')),
@@ -114,29 +119,68 @@ function mountList(root) {
       me && me.is_admin ? field(t('tournaments.entry_fee'), h('input', { name: 'entry_fee', type: 'number', min: 0, value: 0 })) : h('p', { class: 'muted', text: t('tournaments.players_free_only') }),
       h('button', { type: 'submit', class: 'btn primary', text: t('tournaments.schedule') }),
     );
-    return form;
+    return made;
+  }
+
+  /** A new schedule form with the values of the old one (a new language relabels it). */
+  function rebuildForm() {
+    const old = form;
+    form = createForm();
+    if (!old) return;
+    for (const control of old.elements) {
+      const again = control.name ? form.elements.namedItem(control.name) : null;
+      if (again && 'value' in again) again.value = control.value;
+    }
+  }
+
+  // The parts of the page: a refresh of the list replaces the list, never the form above it.
+  const title = h('h1', {});
+  const errorBox = h('p', { class: 'panel error' });
+  const newButton = h('button', { class: 'btn', id: 'tournament-new', type: 'button', onclick: () => toggleForm() });
+  const empty = h('p', { class: 'panel muted', id: 'tournaments-empty' });
+  const list = h('ul', { class: 'tournament-list', id: 'tournament-list' });
+
+  function toggleForm() {
+    formOpen = !formOpen;
+    if (formOpen && !form) form = createForm();
+    render();
   }
 
   function render() {
+    if (gone) return;
     const me = currentUser();
+    const account = Boolean(me && me.kind === 'account');
+    if (!account) formOpen = false;
+    if (!formOpen) form = null;
     const items = data ? data.tournaments : [];
-    root.replaceChildren(
-      ...[
-      h('h1', { text: t('tournaments.title') }),
-      error ? h('p', { class: 'panel error', text: error }) : null,
-      me && me.kind === 'account'
-        ? h('button', { class: 'btn', id: 'tournament-new', type: 'button', 'aria-expanded': String(formOpen), text: t('tournaments.new'), onclick: () => { formOpen = !formOpen; render(); } })
-        : null,
-      formOpen ? createForm() : null,
-      data && !items.length ? h('p', { class: 'panel muted', id: 'tournaments-empty', text: t('tournaments.none') }) : null,
-      h('ul', { class: 'tournament-list', id: 'tournament-list' }, items.map(card)),
-      ].filter(Boolean),
-    );
+    title.textContent = t('tournaments.title');
+    errorBox.textContent = error;
+    newButton.textContent = t('tournaments.new');
+    newButton.setAttribute('aria-expanded', String(formOpen));
+    empty.textContent = t('tournaments.none');
+    list.replaceChildren(...items.map(card));
+    const parts = [title, error ? errorBox : null, account ? newButton : null, formOpen ? form : null, data && !items.length ? empty : null, list].filter(Boolean);
+    // Only when the parts themselves change (the form opened or closed, an error came or went).
+    const now = [...root.children];
+    if (now.length !== parts.length || now.some((el, i) => el !== parts[i])) root.replaceChildren(...parts);
+  }
+
+  function relabel() {
+    if (form) rebuildForm();
+    render();
   }
 
   render();
   load();
-  return { unmount: () => clearInterval(ticker), relabel: render };
+  const off = onSignInChange(() => render()); // the form was his: a new player gets a new one
+  return {
+    unmount: () => {
+      gone = true;
+      clearInterval(ticker);
+      off();
+    },
+    relabel,
+  };
 }
 
 function mountOne(root, id) {
@@ -146,15 +190,18 @@ function mountOne(root, id) {
   let skew = 0;
   let source = null;
   let wentTo = null;
+  let gone = false; // another page took the screen: a late answer draws nothing, no stream opens
   const ticker = setInterval(() => tick(), 1000);
 
   async function load() {
     try {
       const page = await get(`/api/tournaments/${id}`);
+      if (gone) return;
       me = page.me;
       take(page);
       error = '';
     } catch (failure) {
+      if (gone) return;
       error = errorText(failure);
     }
     render();
@@ -166,6 +213,7 @@ function mountOne(root, id) {
   }
 
   function follow() {
+    if (gone) return;
     source = new EventSource(`/api/tournaments/${id}/events`);
     source.addEventListener('standings', (event) => {
       take(JSON.parse(event.data));
@@ -188,7 +236,9 @@ function mountOne(root, id) {
 
   async function act(path) {
     try {
-      me = await post(path);
+      const answer = await post(path);
+      if (gone) return;
+      me = answer;
       await load();
     } catch (failure) {
       toast(errorText(failure), 'error');
@@ -236,6 +286,7 @@ function mountOne(root, id) {
   }
 
   function render() {
+    if (gone) return;
     if (!state) {
       root.replaceChildren(error ? h('p', { class: 'panel error', text: error }) : h('p', { class: 'muted', text: '…' }));
       return;
@@ -267,8 +318,11 @@ function mountOne(root, id) {
 
   render();
   load().then(follow);
+  const off = onSignInChange(() => load()); // join or leave are his: another player sees his own
   return {
     unmount: () => {
+      gone = true;
+      off();
       clearInterval(ticker);
       if (source) source.close();
     },

@@ -103,13 +103,19 @@ export function chatPanel(game, socket) {
   let placed = false; // opened or left folded once the table is known (folded over a running match)
   let unread = 0;
   let mustActBefore = false; // the player had to lead or defend at the last tick
+  // Whether the reader is at the newest line (kept by the list's own scrolling): new lines then keep
+  // him there, and the chat opens there. Known without reading the layout, which update() (run with
+  // every change of the table) must not do.
+  let atNewest = true;
+  list.addEventListener('scroll', () => {
+    atNewest = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  }, { passive: true });
   el.addEventListener('toggle', () => {
     place();
     if (el.open) {
       unread = 0;
       showUnread();
-      const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-      if (atBottom) list.scrollTop = list.scrollHeight;
+      if (atNewest) list.scrollTop = list.scrollHeight;
     }
   });
 
@@ -277,9 +283,8 @@ export function chatPanel(game, socket) {
       placed = true;
       el.open = table.status === 'waiting' && game.st.seat !== null && window.innerWidth > 900;
     }
-    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     list.replaceChildren(...lines.filter((line) => !muted[line.from.player]).map(lineItem));
-    if (atBottom) list.scrollTop = list.scrollHeight;
+    if (el.open && atNewest) list.scrollTop = list.scrollHeight;
     const parts = [list];
     const mutedKeys = Object.keys(muted);
     if (mutedKeys.length) {

@@ -30,7 +30,10 @@ export function leaveGuard(shouldAsk, graceSeconds) {
   const onPopState = (event) => {
     if (!armed) return;
     armed = false;
-    event.stopImmediatePropagation(); // the router must not switch pages yet
+    // the router must not switch pages yet: it skips a step back a page took (main.js), whichever
+    // of the two listeners the browser runs first
+    event.takenByPage = true;
+    event.stopImmediatePropagation();
     if (!shouldAsk() || window.confirm(question())) {
       disarm();
       history.back();

@@ -36,7 +36,7 @@ export function onMuteChange(listener) {
 }
 
 /** How many sounds were started on this page (the tests read it: none before a gesture). */
-export let soundsPlayed = 0;
+let soundsPlayed = 0;
 
 function context() {
   if (!audio) {

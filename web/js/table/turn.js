@@ -3,7 +3,7 @@
 // of our timer tick.
 import { t } from '../i18n.js';
 import { setPageTitle } from '../notify.js';
-import { playSound } from './sound.js';
+import { playSound, playSoundAfterPaint } from './sound.js';
 
 let lastTick = null;
 
@@ -18,7 +18,7 @@ export function eventSounds(events, mySeat, results) {
       sound = !outcome.draw && outcome.durak === mySeat ? 'lose' : 'win';
     }
   }
-  if (sound) playSound(sound);
+  if (sound) playSoundAfterPaint(sound); // after the frame that shows the move
 }
 
 /** Title, chime and buzz when our decision starts; the title back when it ends. */
@@ -26,7 +26,7 @@ export function turnCues(wasMine, isMine) {
   const base = t('app.title');
   setPageTitle(isMine ? `\u25CF ${t('table.your_turn')} · ${base}` : base);
   if (isMine && !wasMine) {
-    playSound('turn');
+    playSoundAfterPaint('turn');
     // Chromium refuses (and logs an error) a vibration before the first tap on the page.
     const tapped = !navigator.userActivation || navigator.userActivation.hasBeenActive;
     if (navigator.vibrate && tapped) {
