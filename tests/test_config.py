@@ -13,15 +13,14 @@ import pytest
 from pydantic import ValidationError
 
 from app.config import (
-    DOC,
     FLAT_NAMES,
     DecisionLimits,
     IntegrityRules,
     SeasonRules,
     Settings,
     TableLimits,
-    render_docs,
 )
+from app.config_docs import DOC, render_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,4 +138,4 @@ def test_every_setting_named_by_deployments_and_docs_exists() -> None:
 
 
 def test_the_configuration_doc_is_generated_from_the_settings() -> None:
-    assert (ROOT / DOC).read_text(encoding="utf-8") == render_docs(), "run: python -m app.config"
+    assert (ROOT / DOC).read_text(encoding="utf-8") == render_docs(), "run: python -m app.config_docs"
