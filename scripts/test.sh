@@ -18,4 +18,5 @@ DURAK_SECRET_KEY="${DURAK_SECRET_KEY:-compose-config-check-only}" .venv/bin/dock
 .venv/bin/python scripts/audit_lock.py
 # The tests in parallel workers (pytest-xdist; tests/conftest.py says how they are shared out).
 # DURAK_TEST_WORKERS=0 runs them in this one process; arguments after the script's name go to pytest.
-.venv/bin/python -m pytest -n "${DURAK_TEST_WORKERS:-3}" --dist loadgroup "$@"
+# --durations: the 40 slowest tests close the report (docs/performance.md, "The test suite").
+.venv/bin/python -m pytest -n "${DURAK_TEST_WORKERS:-3}" --dist loadgroup --durations=40 "$@"
