@@ -300,7 +300,7 @@ class LeaseSettings(Group):
         "tables are taken over about this long plus takeover_sweep_s after it died.",
     )
     takeover_sweep_s: float = Field(
-        default=0.5,
+        default=1.0,
         gt=0,
         description="How often each process looks for tables whose lease has lapsed, to take them over.",
     )

@@ -56,7 +56,7 @@ HOLD_LIMIT_S = 20.0
 RESEND_S = 3.0
 MOVED_RETRY_S = 0.25  # a command refused ``moved`` (a fenced-out owner) goes to the new owner after this
 KEPT_COMMANDS = 256  # unanswered commands remembered per connection
-RECONNECT_AFTER_MS = (100, 1000)  # a stopping server's bye: reconnect after so long, spread in this range
+RECONNECT_AFTER_MS = (250, 1500)  # a stopping server's bye: reconnect after so long, spread in this range
 
 
 _COMMAND_COUNTERS: dict[str, Any] = {}  # COMMANDS by type, looked up once
