@@ -44,6 +44,14 @@ def sign_in_admin(context: Any, server: Server) -> str:
     return name
 
 
+def five_coins_richer(route: Any) -> None:
+    """A route for /api/session: the server's answer, with 5 more coins on the balance."""
+    response = route.fetch()
+    body = response.json()
+    body["user"]["balance"] += 5
+    route.fulfill(response=response, body=json.dumps(body))
+
+
 def test_the_schedule_form_keeps_what_was_typed_when_the_list_comes(new_context: Any, server: Server) -> None:
     context = new_context(width=360, height=740)
     sign_in_admin(context, server)
@@ -79,13 +87,7 @@ def test_a_refresh_and_a_coin_change_keep_the_header_s_nodes(new_context: Any, s
     expect(page.locator("#menu-button")).to_have_attribute("aria-expanded", "true")
 
     # The coins change (the answer says 5 more): the figure changes in place, the rest stays.
-    def richer(route: Any) -> None:
-        response = route.fetch()
-        body = response.json()
-        body["user"]["balance"] += 5
-        route.fulfill(response=response, body=json.dumps(body))
-
-    page.route("**/api/session", richer)
+    page.route("**/api/session", five_coins_richer)
     refresh_session(page)
     expect(page.locator("#balance")).to_have_attribute("data-balance", str(balance + 5))
     expect(page.locator("#balance")).to_contain_text(f"{balance + 5:,}")
@@ -116,14 +118,7 @@ def test_a_coin_change_keeps_the_create_form_as_typed(new_context: Any) -> None:
     stake = form.locator("input[name=stake]")
     stake.fill("7")  # no change event yet: still being typed
     stake_box = stake.element_handle()
-
-    def richer(route: Any) -> None:
-        response = route.fetch()
-        body = response.json()
-        body["user"]["balance"] += 5
-        route.fulfill(response=response, body=json.dumps(body))
-
-    page.route("**/api/session", richer)
+    page.route("**/api/session", five_coins_richer)
     refresh_session(page)
     expect(form.locator("[data-field=stake] .hint")).to_contain_text("1,005")
     expect(stake).to_have_value("7")
