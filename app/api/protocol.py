@@ -314,8 +314,10 @@ ERROR_CODES: dict[str, str] = {
     "chat_off": "The creator turned chat off at this table.",
     "chat_empty": "The chat message has no visible text.",
     "chat_forbidden": "Anonymous spectators cannot chat: sign in or play as a guest.",
-    "unavailable": "Nothing happened: the table is unreachable right now (broker or storage down), or no "
-    "server answered for it within 20 s (its server restarting): try again, with the same id.",
+    "unavailable": "The table is unreachable right now (broker or storage down), or no server answered for it "
+    "within 20 s (its server restarting): try again, with the same id. A command relayed to the table's server "
+    "as the broker went down may have been applied (its ack lost): the same id is then answered from the "
+    "record, never applied twice.",
     "moved": "Nothing happened: the table is now served by another server process, or being handed to one (its "
     "server is stopping): send it again (same id), or reconnect.",
     # the rules (the engine's refusals; the message names the reason)

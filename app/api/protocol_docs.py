@@ -71,7 +71,7 @@ Generated from `app/api/protocol.py` by `python -m app.api.protocol_docs`; do no
   `connected`, how many `spectators`) and the version you already have.
 - Commands carry an `id` of your choice. Each gets exactly one `ack` or `error` with that id. A
   repeated id is not applied again: the answer is the original one with `duplicate: true` (except
-  after the retryable refusals `unavailable` and `moved`, where nothing happened: the same id is
+  after the retryable refusals `unavailable` and `moved`, after which the same id is
   tried again). With `version` (the version you acted on), a command that is no longer legal is
   refused with `stale_version` so that you know your view was out of date.
 - Two tabs of one player are two connections to the same seat: both receive every update; each

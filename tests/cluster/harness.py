@@ -331,7 +331,15 @@ class Player(PlayerCore):
                     self.acked.add(self.pending["id"])
                     self.pending = None
             elif message["type"] == "error" and self.pending is not None and message.get("id") == self.pending["id"]:
-                self.pending = None  # refused (stale, or storage down): decide again from a fresh view
+                if message.get("code") in ("unavailable", "moved"):
+                    # Retryable (docs/protocol.md): the same id again, as sent. A command relayed to
+                    # the table's owner while Redis went away may have been applied with its ack lost;
+                    # the same id is answered from the record (never applied twice), or refused stale.
+                    await asyncio.sleep(0.5)
+                    await ws.send(json.dumps(self.pending))
+                    sent_at = time.monotonic()
+                else:
+                    self.pending = None  # refused (stale, illegal): decide again from a fresh view
             if self.pending is None and self.view is not None and self.seat is not None:
                 waiting = self.view["decision"]["seats"]
                 legal = [a for a in self.view["legal"] if a["type"] != "challenge"]
