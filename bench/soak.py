@@ -24,7 +24,9 @@ seeds, max stall <T> s``
 It exits with status 1 when a target is missed (L, C, S, X, U not all 0, or T over 5 s): CI runs
 ``--quick`` (``.ci/run``). Before the line, stderr says where the time went (each phase, with the
 seconds since the start), each fault with the number of matches live when it struck, and each
-table that ended badly or made a command wait longer than 5 s.
+table that ended badly or made a command wait longer than 3 s, with where that wait went (the bye,
+the reconnect, the command sent again, the answer; seconds since it was sent). ``--kinds`` limits
+the faults to some kinds (``--kinds rolling,kill``), to look into one.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ STARTING = 1000
 SLOW_S = (0.6, 1.0)
 FAST_S = (0.02, 0.06)
 STALL_TARGET_S = 5.0  # the longest a command may wait for its answer (issue 36's target)
+STORY_OVER_S = 3.0  # stderr tells where the wait went of each table's longest wait over this
+KINDS = ("kill", "rolling", "redis", "postgres", "pause")
 
 
 def free_port() -> int:
@@ -268,10 +272,18 @@ class Client(PlayerCore):
         self.stall = 0.0
         self.stall_at = 0.0  # when the command that waited longest was sent (time.monotonic())
         self.waits: list[tuple[float, float]] = []  # (sent at, waited) of the commands that waited over 1 s
+        # What happened to the unanswered command (seconds since it was sent, what), and that of the
+        # command that waited longest: where its wait went (stderr, for a wait over the target).
+        self.story: list[tuple[float, str]] = []
+        self.stall_story: list[tuple[float, str]] = []
         self.outcome: dict[str, Any] | None = None
         self.think = SLOW_S
         self.ready_for: int | None = None
         self.refusals: list[str] = []
+
+    def note(self, what: str) -> None:
+        if self.pending is not None:
+            self.story.append((time.monotonic() - self.pending_since, what))
 
     async def run(self, stop_at: float, spectator: bool = False) -> None:
         attempt = 0
@@ -289,10 +301,11 @@ class Client(PlayerCore):
                 ) as ws:
                     await ws.send(json.dumps(self.resume_hello()))
                     if self.pending is not None:
+                        self.note("connected; sent again")
                         await ws.send(json.dumps(self.pending))
                     wait = await self._play(ws, stop_at, spectator)
-            except (OSError, websockets.ConnectionClosed, TimeoutError, websockets.InvalidStatus):
-                pass
+            except (OSError, websockets.ConnectionClosed, TimeoutError, websockets.InvalidStatus) as exc:
+                self.note(f"connection ended ({type(exc).__name__})")
             if self.outcome is None:
                 await asyncio.sleep(wait)
 
@@ -306,11 +319,14 @@ class Client(PlayerCore):
                     continue
                 kind = message["type"]
                 if kind == "bye":
+                    self.note(f"bye, reconnect after {message.get('reconnect_after_ms')} ms")
                     return float(message.get("reconnect_after_ms", 300)) / 1000
                 if self.pending is not None and kind in ("ack", "error") and message.get("id") == self.pending["id"]:
                     waited = time.monotonic() - self.pending_since
+                    self.note(kind if kind == "ack" else f"error {message.get('code')}")
                     if waited > self.stall:
                         self.stall, self.stall_at = waited, self.pending_since
+                        self.stall_story = self.story
                     if waited > 1.0:
                         self.waits.append((self.pending_since, waited))
                     (self.acked.add if kind == "ack" else self.refusals.append)(message.get("id") or message["code"])
@@ -341,6 +357,7 @@ class Client(PlayerCore):
         if legal and not view.get("outcome"):
             self.pending = self.command(self.rng.choice(legal))
             self.pending_since = time.monotonic()
+            self.story = [(0.0, "sent")]
             await ws.send(json.dumps(self.pending))
 
     async def _confirm_ready(self, ws: Any) -> None:
@@ -386,7 +403,13 @@ def _phase(began: float, what: str) -> None:
 
 
 async def soak(
-    matches: int, fault_count: int, window_s: float, root: Path, *, keep_live: bool = False
+    matches: int,
+    fault_count: int,
+    window_s: float,
+    root: Path,
+    *,
+    keep_live: bool = False,
+    kinds: tuple[str, ...] = KINDS,
 ) -> tuple[str, bool]:
     """The run's last line, and whether it met every target (L, C, S, X, U all 0; T at most 5 s).
     ``keep_live``: while faults are injected, a new match is set up whenever one ends, so that about
@@ -474,10 +497,9 @@ async def soak(
 
             refilling = asyncio.create_task(refill()) if keep_live else None
 
-            kinds = ["kill", "rolling", "redis", "postgres", "pause"]
             gap = window_s / fault_count  # one fault at a random moment of each slice of the window
             schedule = [gap * n + rng.uniform(0, gap / 2) for n in range(fault_count)]
-            plan = kinds[:fault_count] + [rng.choice(kinds) for _ in range(fault_count - len(kinds))]
+            plan = list(kinds[:fault_count]) + [rng.choice(kinds) for _ in range(fault_count - len(kinds))]
             rng.shuffle(plan)
             started = time.monotonic()
             struck: list[tuple[float, str]] = []  # (when, what) of each fault
@@ -522,10 +544,11 @@ async def soak(
                     kind = "bot" if len(clients) == 1 else ("staked" if stake else "free")
                     print(f"soak: table {code[:8]} ({kind}): {what} at version {clients[0].version}", file=sys.stderr)
                 worst = max(clients, key=lambda c: c.stall)
-                if worst.stall > STALL_TARGET_S:
+                if worst.stall > STORY_OVER_S:
                     at = worst.stall_at - started
-                    print(f"soak: table {code[:8]}: a command sent at t={at:.1f} s waited {worst.stall:.1f} s",
-                          file=sys.stderr)  # fmt: skip
+                    story = ", ".join(f"{t:.2f} {what}" for t, what in worst.stall_story)
+                    said = f"soak: table {code[:8]}: a command sent at t={at:.1f} s waited {worst.stall:.1f} s"
+                    print(f"{said} ({story})", file=sys.stderr)
             report = await _check(http, base, players, postgres)
     finally:
         if nginx is not None:
@@ -598,14 +621,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--faults", type=int, default=None)
     parser.add_argument("--minutes", type=float, default=None, help="how long faults are injected")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data)")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"the kinds of fault, of {','.join(KINDS)}")
     args = parser.parse_args(argv)
+    kinds = tuple(kind for kind in args.kinds.split(",") if kind)
+    if not kinds or set(kinds) - set(KINDS):
+        parser.error(f"--kinds: some of {','.join(KINDS)}")
     matches = args.matches or (40 if args.quick else 120)
     faults = args.faults or (5 if args.quick else 30)
     window_s = 60 * (args.minutes or (1.0 if args.quick else 30.0))
     root = Path(tempfile.mkdtemp(prefix="durak-soak-"))
     os.chmod(root, 0o755)
     try:
-        line, met = asyncio.run(soak(matches, faults, window_s, root, keep_live=not args.quick))
+        line, met = asyncio.run(soak(matches, faults, window_s, root, keep_live=not args.quick, kinds=kinds))
     finally:
         if args.keep:
             print(f"soak: logs and data kept in {root}", file=sys.stderr)

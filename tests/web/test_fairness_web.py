@@ -61,6 +61,7 @@ def test_seed_deal_verify_every_hand_and_the_coach(new_context: Any) -> None:
 
     from playwright.sync_api import expect
 
+    from tests.support.wait import wait_until
     from tests.web.support import Driver, api, create_table_api, sign_up_api
 
     context = new_context()
@@ -93,6 +94,13 @@ def test_seed_deal_verify_every_hand_and_the_coach(new_context: Any) -> None:
 
     Driver([page]).play()
     expect(page.locator("#results")).to_be_visible()
+    # The match is recorded as it is settled, in the background, a moment after its end is pushed.
+    wait_until(
+        lambda: context.request.get(f"/api/matches/{match_id}").status == 200,
+        timeout=10,
+        what="the finished match is in the history",
+        every=0.1,
+    )
     detail = api(context, "GET", f"/api/matches/{match_id}")
     assert detail["fairness"]["client_seeds"] == [my_seed, ""]
     assert detail["fairness"]["commitment"] == commitment

@@ -51,3 +51,36 @@ def test_a_refused_card_goes_back_to_the_hand(phone: Any) -> None:
     expect(page.locator("#table-zone .card")).to_have_count(0)
     expect(page.locator("#hand .card")).to_have_count(3)
     expect(page.locator("#hand .card.playable")).to_have_count(3)  # and the hand is free again
+
+
+def test_a_finger_tap_plays_the_card_when_the_finger_lifts_and_makes_no_click(phone: Any) -> None:
+    """web/js/dom.js fingerTap: the card goes at the touchend; the browser's click that would follow
+    is cancelled (it would land on whatever lies under the finger once the hand has closed up)."""
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST), has_touch=True)
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    page.evaluate("() => { window.clicks = 0; addEventListener('click', () => { window.clicks += 1; }, true); }")
+    box = page.locator("#hand .card[data-card='8h']").bounding_box()
+    assert box is not None
+    page.touchscreen.tap(box["x"] + 8, box["y"] + box["height"] / 2)
+    command = fake.wait_for_command(page, 1)
+    assert command["type"] == "lead" and command["cards"] == ["8h"]
+    expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
+    page.wait_for_timeout(400)  # a click would have come by now
+    assert page.evaluate("() => window.clicks") == 0
+    assert len(fake.commands()) == 1
+    expect(page.locator("#hand .card")).to_have_count(2)
+
+
+def test_a_finger_that_slides_off_a_card_does_not_play_it(phone: Any) -> None:
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST), has_touch=True)
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    box = page.locator("#hand .card[data-card='8h']").bounding_box()
+    assert box is not None
+    x, y = box["x"] + 8, box["y"] + box["height"] / 2
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 40}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    page.wait_for_timeout(400)
+    assert fake.commands() == []
+    expect(page.locator("#hand .card")).to_have_count(3)

@@ -123,9 +123,13 @@ def phone(new_context: Any) -> Callable[..., tuple[Any, FakeTable]]:
     """A phone-sized page of a signed-up player on a scripted table (the socket is the test's)."""
 
     def open_page(
-        seat_view: dict[str, Any], info: dict[str, Any], size: tuple[int, int] = (360, 640), locale: str = "en-US"
+        seat_view: dict[str, Any],
+        info: dict[str, Any],
+        size: tuple[int, int] = (360, 640),
+        locale: str = "en-US",
+        **options: Any,
     ) -> tuple[Any, FakeTable]:
-        context = new_context(width=size[0], height=size[1], locale=locale)
+        context = new_context(width=size[0], height=size[1], locale=locale, **options)
         sign_up_api(context)
         table = create_table_api(context)
         page = context.new_page()

@@ -57,3 +57,25 @@ export function replaceKeepingFocus(el, children, fallbackSelector) {
 export function uid(prefix = 'id') {
   return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 }
+
+/** A finger's tap on `el` acts when the finger lifts (`touchend`), not on the click the browser
+ * makes of it a few tens of ms later; the touchend is cancelled, so no click follows (the page has
+ * changed under the finger by then, and a click there would land on whatever is there now). A touch
+ * that moved (a drag, a scroll of a long hand) or that more than one finger made is left alone. */
+export function fingerTap(el, act) {
+  let start = null;
+  el.addEventListener('touchstart', (event) => {
+    const touch = event.touches.length === 1 ? event.touches[0] : null;
+    start = touch ? { x: touch.clientX, y: touch.clientY } : null;
+  }, { passive: true });
+  el.addEventListener('touchend', (event) => {
+    const touch = event.changedTouches[0];
+    const from = start;
+    start = null;
+    if (!from || !touch || event.touches.length || el.dataset.dragged /* hand.js: a drag's end */) return;
+    if (Math.hypot(touch.clientX - from.x, touch.clientY - from.y) >= 14) return;
+    if (event.cancelable) event.preventDefault();
+    else return; // the browser makes its click after all: that click acts
+    act();
+  });
+}

@@ -3,7 +3,7 @@
 // with several (cover one of two attacks, cover or transfer) is selected first and its targets light
 // up on the table: tap-then-tap. Cards can also be dragged onto an attack or onto the table.
 import { cardFace, sortHand } from '../cards.js';
-import { h } from '../dom.js';
+import { h, fingerTap } from '../dom.js';
 import { t } from '../i18n.js';
 import { cheatOf, whyNot } from './reasons.js';
 
@@ -140,10 +140,9 @@ export function handRow(game) {
       },
     });
     if (playable && canAct) touchDrag(game, el, card);
+    fingerTap(el, () => onCardClick(game, card));
     return el;
   });
-  // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then two
-  // overlapping rows (the back row shows its top, where rank and suit are), then a scroller.
   // A long hand keeps every card's strip at least STRIP px wide: one line while it fits, then up to
   // MAX_ROWS overlapping rows of smaller cards (a back row shows the top of its cards, where rank and
   // suit are), then a scroller.

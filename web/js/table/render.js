@@ -1,7 +1,7 @@
 // Drawing a table from an engine view: seats, stock and trump, the attack/cover pairs, discard.
 // Used by the play/spectate page and by the replay viewer.
 import { cardBack, cardFace, cardName, suitName, SUIT_SYMBOLS } from '../cards.js';
-import { h } from '../dom.js';
+import { h, fingerTap } from '../dom.js';
 import { t } from '../i18n.js';
 import { botLevelText, displayName } from './describe.js';
 import { ratingText } from '../rating.js';
@@ -162,6 +162,7 @@ export function pairsZone(view, { targets = [], onTarget = null, seen = null, on
           attrs: { dataset: { key: `pair:${index}`, attack: String(index) }, onclick: () => onTarget(index) },
         })
       : cardFace(pair.attack, { classes: [enter(pair.attack)] });
+    if (isTarget) fingerTap(attack, () => onTarget(index));
     const pairEl = h('div', { class: ['pair', pair.cover ? 'covered' : 'open'], dataset: { index: String(index) }, role: 'group', 'aria-label': pair.cover ? t('table.pair_covered', { attack: cardName(pair.attack), cover: cardName(pair.cover) }) : t('table.pair_open', { attack: cardName(pair.attack) }) }, attack, pair.cover ? cardFace(pair.cover, { classes: ['cover', enter(pair.cover)] }) : null);
     if (onDrop && !pair.cover) {
       pairEl.addEventListener('dragover', (event) => {
