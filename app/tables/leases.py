@@ -8,7 +8,8 @@ hands its tables over at once, the live ones (playing, or in a staked match's re
 in batches (``LeaseSettings.takeovers_at_once``): it saves each batch's tables, releases their
 leases and names them on ``handover`` before it starts on the next, so that its peers are taking
 the first batch over while it hands the rest. A process takes tables over a limited number at once
-(``TakeoverQueue``), handed ones in the order they were announced, lapsed ones playing first; a
+(``TakeoverQueue``), handed ones in the order they were announced, lapsed ones playing first, tables
+with no match running in a slow lane after them; a
 lapsed lease is not taken over while nobody could have renewed it (a broker stall:
 ``app/tables/takeover_hold.py``). The timings are the settings group ``LeaseSettings``
 (app/config.py).
@@ -19,8 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import orjson
@@ -34,6 +34,7 @@ from app.tables.record import StoredTable, stored_table
 from app.tables.spec import TableStatus
 from app.tables.store import Fenced, TableStore
 from app.tables.takeover_hold import TakeoverHold
+from app.tables.takeover_queue import TakeoverQueue
 
 log = logging.getLogger("durak.registry")
 
@@ -195,21 +196,26 @@ class TableLeases:
         if not self.takeover_hold.looked(started):
             return
         lapsed = [code for code, holder in zip(others, holders, strict=True) if holder is None]
-        # The players of a running match wait for its takeover; a waiting or finished table's hardly.
-        asked = [self.queue.ask(code, "lapsed_lease") for code in await self._playing_first(lapsed)]
+        # The players of a running match wait for its takeover; a waiting or finished table's hardly:
+        # those go in the queue's slow lane.
+        playing, rest = await self._playing_and_rest(lapsed)
+        asked = [self.queue.ask(code, "lapsed_lease") for code in playing]
+        for code in rest:  # (not waited for: the next sweep skips what the queue holds)
+            self.queue.ask(code, "lapsed_lease", later=True)
         await asyncio.gather(*(done for done in asked if done is not None))
 
-    async def _playing_first(self, codes: list[str]) -> list[str]:
-        """``codes`` with the tables whose stored status is playing first (else as they are)."""
+    async def _playing_and_rest(self, codes: list[str]) -> tuple[list[str], list[str]]:
+        """``codes`` split into the tables whose stored status is playing and the others (all
+        playing when the statuses cannot be read: nobody waits longer for not knowing)."""
         if len(codes) < 2:
-            return codes
+            return codes, []
         try:
             statuses = await self.store.statuses(codes)
         except BrokerError:
-            return codes
+            return codes, []
         playing = [code for code, status in zip(codes, statuses, strict=True) if status == TableStatus.PLAYING]
         first = set(playing)
-        return playing + [code for code in codes if code not in first]
+        return playing, [code for code in codes if code not in first]
 
     async def _take(self, code: str, why: str) -> None:
         """One takeover of the queue (``why``: "handover" or "lapsed_lease", as counted)."""
@@ -305,13 +311,18 @@ class TableLeases:
         live = [(code, actor) for code, actor in tables if is_live(actor)]
         rest = [(code, actor) for code, actor in tables if not is_live(actor)]
         size = self.settings.takeovers_at_once
-        batches = [group[start : start + size] for group in (live, rest) for start in range(0, len(group), size)]
-        for batch in batches:
+        batches = [
+            (group is live, group[start : start + size])
+            for group in (live, rest)
+            for start in range(0, len(group), size)
+        ]
+        for playing, batch in batches:
             outcomes = await asyncio.gather(*(one(code, actor) for code, actor in batch))
             codes = [code for (code, _), done in zip(batch, outcomes, strict=True) if done]
             if codes:
+                message = {"from": self.owner, "codes": codes, "live": playing}
                 with contextlib.suppress(Exception):
-                    await self.broker.publish(HANDOVER, orjson.dumps({"from": self.owner, "codes": codes}))
+                    await self.broker.publish(HANDOVER, orjson.dumps(message))
             handed += codes
         if handed:
             log.info("handed %d tables over to the other processes (%d live first, in batches of %d)",
@@ -320,12 +331,14 @@ class TableLeases:
 
     def on_handover(self, item: Event) -> None:
         """A stopping peer let go of tables: take them over now, in the order it named them, a few at
-        once (``TakeoverQueue``; the peers race for each lease: one wins, the others find it held)."""
+        once (``TakeoverQueue``; the peers race for each lease: one wins, the others find it held);
+        tables it names as not live (waiting or finished) after the live ones, in the queue's slow lane."""
         if isinstance(item, Gap) or self.draining:
             return  # a gap: the supervisor finds lapsed leases within a second anyway
         try:
             message = orjson.loads(item.data)
             codes = [code for code in message["codes"] if isinstance(code, str)]
+            later = message.get("live") is False
             if message.get("from") == self.owner:
                 return
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -333,58 +346,10 @@ class TableLeases:
             return
         for code in codes:
             if not self._ours(code):
-                self.queue.ask(code, "handover")
+                self.queue.ask(code, "handover", later=later)
 
 
 def is_live(actor: TableActor) -> bool:
     """A match is running at the table, or about to (a staked match's ready check): its players
     wait for whoever serves it next."""
     return actor.status == TableStatus.PLAYING or actor.seating.ready is not None
-
-
-class TakeoverQueue:
-    """The tables to take over in this process: at most ``at_once`` at a time, in the order asked
-    for, each code once while it waits or is being taken (a handover's and the supervisor's
-    takeovers of one table would serve it twice)."""
-
-    def __init__(self, at_once: int, take: Callable[[str, str], Awaitable[None]]) -> None:
-        self.at_once, self.take = at_once, take
-        self.waiting: OrderedDict[str, tuple[str, asyncio.Future[None]]] = OrderedDict()  # code -> (why, done)
-        self.running: dict[str, asyncio.Task[None]] = {}
-
-    def has(self, code: str) -> bool:
-        return code in self.waiting or code in self.running
-
-    def ask(self, code: str, why: str) -> asyncio.Future[None] | None:
-        """Take ``code`` over when its turn comes; the future is done when it was tried (None: it is
-        asked for already)."""
-        if self.has(code):
-            return None
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.waiting[code] = (why, done)
-        self._next()
-        return done
-
-    def _next(self) -> None:
-        while self.waiting and len(self.running) < self.at_once:
-            code, (why, done) = self.waiting.popitem(last=False)
-            self.running[code] = asyncio.get_running_loop().create_task(self._run(code, why, done))
-
-    async def _run(self, code: str, why: str, done: asyncio.Future[None]) -> None:
-        try:
-            await self.take(code, why)
-        finally:
-            self.running.pop(code, None)
-            if not done.done():
-                done.set_result(None)
-            self._next()
-
-    def clear(self) -> None:
-        """Take nothing more over (those under way finish)."""
-        for _, done in self.waiting.values():
-            if not done.done():
-                done.set_result(None)
-        self.waiting.clear()
-
-    def tasks(self) -> Sequence[asyncio.Task[None]]:
-        return list(self.running.values())

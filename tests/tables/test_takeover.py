@@ -23,9 +23,10 @@ from app.tables.record import TAKEOVER_GRACE_S
 from app.tables.registry import TableRegistry, lease_name
 from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
+from app.tables.takeover_queue import TakeoverQueue
 from app.transport.table_transport import BrokerTransport
 from tests.support.clock import FakeClock
-from tests.support.wait import eventually
+from tests.support.wait import eventually, loop_turns
 from tests.tables.actors import ALICE, BOB, CAROL, forget_table, play_moves, seated_table, two_processes
 
 
@@ -399,6 +400,39 @@ async def test_after_a_kill_the_playing_tables_are_taken_over_first() -> None:
             return await take_over(code)
 
         second.leases.take_over = spy  # type: ignore[method-assign]
-        await second.adopt_orphans()
+        await second.adopt_orphans()  # returns once the running matches are taken over
+        assert {actor.code for actor in playing} <= set(second.tables)
+        # The others follow in the slow lane (not waited for).
+        await eventually(lambda: set(second.tables) == set(tokens), 5.0, what="every table taken over")
         assert set(started[:3]) == {actor.code for actor in playing}
-        assert set(started) == set(second.tables) == set(tokens)
+        assert set(started) == set(tokens)
+
+
+async def test_tables_without_a_match_wait_in_a_slow_lane_of_the_takeover_queue() -> None:
+    """Waiting and finished tables are taken over only while no live one waits, LATER_AT_ONCE at a
+    time; a table of the slow lane asked for again as urgent moves up."""
+    started: list[str] = []
+    running = most = 0
+    go_on = asyncio.Event()
+
+    async def take(code: str, why: str) -> None:
+        nonlocal running, most
+        started.append(code)
+        running += 1
+        most = max(most, running)
+        await go_on.wait()
+        running -= 1
+
+    queue = TakeoverQueue(4, take)
+    slow = [queue.ask(f"idle{n}", "handover", later=True) for n in range(6)]
+    await loop_turns()
+    assert started == ["idle0", "idle1"]  # nothing urgent: the slow lane, two at a time
+    urgent = [queue.ask(f"live{n}", "handover") for n in range(3)]
+    assert queue.ask("idle5", "handover") is None  # moves up
+    await loop_turns()
+    assert started == ["idle0", "idle1", "live0", "live1"]  # at most 4 in all
+    go_on.set()
+    await asyncio.wait_for(asyncio.gather(*(done for done in slow + urgent if done is not None)), 5)
+    assert started[4:6] == ["live2", "idle5"]  # the urgent ones before the rest of the slow lane
+    assert started[6:] == ["idle2", "idle3", "idle4"]
+    assert most == 4
