@@ -273,7 +273,7 @@ class Client(PlayerCore):
         self.stall_at = 0.0  # when the command that waited longest was sent (time.monotonic())
         self.waits: list[tuple[float, float]] = []  # (sent at, waited) of the commands that waited over 1 s
         # What happened to the unanswered command (seconds since it was sent, what), and that of the
-        # command that waited longest: where its wait went (stderr, for a wait over the target).
+        # command that waited longest: where its wait went (stderr, for a wait over STORY_OVER_S).
         self.story: list[tuple[float, str]] = []
         self.stall_story: list[tuple[float, str]] = []
         self.outcome: dict[str, Any] | None = None

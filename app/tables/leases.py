@@ -213,9 +213,11 @@ class TableLeases:
             statuses = await self.store.statuses(codes)
         except BrokerError:
             return codes, []
-        playing = [code for code, status in zip(codes, statuses, strict=True) if status == TableStatus.PLAYING]
-        first = set(playing)
-        return playing, [code for code in codes if code not in first]
+        playing: list[str] = []
+        rest: list[str] = []
+        for code, status in zip(codes, statuses, strict=True):
+            (playing if status == TableStatus.PLAYING else rest).append(code)
+        return playing, rest
 
     async def _take(self, code: str, why: str) -> None:
         """One takeover of the queue (``why``: "handover" or "lapsed_lease", as counted)."""

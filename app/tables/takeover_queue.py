@@ -44,12 +44,13 @@ class TakeoverQueue:
         return done
 
     def _next(self) -> None:
-        while self.waiting and len(self.running) < self.at_once:
-            code, (why, done) = self.waiting.popitem(last=False)
-            self.running[code] = asyncio.get_running_loop().create_task(self._run(code, why, done))
-        while self.later and not self.waiting and len(self.running) < min(self.at_once, LATER_AT_ONCE):
-            code, (why, done) = self.later.popitem(last=False)
-            self.running[code] = asyncio.get_running_loop().create_task(self._run(code, why, done))
+        """Start what the limits allow: the first lane up to ``at_once`` running, then the slow lane
+        up to ``LATER_AT_ONCE`` (which starts nothing while the first lane waits: it waits only when
+        ``at_once`` are running)."""
+        for lane, limit in ((self.waiting, self.at_once), (self.later, min(self.at_once, LATER_AT_ONCE))):
+            while lane and len(self.running) < limit:
+                code, (why, done) = lane.popitem(last=False)
+                self.running[code] = asyncio.get_running_loop().create_task(self._run(code, why, done))
 
     async def _run(self, code: str, why: str, done: asyncio.Future[None]) -> None:
         try:

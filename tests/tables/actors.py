@@ -3,10 +3,12 @@ two players, and random legal moves sent through the table's inbox."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 
 from app.broker import Broker, open_broker
 from app.engine import Rules, decision, legal_actions
@@ -28,6 +30,7 @@ __all__ = [
     "BOB",
     "CAROL",
     "FakeClock",
+    "HeldTakeovers",
     "advance",
     "away",
     "play_moves",
@@ -139,3 +142,21 @@ def forget_table(store: MemoryStore, code: str) -> None:
     data = store._data
     for part in (data.records, data.logs, data.fences, data.live):
         part.pop(code, None)
+
+
+@dataclass
+class HeldTakeovers:
+    """A stand-in takeover (``take``, for ``TableLeases.take_over`` or a ``TakeoverQueue``) that
+    waits until ``go_on`` is set: the codes in the order they started, and the most under way at once."""
+
+    started: list[str] = field(default_factory=list)
+    running: int = 0
+    most: int = 0
+    go_on: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def take(self, code: str, why: str = "") -> None:
+        self.started.append(code)
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await self.go_on.wait()
+        self.running -= 1

@@ -26,7 +26,7 @@ from app.tables.spec import TableSpec
 from app.tables.store import MemoryStore
 from app.transport.table_transport import BrokerTransport
 from tests.support.wait import eventually
-from tests.tables.actors import ALICE, BOB, play_moves, two_processes
+from tests.tables.actors import ALICE, BOB, HeldTakeovers, play_moves, two_processes
 
 
 async def test_a_stopping_process_hands_its_table_to_a_peer_at_once() -> None:
@@ -180,19 +180,9 @@ async def test_a_peer_takes_handed_tables_over_sixteen_at_once_in_the_order_name
     (so are the handed ones, their leases released) waits its turn behind them, and it does not
     take a handed table a second time."""
     async with two_processes() as (_, second):
-        started: list[str] = []
-        running = most = 0
-        go_on = asyncio.Event()
-
-        async def take_over(code: str) -> None:
-            nonlocal running, most
-            started.append(code)
-            running += 1
-            most = max(most, running)
-            await go_on.wait()
-            running -= 1
-
-        second.leases.take_over = take_over  # type: ignore[method-assign,assignment]
+        held = HeldTakeovers()
+        started = held.started
+        second.leases.take_over = held.take  # type: ignore[method-assign,assignment]
         handed = [f"handed{number:02d}" for number in range(40)]
         second.leases.on_handover(Message(HANDOVER, orjson.dumps({"from": "proc-a", "codes": handed})))
         for _ in range(20):
@@ -207,7 +197,7 @@ async def test_a_peer_takes_handed_tables_over_sixteen_at_once_in_the_order_name
         for _ in range(20):
             await asyncio.sleep(0)
         assert started == handed[:16] and not sweep.done()  # nothing beyond the limit
-        go_on.set()
+        held.go_on.set()
         await asyncio.wait_for(sweep, 5)
         assert started == [*handed, "lapsed"]  # each once, in the order named; the lapsed one after
-        assert most == 16
+        assert held.most == 16

@@ -27,7 +27,16 @@ from app.tables.takeover_queue import TakeoverQueue
 from app.transport.table_transport import BrokerTransport
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually, loop_turns
-from tests.tables.actors import ALICE, BOB, CAROL, forget_table, play_moves, seated_table, two_processes
+from tests.tables.actors import (
+    ALICE,
+    BOB,
+    CAROL,
+    HeldTakeovers,
+    forget_table,
+    play_moves,
+    seated_table,
+    two_processes,
+)
 
 
 @pytest.mark.parametrize("leases", [LeaseSettings(), LeaseSettings(lease_ttl_s=6, takeover_sweep_s=2)])
@@ -411,19 +420,9 @@ async def test_after_a_kill_the_playing_tables_are_taken_over_first() -> None:
 async def test_tables_without_a_match_wait_in_a_slow_lane_of_the_takeover_queue() -> None:
     """Waiting and finished tables are taken over only while no live one waits, LATER_AT_ONCE at a
     time; a table of the slow lane asked for again as urgent moves up."""
-    started: list[str] = []
-    running = most = 0
-    go_on = asyncio.Event()
-
-    async def take(code: str, why: str) -> None:
-        nonlocal running, most
-        started.append(code)
-        running += 1
-        most = max(most, running)
-        await go_on.wait()
-        running -= 1
-
-    queue = TakeoverQueue(4, take)
+    held = HeldTakeovers()
+    started = held.started
+    queue = TakeoverQueue(4, held.take)
     slow = [queue.ask(f"idle{n}", "handover", later=True) for n in range(6)]
     await loop_turns()
     assert started == ["idle0", "idle1"]  # nothing urgent: the slow lane, two at a time
@@ -431,8 +430,8 @@ async def test_tables_without_a_match_wait_in_a_slow_lane_of_the_takeover_queue(
     assert queue.ask("idle5", "handover") is None  # moves up
     await loop_turns()
     assert started == ["idle0", "idle1", "live0", "live1"]  # at most 4 in all
-    go_on.set()
+    held.go_on.set()
     await asyncio.wait_for(asyncio.gather(*(done for done in slow + urgent if done is not None)), 5)
     assert started[4:6] == ["live2", "idle5"]  # the urgent ones before the rest of the slow lane
     assert started[6:] == ["idle2", "idle3", "idle4"]
-    assert most == 4
+    assert held.most == 4

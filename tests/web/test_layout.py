@@ -31,8 +31,9 @@ def check_widths(page: Any, name: str, artifacts: Path | None = None) -> None:
             scroll, inner = no_horizontal_scroll(page)
             if scroll <= inner:
                 break
-        wide = page.evaluate(WIDER_THAN_THE_WINDOW)
-        assert scroll <= inner, f"{name} scrolls sideways at {width}px: {scroll} > {inner} ({wide})"
+        assert scroll <= inner, (
+            f"{name} scrolls sideways at {width}px: {scroll} > {inner} ({page.evaluate(WIDER_THAN_THE_WINDOW)})"
+        )
         if artifacts is not None:
             page.screenshot(path=str(artifacts / f"{name}-{width}.png"), full_page=True, animations="disabled")
 
