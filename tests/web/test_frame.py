@@ -205,6 +205,44 @@ def test_the_header_is_one_row_of_at_most_56_px_on_every_page_at_every_phone_siz
     expect(page.locator("#site-menu")).to_be_hidden()
 
 
+def test_on_a_desktop_the_menu_stands_in_the_row_only_where_all_of_it_fits(new_context: Any, server: Server) -> None:
+    """An admin has the most links and a long name: the row holds them from 1440 px in either
+    language; narrower, the brand shrinks to its mark, then the menu folds behind its button, and
+    the row never reaches past the window (it once did at 1280 px, by 3 px, with "Log out" in two lines)."""
+    name = unique_name("Konstantinopolsky")
+    server.cli("create-admin", name, "--password", PASSWORD)
+    for lang in ("en", "ru"):
+        context = new_context(width=1024, height=768, locale="ru-RU" if lang == "ru" else "en-US")
+        remember(context, "durak.lang", lang)
+        api(context, "POST", "/api/auth/login", {"name": name, "password": PASSWORD})
+        page = context.new_page()
+        page.goto("/")
+        expect(page.locator("#balance")).to_be_visible()
+        for width in (1024, 1280, 1440, 1920):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.wait_for_timeout(100)
+            box = header_box(page)
+            layout = page.evaluate("() => document.getElementById('site-header').className")
+            where = f"{lang} at {width}: {layout}"
+            assert box["height"] <= 56 and box["bottom"] <= box["height"] + 0.5, where
+            assert box["right"] <= width + 0.5, where
+            if "wide" in layout:  # the row: every link, the name and Log out on one line, the button gone
+                expect(page.locator("#menu-button")).to_be_hidden()
+                expect(page.locator(".site-nav a[href='/#/admin']")).to_be_visible()
+                logout = page.locator("#logout").bounding_box()
+                assert logout is not None and logout["height"] <= 44, where
+                ends = page.evaluate(
+                    "() => [...document.querySelectorAll('#site-header .header-inner > *')]"
+                    ".map((el) => el.getBoundingClientRect().right)"
+                )
+                assert max(ends) <= width + 0.5, where
+            else:
+                expect(page.locator("#menu-button")).to_be_visible()
+                expect(page.locator("#logout")).to_be_hidden()
+            if width >= 1440:
+                assert "wide" in layout, where
+
+
 # ------------------------------------------------------------------ 9. dead ends
 
 

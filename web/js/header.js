@@ -1,7 +1,9 @@
 // The site header: one row on every page and screen (at most 56 px; 44 px during a match): the brand,
 // the balance (or "Sign in"), and a menu button. The menu holds the navigation, the player's name and
-// profile, the language and "Log out"; from 1200 px wide (app.css, "header") the same menu stands open
-// in the row and the button is hidden. Every element exists once, whatever the width.
+// profile, the language and "Log out". Where the whole menu fits in the row (1024 px wide or more, and
+// measured: names, languages and an admin's extra link differ), it stands open there and the button is
+// hidden (class "wide", or "tight": the brand as its mark, narrower links). Every element exists once,
+// whatever the width.
 import { h } from './dom.js';
 import { LANGUAGES, formatNumber, language, setLanguage, t } from './i18n.js';
 import { currentUser, logOut, onUserChange } from './session.js';
@@ -46,7 +48,34 @@ function showBalance(status, me) {
   status.setAttribute('aria-label', t('header.balance_label', { coins }));
   status.dataset.balance = String(me.balance ?? 0);
   status.querySelector('.balance-figure').textContent = coins;
+  fitHeader();
 }
+
+const ROW_FROM_PX = 1024;
+
+/** The header's layout for this width: the menu in the row if it fits (first at ease, then tight),
+ * else folded behind its button. Measured in one task, before the browser paints. */
+export function fitHeader() {
+  const header = document.getElementById('site-header');
+  const inner = header && header.querySelector('.header-inner');
+  if (!inner || !inner.querySelector('.site-menu')) return;
+  const fits = () => {
+    const box = inner.getBoundingClientRect();
+    const end = box.right - parseFloat(getComputedStyle(inner).paddingRight) + 0.5;
+    return [...inner.children].every((child) => child.getBoundingClientRect().right <= end);
+  };
+  header.classList.remove('wide', 'tight');
+  if (window.innerWidth < ROW_FROM_PX) return;
+  header.classList.add('wide');
+  if (fits()) return;
+  header.classList.add('tight');
+  if (fits()) return;
+  header.classList.remove('wide', 'tight');
+}
+
+// A resize is dispatched once per frame, before the frame is drawn.
+window.addEventListener('resize', () => fitHeader());
+if (document.fonts) document.fonts.ready.then(() => fitHeader());
 
 function languageName(code) {
   switch (code) {
@@ -182,9 +211,11 @@ export function renderHeader(route) {
       button,
     ),
   );
+  fitHeader();
 }
 
 /** During a match the header is a slim bar (44 px): one line, the brand as its mark only. */
 export function setSlimHeader(slim) {
   document.body.classList.toggle('in-match', slim);
+  fitHeader();
 }
