@@ -12,6 +12,10 @@ from tests.web.test_table_phone import HONEST, lead_view, phone, table_info
 
 __all__ = ["phone"]  # the fixture, shared with the phone table's tests
 
+# How many times each part of the table page has been drawn (web/js/table/store.js, data-draws).
+DRAWS = """() => Object.fromEntries(
+  [...document.querySelectorAll('[data-part]')].map((p) => [p.dataset.part, p.dataset.draws]))"""
+
 
 def test_a_tapped_card_lies_on_the_table_before_the_server_answers_and_the_update_keeps_it(phone: Any) -> None:
     page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
@@ -84,3 +88,23 @@ def test_a_finger_that_slides_off_a_card_does_not_play_it(phone: Any) -> None:
     page.wait_for_timeout(400)
     assert fake.commands() == []
     expect(page.locator("#hand .card")).to_have_count(3)
+
+
+def test_the_page_rehearses_a_card_move_off_the_page_and_shows_nothing_of_it(phone: Any) -> None:
+    """web/js/pages/table.js rehearseTap: once the player has a card to play, the code of a card move
+    runs once off the page (the first tap of a page was its slowest). Nothing of it shows: no part is
+    drawn again, nothing is sent, no card moves; the real tap then draws as always."""
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
+    expect(page.locator("#table-page")).to_have_attribute("data-rehearsed", "tap")
+    draws = page.evaluate(DRAWS)
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    expect(page.locator("#table-zone .card")).to_have_count(0)
+    moves = [c for c in fake.commands() if c["type"] in ("lead", "throw_in", "cover", "transfer")]
+    assert moves == [], "a rehearsal sends nothing"
+    assert page.evaluate("() => document.querySelectorAll('.card-ghost').length") == 0
+    page.locator("#hand .card[data-card='8h']").click()
+    fake.wait_for_command(page, 1)
+    expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
+    after = page.evaluate(DRAWS)
+    changed = sorted(name for name in draws if draws[name] != after[name])
+    assert changed == ["hand", "pairs"], changed  # the tap's one drawing, as without a rehearsal

@@ -203,7 +203,33 @@ export function mount(root, { code, watch }) {
     },
   );
 
+  // The first tap of a page runs the code of a card move for the first time. So once the player has
+  // a card to play, the same code runs once with nothing to show for it: the parts are drawn for the
+  // move off the page (store.rehearse) and the flight is measured with every card where it is.
+  let rehearsal = 'due'; // 'due', then 'asked', then 'done'
+  function rehearseTap() {
+    if (st.busy || st.seat === null || !st.view || !container.isConnected) {
+      rehearsal = 'due';
+      return;
+    }
+    const action = game.legal().find((a) => a.card || (a.cards && a.cards.length));
+    const view = action ? provisionalView(st.view, action, st.seat) : null;
+    if (!view) {
+      rehearsal = 'due';
+      return;
+    }
+    rehearsal = 'done';
+    cheatOf(st.view, action);
+    store.rehearse({ busy: 'rehearsal', selection: [], view, events: provisionalEvents(action, st.seat), confirmed: st.view });
+    animateChange(container, measure(container), [], st.seat);
+    container.dataset.rehearsed = 'tap';
+  }
+
   store.effect((keys) => {
+    if (rehearsal === 'due' && st.view && !st.busy && game.legal().some((a) => a.card || a.cards)) {
+      rehearsal = 'asked';
+      setTimeout(rehearseTap, 0);
+    }
     const mine = decidingSeats().includes(st.seat);
     if (keys.has('view') || keys.has('table') || keys.has('*')) {
       turnCues(myTurn, mine);

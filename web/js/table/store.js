@@ -106,6 +106,23 @@ export function createStore(initial) {
     if (target) target.focus({ preventScroll: true });
   }
 
+  /** Draw the parts for the state with `patch` applied, off the page, and throw the drawings away:
+   * the code of a change the page has not drawn yet runs once, before it is needed (the table page's
+   * `rehearseTap`). The state, the page and each part's last selection stay as they were. */
+  function rehearse(patch) {
+    if (drawing) throw new Error('a rehearsal while drawing');
+    const saved = {};
+    for (const key of Object.keys(patch)) saved[key] = data[key];
+    Object.assign(data, patch);
+    drawing = true;
+    try {
+      for (const p of parts) if (!same(p.select(state), p.last)) p.draw(state);
+    } finally {
+      drawing = false;
+      Object.assign(data, saved);
+    }
+  }
+
   /** Redraw every part on the next flush (a new language, another user). */
   function invalidate() {
     for (const p of parts) p.last = null;
@@ -129,6 +146,7 @@ export function createStore(initial) {
     set,
     flush,
     invalidate,
+    rehearse,
     part,
     effect(fn) {
       effects.push(fn);
