@@ -67,9 +67,10 @@ def test_a_client_answering_every_update_at_once_plays_a_whole_match_unrefused(
             while sum(m["type"] == "ack" for m in player.messages) < player.counter:
                 assert player.recv()["type"] != "error"
     assert actor.game.outcome is not None
-    # One player sent ten times the burst, which is all the time-based limit lets through while the
-    # clock stands still: the rest came from the versions it was answering.
-    assert max(player.counter for player in players) > 10 * 3
+    # While the clock stands still the time-based limit lets the burst (3) through and nothing more:
+    # a player who sent three times that was let through by the versions he was answering. (Ten times
+    # the burst was the bound before; a random deal's match can be shorter: one gave 28 commands.)
+    assert max(player.counter for player in players) > 3 * 3
     assert not [m for p in players for m in p.messages if m["type"] in ("error", "bye")]
 
 
