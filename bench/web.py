@@ -631,6 +631,7 @@ def tap_to_card(
 ) -> None:
     """Taps on playable cards at 360x640 with the CPU slowed ``cpu_slowdown`` times, until ``samples``
     cards landed."""
+    report.cpu_slowdown = cpu_slowdown
     deadline = time.monotonic() + 40 + samples * 4
     while len(report.tap_to_card_ms) < samples and time.monotonic() < deadline:
         table = table_against_bots(player, 2, "Tap to card")
@@ -767,7 +768,6 @@ def main(argv: list[str] | None = None) -> None:
                     samples = 8 if args.quick else 30
                     log(f"tap-to-card at 360x640, CPU slowed {args.cpu_slowdown:g}x: {samples} cards")
                     tap_to_card(browser, server, player, samples, report, args.cpu_slowdown)
-                    report.cpu_slowdown = args.cpu_slowdown
                 finally:
                     browser.close()
             if report.tap_to_card_ms:

@@ -207,12 +207,13 @@ export function mount(root, { code, watch }) {
   // a card to play, the same code runs once with nothing to show for it: the parts are drawn for the
   // move off the page (store.rehearse) and the flight is measured with every card where it is.
   let rehearsal = 'due'; // 'due', then 'asked', then 'done'
+  const cardMove = () => game.legal().find((a) => a.card || (a.cards && a.cards.length));
   function rehearseTap() {
     if (st.busy || st.seat === null || !st.view || !container.isConnected) {
       rehearsal = 'due';
       return;
     }
-    const action = game.legal().find((a) => a.card || (a.cards && a.cards.length));
+    const action = cardMove();
     const view = action ? provisionalView(st.view, action, st.seat) : null;
     if (!view) {
       rehearsal = 'due';
@@ -226,7 +227,7 @@ export function mount(root, { code, watch }) {
   }
 
   store.effect((keys) => {
-    if (rehearsal === 'due' && st.view && !st.busy && game.legal().some((a) => a.card || a.cards)) {
+    if (rehearsal === 'due' && st.view && !st.busy && cardMove()) {
       rehearsal = 'asked';
       setTimeout(rehearseTap, 0);
     }
