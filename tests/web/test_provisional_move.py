@@ -105,6 +105,65 @@ def test_the_page_rehearses_a_card_move_off_the_page_and_shows_nothing_of_it(pho
     page.locator("#hand .card[data-card='8h']").click()
     fake.wait_for_command(page, 1)
     expect(page.locator("#table-zone .card[data-card='8h']")).to_be_visible()
+    expect(page.locator("#hand .card")).to_have_count(2)  # the hand closes up after the card's frame
     after = page.evaluate(DRAWS)
     changed = sorted(name for name in draws if draws[name] != after[name])
     assert changed == ["hand", "pairs"], changed  # the tap's one drawing, as without a rehearsal
+
+
+# Each frame until the tapped card lies on the table: what the page shows of the hand then.
+FRAMES = """(card) => { window.__frames = new Promise((resolve) => {
+  const frames = [];
+  const look = () => {
+    const inHand = document.querySelector(`#hand .card[data-card="${card}"]`);
+    frames.push({
+      onTable: Boolean(document.querySelector(`#table-zone .card[data-card="${card}"]`)),
+      handCards: document.querySelectorAll('#hand .card').length,
+      handDraws: document.querySelector('[data-part=hand]').dataset.draws,
+      tappedSeen: Boolean(inHand) && getComputedStyle(inHand).visibility === 'visible',
+    });
+    if (frames.at(-1).onTable || frames.length > 120) resolve(frames);
+    else requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+}); }"""
+
+
+def test_the_card_is_on_the_table_in_the_first_frame_and_the_hand_closes_up_in_a_later_one(phone: Any) -> None:
+    """web/js/pages/table.js send: the hand is left for the drawing after the card's frame (store
+    `later`): laying out a redrawn hand was most of a tap's work. In the card's frame the played card
+    still holds its place in the hand, unseen; then the hand is drawn once, without it."""
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    draws = page.evaluate(DRAWS)
+    page.evaluate(FRAMES, "8h")
+    page.locator("#hand .card[data-card='8h']").click()
+    seen = page.evaluate("() => window.__frames")
+    first = seen[-1]
+    assert first["onTable"], seen
+    assert first["handDraws"] == draws["hand"] and first["handCards"] == 3, first  # not drawn again yet
+    assert not first["tappedSeen"], "the played card shows twice"
+    assert fake.wait_for_command(page, 1)["cards"] == ["8h"]
+    expect(page.locator("#hand .card")).to_have_count(2)
+    expect(page.locator("#hand .card[data-card='8h']")).to_have_count(0)
+    assert page.evaluate(DRAWS)["hand"] == str(int(draws["hand"]) + 1)
+
+
+def test_a_move_refused_before_the_hand_closed_up_shows_the_card_in_the_hand_again(phone: Any) -> None:
+    """The refusal comes while the hand still waits to be drawn (here the frames are held): the
+    hand's drawing stands as it was, and the played card shows in it again."""
+    page, fake = phone(lead_view(["6c", "8h", "Ks"]), table_info(rules=HONEST))
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    draws = page.evaluate(DRAWS)
+    # No frame callbacks from here on: the drawing left for after the next frame waits.
+    page.evaluate("() => { window.__held = []; window.requestAnimationFrame = (fn) => window.__held.push(fn); }")
+    page.locator("#hand .card[data-card='8h']").click()
+    command = fake.wait_for_command(page, 1)
+    expect(page.locator("#table-zone .card[data-card='8h']")).to_have_count(1)
+    expect(page.locator("#hand .card[data-card='8h']")).to_have_count(1)  # the hand's drawing stands
+    expect(page.locator("#hand .card[data-card='8h']")).to_be_hidden()
+    fake.push({"type": "error", "id": command["id"], "code": "illegal_move", "message": "lead 8h by seat 0 is not legal"})
+    expect(page.locator("#table-zone .card")).to_have_count(0)
+    expect(page.locator("#hand .card[data-card='8h']")).to_be_visible()
+    expect(page.locator("#hand .card.playable")).to_have_count(3)
+    assert page.evaluate(DRAWS)["hand"] == draws["hand"]  # shown again, not drawn again

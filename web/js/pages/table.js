@@ -187,7 +187,7 @@ export function mount(root, { code, watch }) {
 
   let logDrawn = null; // the log's drawing whose newest line was scrolled into view
   store.around(
-    (keys) => (keys.has('events') && st.events && felt.querySelector('#hand, #table-zone') ? measure(container) : null),
+    (keys) => ((keys.has('events') || keys.has('later')) && st.events && felt.querySelector('#hand, #table-zone') ? measure(container) : null),
     (before, keys) => {
       feltAttributes();
       if (keys.has('busy') || keys.has('conn')) busyButtons();
@@ -200,6 +200,11 @@ export function mount(root, { code, watch }) {
         if (logList) logList.scrollTop = logList.scrollHeight;
       }
       if (before) container.dataset.flights = String(animateChange(container, before, st.events, st.seat));
+      // A hand left for the next frame (send: store `later`) still holds the cards just played: they
+      // keep their places there, unseen, until it closes up (and show again if the move is refused).
+      // Marked after the flights are measured, so that the page works its style out once.
+      const held = st.view && st.view.hand;
+      for (const el of hand.el.querySelectorAll('.card[data-card]')) el.classList.toggle('played', Boolean(held) && !held.includes(el.dataset.card));
     },
   );
 
@@ -373,7 +378,8 @@ export function mount(root, { code, watch }) {
 
   /** Back to the server's view (a refused move drawn ahead of it: its cards fly back to the hand). */
   function undoProvisional() {
-    return st.confirmed ? { view: st.confirmed, confirmed: null, events: [] } : {};
+    if (!st.confirmed) return {};
+    return { view: st.confirmed, confirmed: null, events: [] };
   }
 
   // ------------------------------------------------------------------ outgoing
@@ -429,8 +435,15 @@ export function mount(root, { code, watch }) {
     if (!id) return;
     // A card move is drawn at once (the card flies to the table); the server's update confirms it.
     const provisional = provisionalView(st.view, action, st.seat);
-    if (provisional) set({ busy: id, selection: [], view: provisional, events: provisionalEvents(action, st.seat), confirmed: st.confirmed || st.view });
-    else set({ busy: id, selection: [] });
+    const selection = st.selection.length ? [] : st.selection; // the same empty one: nothing to redraw for it
+    if (provisional) {
+      // The card lies on the table in the first frame; the hand closes up behind it after that frame
+      // (laying the hand out again is most of a tap's work). Till then the played cards keep their
+      // places in the hand, unseen.
+      set({ busy: id, selection, view: provisional, events: provisionalEvents(action, st.seat), confirmed: st.confirmed || st.view }, { later: ['hand'] });
+    } else {
+      set({ busy: id, selection });
+    }
     clearTimeout(busyTimer);
     busyTimer = setTimeout(function giveUp() {
       // Still on its way (the socket sends it again after a reconnect, and the server answers it):

@@ -34,7 +34,11 @@ function landmarks(root) {
 /** Where every card on the felt (hand, table, turned trump) and every landmark is now. */
 export function measure(root) {
   const cards = new Map();
-  for (const el of root.querySelectorAll('#felt .card[data-card]')) cards.set(el.dataset.card, { rect: el.getBoundingClientRect(), el, onTable: Boolean(el.closest('#table-zone')) });
+  // A card played from the hand keeps its place there, unseen (.played), until the hand closes up: the
+  // first element of a card (the table's, before the hand's) is the one measured.
+  for (const el of root.querySelectorAll('#felt .card[data-card]')) {
+    if (!cards.has(el.dataset.card)) cards.set(el.dataset.card, { rect: el.getBoundingClientRect(), el, onTable: Boolean(el.closest('#table-zone')) });
+  }
   return { cards, ...landmarks(root) };
 }
 
@@ -44,6 +48,8 @@ function cardsOf(action) {
   return action.cards || [];
 }
 
+const flying = new WeakSet(); // cards in flight (flyFrom)
+
 /** Fly `el` (already at its new place, `now`) from `rect` to where it is. */
 function flyFrom(el, rect, now, { delay = 0, scale = 1 } = {}) {
   const a = centre(rect);
@@ -51,13 +57,15 @@ function flyFrom(el, rect, now, { delay = 0, scale = 1 } = {}) {
   const dx = a.x - b.x;
   const dy = a.y - b.y;
   if (Math.abs(dx) < 2 && Math.abs(dy) < 2 && scale === 1) return false;
-  el.animate(
+  const flight = el.animate(
     [
       { translate: `${dx}px ${dy}px`, scale: String(scale) },
       { translate: '0px 0px', scale: '1' },
     ],
     { duration: DURATION, delay, easing: EASING, fill: 'backwards' },
   );
+  flying.add(el);
+  flight.onfinish = flight.oncancel = () => flying.delete(el);
   return true;
 }
 
@@ -133,10 +141,13 @@ export function animateChange(root, before, events, mySeat) {
   // browser work the style out again, card by card.
   const flights = []; // [el, from, options]
   const present = new Set();
-  for (const el of root.querySelectorAll('#felt .card[data-card]')) {
+  for (const el of root.querySelectorAll('#felt .card[data-card]:not(.played)')) {
     const card = el.dataset.card;
     present.add(card);
     const was = before.cards.get(card);
+    // Not drawn again (the hand closing up after a tap leaves the table as it is): it moves only if
+    // the layout moved it, and a card already flying keeps its flight.
+    if (was && was.el === el && flying.has(el)) continue;
     const delay = delays.get(card) || 0;
     if (was) flights.push([el, was.rect, { delay }]);
     else if (source.has(card)) flights.push([el, source.get(card), { delay, scale: 0.6 }]);

@@ -9,6 +9,10 @@
 //   const hand = store.part('hand', (s) => [s.view, s.busy], (s) => h(...));   // hand.el goes into the page
 //   store.set({view, busy: null});   // the hand redraws once, at the end of this task
 //
+// `set(patch, {later: ['hand']})` leaves the named parts as they are in this drawing and draws them
+// after the next frame is on the screen (the key 'later' then marks that drawing): a tap shows its
+// card on the table in the first frame, and the hand closes up behind it in the next.
+//
 // Each part counts its drawings in `data-draws` (the tests read it: one's own move is drawn once).
 import { append } from '../dom.js';
 
@@ -37,14 +41,19 @@ export function createStore(initial) {
   let hold = null; // () => boolean: while true the drawing waits (a finger is down), see page.flush
   let before = null; // () => extra, run before the parts draw (e.g. measuring cards that will fly)
   let after = null; // (extra, keys) after they drew
+  let later = new Set(); // names of parts the next drawing leaves for the one after the next frame
+  let laterQueued = false;
 
-  function set(patch) {
+  function set(patch, { later: names = null } = {}) {
     if (drawing) throw new Error(`table state written while drawing: ${Object.keys(patch).join(', ')}`);
+    let news = false;
     for (const [key, value] of Object.entries(patch)) {
       if (data[key] === value) continue;
       data[key] = value;
       changed.add(key);
+      news = true;
     }
+    if (news && names) for (const name of names) later.add(name);
     if (changed.size) schedule();
   }
 
@@ -60,6 +69,8 @@ export function createStore(initial) {
     if (!changed.size || (hold && hold())) return;
     const keys = new Set(changed);
     changed.clear();
+    const waiting = later;
+    later = new Set();
     const extra = before ? before(keys) : null;
     drawing = true;
     try {
@@ -68,19 +79,38 @@ export function createStore(initial) {
       // browser lays the page out once, for the new content (not again for each part swapped, as
       // when the focused card was removed after another part had changed the layout).
       const drawn = [];
+      let left = false;
       for (const p of parts) {
         const now = p.select(state);
         if (same(now, p.last)) continue;
+        if (waiting.has(p.name)) {
+          left = true;
+          continue;
+        }
         p.last = now;
         const content = p.draw(state);
         drawn.push([p, [content]]);
       }
       if (drawn.length) swap(drawn);
+      if (left) drawLater();
     } finally {
       drawing = false;
     }
     if (after) after(extra, keys);
     for (const fn of effects) fn(keys);
+  }
+
+  /** The parts left by a drawing are drawn once the frame it made is on the screen. */
+  function drawLater() {
+    if (laterQueued) return;
+    laterQueued = true;
+    const run = () => {
+      laterQueued = false;
+      changed.add('later');
+      schedule();
+    };
+    if (document.hidden) setTimeout(run, 0);
+    else requestAnimationFrame(() => setTimeout(run, 0));
   }
 
   /** Put the parts' new content in, keeping keyboard focus on the element with the same data-key
@@ -136,7 +166,7 @@ export function createStore(initial) {
     el.dataset.part = name;
     el.dataset.draws = '0';
     if (attrs) for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, value);
-    const p = { el, last: null, select, draw, focus };
+    const p = { name, el, last: null, select, draw, focus };
     parts.push(p);
     return p;
   }
