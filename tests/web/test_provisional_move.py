@@ -162,7 +162,9 @@ def test_a_move_refused_before_the_hand_closed_up_shows_the_card_in_the_hand_aga
     expect(page.locator("#table-zone .card[data-card='8h']")).to_have_count(1)
     expect(page.locator("#hand .card[data-card='8h']")).to_have_count(1)  # the hand's drawing stands
     expect(page.locator("#hand .card[data-card='8h']")).to_be_hidden()
-    fake.push({"type": "error", "id": command["id"], "code": "illegal_move", "message": "lead 8h by seat 0 is not legal"})
+    fake.push(
+        {"type": "error", "id": command["id"], "code": "illegal_move", "message": "lead 8h by seat 0 is not legal"}
+    )
     expect(page.locator("#table-zone .card")).to_have_count(0)
     expect(page.locator("#hand .card[data-card='8h']")).to_be_visible()
     expect(page.locator("#hand .card.playable")).to_have_count(3)
