@@ -324,14 +324,21 @@ class Pipe(Wire):
                 fut.exception()  # nobody may be waiting any more: do not log it as unretrieved
 
 
+# A command past its timeout waits this much longer before it fails: a process that was stopped
+# (SIGSTOP, a stalled machine) with a command on its way wakes to the command's timer and to Redis's
+# reply at once, often the timer first (a move saved just before a freeze was refused "unavailable"
+# while the store had it). A reply already read, or coming this soon after, is the reply.
+LATE_REPLY_S = 0.25
+
+
 class Commands:
     """Commands on one dedicated, pipelined connection, for the hot paths (PUBLISH, the store's
     append script). No pool checkout, lock or task per call: a call writes its packed commands and
     awaits one future. Connects lazily, and again after the connection failed.
 
-    Connection failures, and replies that take longer than ``command_timeout_s`` (the connection
-    is then dropped: its stream is out of step), raise :class:`BrokerUnavailable`; an error reply
-    raises redis-py's ``ResponseError``.
+    Connection failures, and replies that take longer than ``command_timeout_s`` (and
+    ``LATE_REPLY_S`` more; the connection is then dropped: its stream is out of step), raise
+    :class:`BrokerUnavailable`; an error reply raises redis-py's ``ResponseError``.
     """
 
     def __init__(self, target: RedisTarget, connect_timeout_s: float, command_timeout_s: float) -> None:
@@ -390,12 +397,23 @@ class Commands:
             pipe = await self._connect()
         fut = pipe.request(data, count)
         try:
-            async with asyncio.timeout(self._command_timeout_s):
-                replies = await fut
-        except TimeoutError as exc:
-            pipe.close(f"no reply to {what} within {self._command_timeout_s}s")
-            raise BrokerUnavailable(f"redis did not answer {what} within {self._command_timeout_s}s") from exc
-        return replies
+            try:
+                async with asyncio.timeout(self._command_timeout_s):
+                    return await asyncio.shield(fut)  # shielded: a reply may still come (below)
+            except TimeoutError:
+                pass
+            # A process that was stopped (SIGSTOP, a stalled machine) wakes to its timers and its
+            # replies at once, often the timers first: a reply that came meanwhile, or comes within
+            # LATE_REPLY_S of the process running again, is the reply.
+            try:
+                async with asyncio.timeout(LATE_REPLY_S):
+                    return await asyncio.shield(fut)
+            except TimeoutError as exc:
+                pipe.close(f"no reply to {what} within {self._command_timeout_s}s")
+                raise BrokerUnavailable(f"redis did not answer {what} within {self._command_timeout_s}s") from exc
+        except asyncio.CancelledError:
+            fut.cancel()  # the caller gave up: its reply, when it comes, is dropped (Pipe._reply)
+            raise
 
     async def aclose(self) -> None:
         self._closed = True

@@ -25,8 +25,10 @@ def _say(player: Player, text: str) -> None:
 
 
 def _lines(player: Player, until_text: str) -> list[str]:
-    """The chat texts this connection got, up to and including ``until_text``."""
-    player.until(lambda m: m["type"] == "chat" and m.get("text") == until_text)
+    """The chat texts this connection got, up to and including ``until_text`` (which may have come
+    already: one's own line can arrive before the ack of its command)."""
+    if not any(m["type"] == "chat" and m.get("text") == until_text for m in player.messages):
+        player.until(lambda m: m["type"] == "chat" and m.get("text") == until_text)
     return [m["text"] for m in player.messages if m["type"] == "chat" and m.get("text")]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,3 +204,43 @@ def test_the_wire_works_on_uvloop_as_under_python_m_app() -> None:
             assert [await next_event(sub), await next_event(sub)] == [Message("c", b"on"), Message("c", b"uvloop")]
 
     uvloop.run(publish_and_receive())
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("stop_after", [0, 3], ids=["before-the-write", "after-the-write"])
+async def test_a_command_of_a_process_that_was_stopped_gets_its_reply(stop_after: int) -> None:
+    """The process stops (SIGSTOP, a stalled machine: here the event loop is blocked) with a command
+    on its way, longer than the command's timeout. When it runs again the timer has long passed, but
+    Redis was never given the process's time to answer: the reply is taken, not a timeout (a move
+    saved just before a freeze was answered "unavailable" while the store had it)."""
+    url = require_redis()
+    commands = Commands(RedisTarget.from_url(url), connect_timeout_s=2, command_timeout_s=0.2)
+    try:
+        assert await commands.call(pack_command("PING"), 1, "PING") == [b"PONG"]
+        loop = asyncio.get_running_loop()
+
+        def stop(turns: int) -> None:  # in `turns` turns of the loop: before or after the command leaves
+            if turns:
+                loop.call_soon(stop, turns - 1)
+            else:
+                time.sleep(0.6)
+
+        loop.call_soon(stop, stop_after)
+        started = time.monotonic()
+        assert await commands.call(pack_command("ECHO", "after the freeze"), 1, "ECHO") == [b"after the freeze"]
+        assert time.monotonic() - started >= 0.6  # the freeze did happen while the command waited
+    finally:
+        await commands.aclose()
+
+
+@pytest.mark.redis
+async def test_a_command_that_gets_no_reply_in_the_process_s_own_time_still_fails() -> None:
+    url = require_redis()
+    commands = Commands(RedisTarget.from_url(url), connect_timeout_s=2, command_timeout_s=0.2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(BrokerUnavailable, match="did not answer"):
+            await commands.call(pack_command("BLPOP", f"test:wire:{uuid.uuid4().hex}", "2"), 1, "BLPOP")
+        assert time.monotonic() - started < 1.0
+    finally:
+        await commands.aclose()
