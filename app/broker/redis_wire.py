@@ -396,24 +396,27 @@ class Commands:
         if pipe is None or not pipe.up:
             pipe = await self._connect()
         fut = pipe.request(data, count)
+        timeout_s = self._command_timeout_s
+        loop = asyncio.get_running_loop()
+        timer: asyncio.TimerHandle
+
+        def overdue() -> None:
+            nonlocal timer
+            if not fut.done():
+                timer = loop.call_later(LATE_REPLY_S, give_up)
+
+        def give_up() -> None:
+            if not fut.done():
+                fut.set_exception(BrokerUnavailable(f"redis did not answer {what} within {timeout_s}s"))
+                pipe.close(f"no reply to {what} within {timeout_s}s")
+
+        # Timers of its own rather than a cancelling timeout: a reply that comes after the first one
+        # still lands in the future (a process that was stopped, LATE_REPLY_S).
+        timer = loop.call_later(timeout_s, overdue)
         try:
-            try:
-                async with asyncio.timeout(self._command_timeout_s):
-                    return await asyncio.shield(fut)  # shielded: a reply may still come (below)
-            except TimeoutError:
-                pass
-            # A process that was stopped (SIGSTOP, a stalled machine) wakes to its timers and its
-            # replies at once, often the timers first: a reply that came meanwhile, or comes within
-            # LATE_REPLY_S of the process running again, is the reply.
-            try:
-                async with asyncio.timeout(LATE_REPLY_S):
-                    return await asyncio.shield(fut)
-            except TimeoutError as exc:
-                pipe.close(f"no reply to {what} within {self._command_timeout_s}s")
-                raise BrokerUnavailable(f"redis did not answer {what} within {self._command_timeout_s}s") from exc
-        except asyncio.CancelledError:
-            fut.cancel()  # the caller gave up: its reply, when it comes, is dropped (Pipe._reply)
-            raise
+            return await fut
+        finally:
+            timer.cancel()
 
     async def aclose(self) -> None:
         self._closed = True
