@@ -378,8 +378,7 @@ export function mount(root, { code, watch }) {
 
   /** Back to the server's view (a refused move drawn ahead of it: its cards fly back to the hand). */
   function undoProvisional() {
-    if (!st.confirmed) return {};
-    return { view: st.confirmed, confirmed: null, events: [] };
+    return st.confirmed ? { view: st.confirmed, confirmed: null, events: [] } : {};
   }
 
   // ------------------------------------------------------------------ outgoing
