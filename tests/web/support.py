@@ -146,6 +146,17 @@ def api(
     return response.json() if response.status != 204 and response.body() else None
 
 
+def wait_for(what: str, probe: Any, timeout: float = 20.0) -> Any:
+    """Poll a real server until ``probe()`` answers something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = probe()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
 def sign_up_api(context: Any, name: str | None = None) -> dict[str, Any]:
     me = api(context, "POST", "/api/auth/signup", {"name": name or unique_name("p"), "password": PASSWORD})
     assert isinstance(me, dict)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import api, sign_up_api
+from tests.web.support import api, sign_up_api, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -56,6 +56,13 @@ def test_befriend_see_online_challenge_and_accept(new_context: Any, width: int, 
     bob_page.goto("/")
     table = api(bob_ctx, "POST", "/api/tables", {"name": "Bob's evening", "seats": 3})
     api(bob_ctx, "POST", f"/api/tables/{table['code']}/join", {})
+
+    def bob_at_his_table() -> bool:  # his page's notice feed connects a moment after its load
+        friends = api(alice_ctx, "GET", "/api/friends")["friends"]
+        return any(f["name"] == bob["name"] and f["online"] and f["table"] for f in friends)
+
+    # Alice's page reloads once he is there (it looks again only every 20 s, as long as this waits).
+    wait_for("Bob online at his table", bob_at_his_table)
     alice_page.reload()
     expect(friend.locator(".friend-table")).to_have_text("Bob's evening")
     expect(friend).to_have_class("friend-row online")

@@ -7,30 +7,27 @@ with that reason, and the other player's warning is shown once."""
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.support import PASSWORD, Server, api, create_table_api, open_menu, sign_up_api, unique_name
+from tests.web.support import (
+    PASSWORD,
+    Server,
+    api,
+    create_table_api,
+    open_menu,
+    sign_up_api,
+    unique_name,
+    wait_for,
+)
 
 pytestmark = pytest.mark.browser
 
 STAKE = 50
 QUICK_WINS = 4  # the default report threshold (DURAK_QUICK_WINS_REPORT)
-
-
-def wait_for(what: str, probe: Any, timeout: float = 20.0) -> Any:
-    """Poll a real server until ``probe()`` answers something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = probe()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def balance(context: Any) -> int:
